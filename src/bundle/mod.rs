@@ -1,0 +1,4 @@
+//! clang-offload-bundler containers. Binary bundles now; text, object-file
+//! and compressed bundles are added per format beside it.
+
+pub mod binary;

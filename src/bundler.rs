@@ -1,0 +1,479 @@
+//! The operations of `clang-offload-bundler` (bundle, unbundle, list) as a
+//! selected LLVM release performs them.
+//!
+//! This module decides; it does no I/O. [`Job::validate`] reproduces the
+//! release's command-line checks in its order, [`Job::plan_unbundle`]
+//! returns which bytes go to which output, [`Job::plan_bundle`] returns the
+//! layout to write. The CLI executes the plans (streaming copies, temp files).
+
+use crate::bundle::binary::{self, Layout, LlvmView};
+use crate::error::Error;
+use crate::id::target_id;
+use crate::profile::Release;
+use crate::rules;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+
+/// A failure reported the way LLVM reports it, plus offload-kit's detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundlerError {
+    /// LLVM's message (without the `<argv0>: error: ` prefix).
+    pub message: String,
+    /// offset/rule detail offload-kit adds.
+    pub detail: Option<Error>,
+}
+
+impl BundlerError {
+    fn llvm(message: impl Into<String>) -> Self {
+        BundlerError {
+            message: message.into(),
+            detail: None,
+        }
+    }
+    fn with(message: impl Into<String>, detail: Error) -> Self {
+        BundlerError {
+            message: message.into(),
+            detail: Some(detail),
+        }
+    }
+}
+
+impl fmt::Display for BundlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, " [{d}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// File types `-type` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileType {
+    /// Binary bundle types: bc, gch, ast (and o/a when the input is not an object).
+    Binary,
+    /// `-type=o`.
+    Object,
+    /// `-type=a`.
+    Archive,
+    /// Text types with their comment string.
+    Text(&'static str),
+}
+
+impl FileType {
+    /// Parse a `-type` value as `release` does.
+    pub fn parse(t: &str, release: Release) -> Option<FileType> {
+        Some(match t {
+            "bc" | "gch" | "ast" => FileType::Binary,
+            "o" => FileType::Object,
+            "a" => FileType::Archive,
+            "i" | "ii" | "cui" => FileType::Text("//"),
+            "hipi" if release >= Release::L16 => FileType::Text("//"),
+            "d" | "s" => FileType::Text("#"),
+            "ll" => FileType::Text(";"),
+            _ => return None,
+        })
+    }
+}
+
+/// A bundler invocation after option parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// The release reproduced.
+    pub release: Release,
+    /// `-type`.
+    pub file_type: String,
+    /// `-targets`, as given.
+    pub targets: Vec<String>,
+    /// Inputs.
+    pub inputs: Vec<PathBuf>,
+    /// Outputs.
+    pub outputs: Vec<PathBuf>,
+    /// `-unbundle`.
+    pub unbundle: bool,
+    /// `-list`.
+    pub list: bool,
+    /// `-allow-missing-bundles`.
+    pub allow_missing: bool,
+    /// `-bundle-align`.
+    pub align: u64,
+    /// `-hip-openmp-compatible`.
+    pub hip_openmp: bool,
+    /// `-check-input-archive`.
+    pub check_input_archive: bool,
+}
+
+/// What validation established.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Validated {
+    /// Targets as the release spells them (written IDs; worklist keys).
+    pub targets: Vec<String>,
+    /// Index of the host target, if any.
+    pub host_index: Option<usize>,
+    /// The file type.
+    pub file_type: FileType,
+}
+
+/// One output of an unbundling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// A byte range of the input.
+    Range {
+        /// Offset in the input.
+        offset: u64,
+        /// Size.
+        size: u64,
+    },
+    /// The whole input (host output of a non-bundle with `-allow-missing-bundles`).
+    WholeInput,
+    /// An empty file.
+    Empty,
+}
+
+impl Job {
+    /// The command-line checks, in the order the release makes them.
+    pub fn validate(&self) -> Result<Validated, BundlerError> {
+        let r = self.release;
+        if self.unbundle && self.list {
+            return Err(BundlerError::llvm(
+                "-unbundle and -list cannot be used together",
+            ));
+        }
+        if self.list {
+            if self.inputs.len() > 1 {
+                return Err(BundlerError::llvm(
+                    "only one input file supported for -list",
+                ));
+            }
+            if !self.outputs.is_empty() {
+                return Err(BundlerError::llvm("-outputs option is invalid for -list"));
+            }
+            if !self.targets.is_empty() {
+                return Err(BundlerError::llvm("-targets option is invalid for -list"));
+            }
+            let ft = FileType::parse(&self.file_type, r).ok_or_else(|| {
+                BundlerError::llvm(format!("'{}': invalid file type specified", self.file_type))
+            })?;
+            return Ok(Validated {
+                targets: vec![],
+                host_index: None,
+                file_type: ft,
+            });
+        }
+        if self.outputs.is_empty() {
+            return Err(BundlerError::llvm(if r == Release::L14 {
+                "for the --outputs option: must be specified at least once!"
+            } else {
+                "no output file specified!"
+            }));
+        }
+        if self.targets.is_empty() {
+            return Err(BundlerError::llvm(
+                "for the --targets option: must be specified at least once!",
+            ));
+        }
+        if r >= Release::L19 && self.check_input_archive {
+            if !self.unbundle {
+                return Err(BundlerError::llvm(
+                    "-check-input-archive cannot be used while bundling",
+                ));
+            }
+            if self.file_type != "a" {
+                return Err(BundlerError::llvm(
+                    "-check-input-archive can only be used for unbundling archives (-type=a)",
+                ));
+            }
+        }
+        if self.unbundle {
+            if self.inputs.len() != 1 {
+                return Err(BundlerError::llvm(
+                    "only one input file supported in unbundling mode",
+                ));
+            }
+            if self.outputs.len() != self.targets.len() {
+                return Err(BundlerError::llvm(
+                    "number of output files and targets should match in unbundling mode",
+                ));
+            }
+        } else {
+            if self.file_type == "a" {
+                return Err(BundlerError::llvm(
+                    "Archive files are only supported for unbundling",
+                ));
+            }
+            if self.outputs.len() != 1 {
+                return Err(BundlerError::llvm(
+                    "only one output file supported in bundling mode",
+                ));
+            }
+            if self.inputs.len() != self.targets.len() {
+                return Err(BundlerError::llvm(
+                    "number of input files and targets should match in bundling mode",
+                ));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        let mut host_num = 0;
+        let mut host_index = None;
+        let mut hip_only = true;
+        let mut written = Vec::new();
+        for (i, t) in self.targets.iter().enumerate() {
+            if !seen.insert(t.as_str()) {
+                return Err(BundlerError::with(
+                    "Duplicate targets are not allowed",
+                    Error::rule(rules::CLI_3, format!("target '{t}' is given twice")),
+                ));
+            }
+            let info = r.validate_target(t).map_err(|m| {
+                let rule = if m.contains("offloading kind") {
+                    rules::ID_2
+                } else if m.starts_with("Targets need") {
+                    rules::ID_1
+                } else {
+                    rules::ID_3
+                };
+                BundlerError::with(m, Error::rule(rule, format!("target '{t}'")))
+            })?;
+            if info.kind == "host" {
+                host_num += 1;
+                host_index = Some(i);
+            }
+            if info.kind != "hip" && info.kind != "hipv4" {
+                hip_only = false;
+            }
+            written.push(r.written_id(t).map_err(BundlerError::llvm)?);
+        }
+        if r >= Release::L16 {
+            if let Some((a, b)) = conflicting_targets(r, &self.targets, &written) {
+                return Err(BundlerError::with(
+                    format!("Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"),
+                    Error::rule(
+                        rules::COMPOSE_1,
+                        "one target leaves a feature Any that another sets",
+                    ),
+                ));
+            }
+        }
+        if (self.unbundle && host_num > 1) || (!self.unbundle && host_num != 1 && !hip_only) {
+            return Err(BundlerError::with(
+                format!("expecting exactly one host target but got {host_num}"),
+                Error::rule(rules::CLI_3, "exactly one host target is needed"),
+            ));
+        }
+        let ft = FileType::parse(&self.file_type, r).ok_or_else(|| {
+            BundlerError::llvm(format!("'{}': invalid file type specified", self.file_type))
+        })?;
+        if !self.unbundle {
+            let uniq: BTreeSet<&String> = written.iter().collect();
+            if uniq.len() != written.len() {
+                return Err(BundlerError::with(
+                    "Duplicate targets are not allowed",
+                    Error::rule(
+                        rules::BIN_8,
+                        format!(
+                            "two targets are written as the same ID under LLVM {r} ({written:?}); LLVM {r} writes a corrupt bundle here"
+                        ),
+                    ),
+                ));
+            }
+        }
+        Ok(Validated {
+            targets: written,
+            host_index,
+            file_type: ft,
+        })
+    }
+
+    /// IDs `-list` prints for `input` (a binary bundle or not a bundle at all).
+    pub fn plan_list(&self, input: &[u8]) -> Result<Vec<String>, BundlerError> {
+        match binary::llvm_read(input, 0, self.release) {
+            LlvmView::NoBundles => Ok(vec![]),
+            LlvmView::Entries(e) => Ok(e.iter().map(|e| e.id_str().into_owned()).collect()),
+            LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+        }
+    }
+
+    /// Decide what each output of an unbundling receives.
+    pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
+        let r = self.release;
+        let entries = match binary::llvm_read(input, 0, r) {
+            LlvmView::NoBundles => vec![],
+            LlvmView::Entries(e) => e,
+            LlvmView::Crash(e) => return Err(BundlerError::with("malformed bundle header", e)),
+        };
+        let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
+        let mut worklist: Vec<&str> = r.stringmap_order(&keys);
+        let mut pieces: Vec<Option<Piece>> = vec![None; v.targets.len()];
+        let mut found_host = false;
+        for e in &entries {
+            if worklist.is_empty() {
+                break;
+            }
+            let id = e.id_str();
+            if r == Release::L22 && !Release::llvm22_well_formed(&id) {
+                return Err(BundlerError::with(
+                    "invalid bundle id read from the bundle",
+                    Error::at(
+                        rules::ID_1,
+                        e.id_pos,
+                        format!(
+                            "entry ID '{}' does not have 5 or 6 '-'-separated fields",
+                            id.escape_debug()
+                        ),
+                    ),
+                ));
+            }
+            let Some(pos) = worklist
+                .iter()
+                .position(|t| r.compatible(&id, t, self.hip_openmp))
+            else {
+                continue;
+            };
+            let t = worklist.remove(pos);
+            let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
+            pieces[idx] = Some(Piece::Range {
+                offset: e.offset,
+                size: e.size,
+            });
+            if r.target_info(&id).is_some_and(|i| i.kind == "host") {
+                found_host = true;
+            }
+        }
+        if !self.allow_missing && !worklist.is_empty() {
+            let sorted: BTreeSet<&str> = worklist.iter().copied().collect();
+            return Err(BundlerError::with(
+                missing_message(&sorted),
+                Error::rule(rules::CLI_4, "requested targets are not in the bundle"),
+            ));
+        }
+        if worklist.len() == v.targets.len() {
+            return Ok(v
+                .targets
+                .iter()
+                .map(|t| {
+                    if r.target_info(t).is_some_and(|i| i.kind == "host") {
+                        Piece::WholeInput
+                    } else {
+                        Piece::Empty
+                    }
+                })
+                .collect());
+        }
+        let host_exempt = r >= Release::L16 && self.allow_missing;
+        if !(found_host || v.host_index.is_none() || host_exempt) {
+            return Err(BundlerError::with(
+                "Can't find bundle for the host target",
+                Error::rule(rules::CLI_4, "the host target is not in the bundle"),
+            ));
+        }
+        Ok(pieces
+            .into_iter()
+            .map(|p| p.unwrap_or(Piece::Empty))
+            .collect())
+    }
+
+    /// The layout of the binary bundle for payloads of `sizes` (one per target).
+    pub fn plan_bundle(&self, v: &Validated, sizes: &[u64]) -> Result<Layout, BundlerError> {
+        let entries: Vec<(&[u8], u64)> = v
+            .targets
+            .iter()
+            .zip(sizes)
+            .map(|(t, s)| (t.as_bytes(), *s))
+            .collect();
+        binary::layout(&entries, self.align)
+            .map_err(|e| BundlerError::with("invalid bundle alignment", e))
+    }
+}
+
+/// LLVM's "Can't find bundles for A, B, and C".
+pub fn missing_message(sorted: &BTreeSet<&str>) -> String {
+    let mut msg = String::from("Can't find bundles for");
+    let last = sorted.len().saturating_sub(1);
+    for (i, e) in sorted.iter().enumerate() {
+        if i != 0 && last > 1 {
+            msg.push(',');
+        }
+        msg.push(' ');
+        if i == last && i != 0 {
+            msg.push_str("and ");
+        }
+        msg.push_str(e);
+    }
+    msg
+}
+
+/// The release's conflict check (`getConflictTargetIDCombination` per
+/// `kind-triple`): the first target ID seen per processor (in sorted order)
+/// is kept; a later one conflicts when it sets a feature the first leaves Any.
+fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<(String, String)> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (t, w) in raw.iter().zip(written) {
+        let Some(info) = r.target_info(if r >= Release::L19 { w } else { t }) else {
+            continue;
+        };
+        if info.target_id.is_empty() {
+            continue;
+        }
+        let key = format!("{}-{}", info.kind, info.triple.as_str());
+        groups
+            .entry(key)
+            .or_default()
+            .insert(info.target_id.clone());
+    }
+    for (key, ids) in groups {
+        let mut first: BTreeMap<String, target_id::TargetId> = BTreeMap::new();
+        for id in &ids {
+            let Ok(parsed) = target_id::parse(id) else {
+                continue;
+            };
+            match first.get(&parsed.processor) {
+                None => {
+                    first.insert(parsed.processor.clone(), parsed);
+                }
+                Some(f) => {
+                    let fm = f.feature_map();
+                    if parsed
+                        .features
+                        .iter()
+                        .any(|(n, _)| !fm.contains_key(n.as_str()))
+                    {
+                        let a = format!("{key}-{}", original(f));
+                        let b = format!("{key}-{id}");
+                        return Some((a, b));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+fn original(t: &target_id::TargetId) -> String {
+    let mut s = t.processor.clone();
+    for (n, f) in &t.features {
+        s.push(':');
+        s.push_str(n);
+        s.push(if *f == target_id::Feature::On {
+            '+'
+        } else {
+            '-'
+        });
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_messages() {
+        let s = |v: &[&'static str]| missing_message(&v.iter().copied().collect());
+        assert_eq!(s(&["a"]), "Can't find bundles for a");
+        assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
+        assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
+    }
+}

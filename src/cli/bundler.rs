@@ -1,0 +1,314 @@
+//! Drop-in `clang-offload-bundler`: LLVM's options and messages, the
+//! behaviour of the release chosen with `--llvm-version` (default 22).
+
+use super::cl::{self, Kind, Spec};
+use super::{copy_range, io_message, Input};
+use offload_kit::bundler::{FileType, Job, Piece};
+use offload_kit::output::OutputFile;
+use offload_kit::Release;
+use std::io::Write;
+use std::path::PathBuf;
+
+const SPECS: &[Spec] = &[
+    Spec {
+        name: "type",
+        kind: Kind::Value,
+    },
+    Spec {
+        name: "targets",
+        kind: Kind::CommaList,
+    },
+    Spec {
+        name: "input",
+        kind: Kind::Multi,
+    },
+    Spec {
+        name: "output",
+        kind: Kind::Multi,
+    },
+    Spec {
+        name: "inputs",
+        kind: Kind::CommaList,
+    },
+    Spec {
+        name: "outputs",
+        kind: Kind::CommaList,
+    },
+    Spec {
+        name: "unbundle",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "list",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "allow-missing-bundles",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "bundle-align",
+        kind: Kind::Uint,
+    },
+    Spec {
+        name: "hip-openmp-compatible",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "check-input-archive",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "verbose",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "compress",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "compression-level",
+        kind: Kind::Value,
+    },
+    Spec {
+        name: "###",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "help",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "h",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "version",
+        kind: Kind::Flag,
+    },
+    Spec {
+        name: "llvm-version",
+        kind: Kind::Value,
+    },
+];
+
+const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type>
+referring to the same source file but different targets into a single
+one. The resulting file can also be unbundled into different files by
+this tool if -unbundle is provided.
+
+USAGE: clang-offload-bundler [options]
+
+OPTIONS:
+  --allow-missing-bundles  - Create empty files if bundles are missing when unbundling.
+  --bundle-align=<uint>    - Alignment of bundle for binary files
+  --check-input-archive    - Check if input heterogeneous archive is valid in terms of TargetID rules.
+  --hip-openmp-compatible  - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
+  --input=<string>         - Input file. Can be specified multiple times for multiple input files.
+  --inputs=<string>        - [<input file>,...] (deprecated)
+  --list                   - List bundle IDs in the bundled file.
+  --llvm-version=<14|16|19|22> - (offload-kit) LLVM release whose behaviour is reproduced (default 22)
+  --output=<string>        - Output file. Can be specified multiple times for multiple output files.
+  --outputs=<string>       - [<output file>,...] (deprecated)
+  --targets=<string>       - [<offload kind>-<target triple>,...]
+  --type=<string>          - Type of the files to be bundled/unbundled.
+                             Current supported types are:
+                               i    - cpp-output
+                               ii   - c++-cpp-output
+                               cui  - cuda-cpp-output
+                               hipi - hip-cpp-output
+                               d    - dependency
+                               ll   - llvm
+                               bc   - llvm-bc
+                               s    - assembler
+                               o    - object
+                               a    - archive of objects
+                               gch  - precompiled-header
+                               ast  - clang AST file
+  --unbundle               - Unbundle bundled file into several output files.
+";
+
+/// Run the drop-in bundler. `prog` is argv[0] as invoked (LLVM prefixes its
+/// errors with it). Returns the exit status.
+pub fn main(prog: &str, args: Vec<String>) -> i32 {
+    let args = match cl::expand_response_files(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{prog}: error: {e}");
+            return 1;
+        }
+    };
+    let p = match cl::parse("clang-offload-bundler", SPECS, &args) {
+        Ok(p) => p,
+        Err(lines) => {
+            for l in lines {
+                eprintln!("{l}");
+            }
+            return 1;
+        }
+    };
+    if p.flag("help") || p.flag("h") {
+        print!("{HELP}");
+        return 0;
+    }
+    let release: Release = match p.value("llvm-version").unwrap_or("22").parse() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("{prog}: error: {e}");
+            return 1;
+        }
+    };
+    if p.flag("version") {
+        println!(
+            "offload-kit clang-offload-bundler (reproducing LLVM {release}) version {}",
+            env!("CARGO_PKG_VERSION")
+        );
+        return 0;
+    }
+    let err = |m: &str| {
+        eprintln!("{prog}: error: {m}");
+        1
+    };
+    if p.has("inputs") && p.has("input") {
+        return err("-inputs and -input cannot be used together, use only -input instead");
+    }
+    if p.has("outputs") && p.has("output") {
+        return err("-outputs and -output cannot be used together, use only -output instead");
+    }
+    if release >= Release::L16 {
+        if p.has("inputs") {
+            eprintln!("{prog}: warning: -inputs is deprecated, use -input instead");
+        }
+        if p.has("outputs") {
+            eprintln!("{prog}: warning: -outputs is deprecated, use -output instead");
+        }
+    }
+    let Some(file_type) = p.value("type") else {
+        eprintln!("clang-offload-bundler: for the --type option: must be specified at least once!");
+        return 1;
+    };
+    let mut inputs = p.list("input");
+    inputs.extend(p.list("inputs"));
+    let mut outputs = p.list("output");
+    outputs.extend(p.list("outputs"));
+    let align = p
+        .value("bundle-align")
+        .and_then(cl::parse_uint)
+        .map_or(1, u64::from);
+    let job = Job {
+        release,
+        file_type: file_type.to_string(),
+        targets: p.list("targets"),
+        inputs: inputs.into_iter().map(PathBuf::from).collect(),
+        outputs: outputs.into_iter().map(PathBuf::from).collect(),
+        unbundle: p.flag("unbundle"),
+        list: p.flag("list"),
+        allow_missing: p.flag("allow-missing-bundles"),
+        align,
+        hip_openmp: p.flag("hip-openmp-compatible"),
+        check_input_archive: p.flag("check-input-archive"),
+    };
+    match run(&job) {
+        Ok(()) => 0,
+        Err(m) => err(&m),
+    }
+}
+
+fn run(job: &Job) -> Result<(), String> {
+    let v = job.validate().map_err(|e| e.to_string())?;
+    let supported = matches!(v.file_type, FileType::Binary | FileType::Object);
+    if job.list {
+        let input = open(&job.inputs[0])?;
+        if !supported {
+            return Err(not_yet(&job.file_type));
+        }
+        let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
+        let mut out = std::io::stdout().lock();
+        for id in ids {
+            writeln!(out, "{id}").map_err(|e| e.to_string())?;
+        }
+        return Ok(());
+    }
+    if job.unbundle {
+        let input = open(&job.inputs[0])?;
+        if !supported {
+            return Err(not_yet(&job.file_type));
+        }
+        if v.file_type == FileType::Object && object_magic(input.bytes()) {
+            return Err(not_yet("o (ELF host object)"));
+        }
+        let pieces = job
+            .plan_unbundle(&v, input.bytes())
+            .map_err(|e| e.to_string())?;
+        // All outputs are staged first and renamed only when every one is complete.
+        let mut staged = Vec::new();
+        for (piece, path) in pieces.iter().zip(&job.outputs) {
+            let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
+            match piece {
+                Piece::Range { offset, size } => {
+                    copy_range(&input, *offset, *size, &mut o).map_err(|e| e.to_string())?
+                }
+                Piece::WholeInput => {
+                    let len = input.bytes().len() as u64;
+                    copy_range(&input, 0, len, &mut o).map_err(|e| e.to_string())?
+                }
+                Piece::Empty => {}
+            }
+            staged.push(o);
+        }
+        for o in staged {
+            o.commit().map_err(|e| e.to_string())?;
+        }
+        return Ok(());
+    }
+    // Bundling.
+    let inputs: Vec<Input> = job
+        .inputs
+        .iter()
+        .map(|p| open(p))
+        .collect::<Result<_, _>>()?;
+    if !supported {
+        return Err(not_yet(&job.file_type));
+    }
+    if v.file_type == FileType::Object {
+        let host = v.host_index.unwrap_or(0);
+        if object_magic(inputs[host].bytes()) {
+            return Err(not_yet("o (ELF host object)"));
+        }
+    }
+    let sizes: Vec<u64> = inputs.iter().map(|i| i.bytes().len() as u64).collect();
+    let layout = job.plan_bundle(&v, &sizes).map_err(|e| e.to_string())?;
+    let mut o = OutputFile::create(&job.outputs[0]).map_err(|e| e.to_string())?;
+    o.write_all(&layout.header).map_err(|e| e.to_string())?;
+    let mut pos = layout.header.len() as u64;
+    for (i, input) in inputs.iter().enumerate() {
+        offload_kit::bundle::binary::write_zeros(&mut o, layout.offsets[i] - pos)
+            .map_err(|e| e.to_string())?;
+        copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;
+        pos = layout.offsets[i] + sizes[i];
+    }
+    o.commit().map_err(|e| e.to_string())
+}
+
+fn open(p: &std::path::Path) -> Result<Input, String> {
+    Input::open(p).map_err(|e| {
+        let m = e.message().to_string();
+        if m.starts_with('\'') {
+            m
+        } else {
+            format!(
+                "'{}': {}",
+                p.display(),
+                io_message(&std::io::Error::other(m))
+            )
+        }
+    })
+}
+
+fn object_magic(b: &[u8]) -> bool {
+    b.starts_with(b"\x7fELF")
+}
+
+fn not_yet(t: &str) -> String {
+    format!("-type={t}: offload-kit does not implement this container yet (binary bundles only); see the issue tracker")
+}

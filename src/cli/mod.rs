@@ -1,0 +1,99 @@
+//! Command-line front ends: a thin layer over the library.
+//!
+//! - [`bundler`]: the drop-in `clang-offload-bundler` (LLVM option syntax);
+//! - [`native`]: `offload-kit list|extract|validate|demo` (clap).
+
+pub mod bundler;
+pub mod cl;
+pub mod native;
+
+use offload_kit::Error;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// An input file: mapped when it is a regular file, read when it is stdin.
+pub struct Input {
+    map: Option<memmap2::Mmap>,
+    buf: Vec<u8>,
+    /// The open file, for kernel-side copies of payload ranges.
+    pub file: Option<File>,
+}
+
+impl Input {
+    /// Open `path` (`-` is standard input).
+    pub fn open(path: &Path) -> Result<Input, Error> {
+        if path == Path::new("-") {
+            let mut buf = Vec::new();
+            std::io::stdin().read_to_end(&mut buf)?;
+            return Ok(Input {
+                map: None,
+                buf,
+                file: None,
+            });
+        }
+        let file = File::open(path)
+            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_message(&e))))?;
+        let len = file.metadata()?.len();
+        let map = if len == 0 {
+            None
+        } else {
+            Some(map_file(&file)?)
+        };
+        Ok(Input {
+            map,
+            buf: Vec::new(),
+            file: Some(file),
+        })
+    }
+
+    /// The bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&self.buf)
+    }
+}
+
+/// LLVM-style text for an I/O error ("No such file or directory").
+pub fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(p) => s[..p].to_string(),
+        None => s,
+    }
+}
+
+/// The only `unsafe` in offload-kit: mapping an input file read-only.
+/// A file truncated by another process while mapped would fault; inputs are
+/// the user's own files, as with every mmap-based tool (LLVM included).
+#[allow(unsafe_code)]
+fn map_file(file: &File) -> Result<memmap2::Mmap, Error> {
+    // SAFETY: read-only private mapping of a file we opened; see above.
+    unsafe { memmap2::Mmap::map(file) }.map_err(Error::from)
+}
+
+/// Copy `size` bytes at `offset` of `input` to `out`: kernel-side copy
+/// (copy_file_range) when both are files, else from the mapped bytes.
+pub fn copy_range(
+    input: &Input,
+    offset: u64,
+    size: u64,
+    out: &mut offload_kit::output::OutputFile,
+) -> Result<(), Error> {
+    use std::io::{Seek, SeekFrom, Write};
+    if let (Some(f), true) = (&input.file, out.file().is_some()) {
+        let mut f = f;
+        f.seek(SeekFrom::Start(offset))?;
+        let mut src = f.take(size);
+        let dst = out.file().expect("checked");
+        let n = std::io::copy(&mut src, dst)?;
+        if n != size {
+            return Err(Error::other("input changed while reading"));
+        }
+        return Ok(());
+    }
+    let b = input.bytes();
+    let s = usize::try_from(offset).map_err(|_| Error::other("offset too large"))?;
+    let e = s + usize::try_from(size).map_err(|_| Error::other("size too large"))?;
+    out.write_all(&b[s..e])?;
+    Ok(())
+}

@@ -1,0 +1,254 @@
+//! The native commands: `list`, `extract`, `validate`, `demo`.
+
+use super::{copy_range, Input};
+use clap::{Parser, Subcommand};
+use offload_kit::detect::{self, Listing};
+use offload_kit::output::{self, OutputFile};
+use offload_kit::{Error, Release};
+use std::path::PathBuf;
+
+/// offload-kit: read, check and write LLVM offload containers.
+#[derive(Parser, Debug)]
+#[command(name = "offload-kit", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// List the entries of a container (auto-detected).
+    List {
+        /// Input file.
+        file: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Read as this LLVM release does (its -list order, its leniency) instead of strictly.
+        #[arg(long = "llvm-version")]
+        llvm: Option<Release>,
+    },
+    /// Extract one entry (or all entries into a directory).
+    Extract {
+        /// Input file.
+        file: PathBuf,
+        /// Entry ID to extract.
+        #[arg(long, required_unless_present = "all")]
+        id: Option<String>,
+        /// Output file (with --id).
+        #[arg(short, long, required_unless_present = "all")]
+        output: Option<PathBuf>,
+        /// Extract every entry into --dir, one file per entry ID.
+        #[arg(long, requires = "dir")]
+        all: bool,
+        /// Directory for --all.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Check a container against every rule of spec/; exit 0 only when it conforms.
+    Validate {
+        /// Input file.
+        file: PathBuf,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a built-in example bundle, then list, validate and extract it.
+    Demo {
+        /// Where to write the example files.
+        #[arg(long, default_value = "offload-kit-demo")]
+        dir: PathBuf,
+    },
+    /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=14|16|19|22).
+    #[command(disable_help_flag = true)]
+    Bundler {
+        /// Options as clang-offload-bundler takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+/// Run the native CLI; returns the exit status.
+pub fn main(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let r = match cli.cmd {
+        Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
+        Cmd::List { file, json, llvm } => list(&file, json, llvm),
+        Cmd::Extract {
+            file,
+            id,
+            output,
+            all,
+            dir,
+        } => extract(&file, id, output, all, dir),
+        Cmd::Validate { file, json } => validate(&file, json),
+        Cmd::Demo { dir } => demo(&dir),
+    };
+    match r {
+        Ok(code) => code,
+        Err(errs) => {
+            for e in errs {
+                eprintln!("offload-kit: error: {e}");
+            }
+            1
+        }
+    }
+}
+
+fn print_listing(l: &Listing, json: bool) {
+    if json {
+        println!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
+    } else {
+        for e in &l.entries {
+            println!("{:<48} offset 0x{:x} size {}", e.id, e.offset, e.size);
+        }
+    }
+}
+
+fn list(file: &PathBuf, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let l = detect::list(input.bytes(), llvm)?;
+    print_listing(&l, json);
+    Ok(0)
+}
+
+fn extract(
+    file: &PathBuf,
+    id: Option<String>,
+    output: Option<PathBuf>,
+    all: bool,
+    dir: Option<PathBuf>,
+) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let l = detect::list(input.bytes(), None)?;
+    let mut jobs = Vec::new();
+    if all {
+        let dir = dir.expect("clap requires --dir");
+        std::fs::create_dir_all(&dir).map_err(|e| vec![e.into()])?;
+        for e in &l.entries {
+            jobs.push((
+                e.clone(),
+                output::contained_path(&dir, &e.id).map_err(|e| vec![e])?,
+            ));
+        }
+    } else {
+        let id = id.expect("clap requires --id");
+        let Some(e) = l.entries.iter().find(|e| e.id == id) else {
+            let known: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
+            return Err(vec![Error::other(format!(
+                "no entry with ID '{id}' (entries: {})",
+                known.join(", ")
+            ))]);
+        };
+        jobs.push((e.clone(), output.expect("clap requires -o")));
+    }
+    let mut staged = Vec::new();
+    for (e, path) in jobs {
+        let mut o = OutputFile::create(&path).map_err(|e| vec![e])?;
+        copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
+        staged.push(o);
+    }
+    for o in staged {
+        o.commit().map_err(|e| vec![e])?;
+    }
+    Ok(0)
+}
+
+fn validate(file: &PathBuf, json: bool) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let res = detect::list(input.bytes(), None);
+    if json {
+        let v = match &res {
+            Ok(l) => {
+                serde_json::json!({"file": file, "valid": true, "container": l.container, "violations": []})
+            }
+            Err(es) => serde_json::json!({
+                "file": file,
+                "valid": false,
+                "violations": es.iter().map(|e| serde_json::json!({
+                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
+                })).collect::<Vec<_>>()
+            }),
+        };
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
+        return Ok(i32::from(res.is_err()));
+    }
+    match res {
+        Ok(l) => {
+            println!(
+                "{}: valid {} with {} entries",
+                file.display(),
+                l.container,
+                l.entries.len()
+            );
+            Ok(0)
+        }
+        Err(es) => Err(es),
+    }
+}
+
+fn demo(dir: &PathBuf) -> Result<i32, Vec<Error>> {
+    use offload_kit::bundle::binary;
+    std::fs::create_dir_all(dir).map_err(|e| vec![e.into()])?;
+    let entries: [(&[u8], &[u8]); 3] = [
+        (b"host-x86_64-unknown-linux-gnu-", b"host object bytes\n"),
+        (b"hip-amdgcn-amd-amdhsa--gfx906", b"gfx906 code object\n"),
+        (
+            b"hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            b"gfx90a:xnack+ code object\n",
+        ),
+    ];
+    let bytes = binary::write_to_vec(&entries, 4096).map_err(|e| vec![e])?;
+    let path = dir.join("demo.bundle");
+    output::write_file(&path, &bytes).map_err(|e| vec![e])?;
+    println!(
+        "wrote {} ({} bytes, 3 entries, --bundle-align=4096)",
+        path.display(),
+        bytes.len()
+    );
+    println!("\n$ offload-kit list {}", path.display());
+    let l = detect::list(&bytes, None)?;
+    print_listing(&l, false);
+    for r in Release::ALL {
+        let l = detect::list(&bytes, Some(r))?;
+        let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
+        println!("LLVM {r} -list order: {}", ids.join(", "));
+    }
+    println!("\n$ offload-kit validate {}", path.display());
+    validate(&path, false)?;
+    let out = dir.join("gfx906.co");
+    extract(
+        &path,
+        Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
+        Some(out.clone()),
+        false,
+        None,
+    )?;
+    println!(
+        "\nextracted hip-amdgcn-amd-amdhsa--gfx906 to {}",
+        out.display()
+    );
+    let mut bad = bytes.clone();
+    bad[0x38..0x40].copy_from_slice(&u64::MAX.to_le_bytes());
+    let badp = dir.join("corrupt.bundle");
+    output::write_file(&badp, &bad).map_err(|e| vec![e])?;
+    println!(
+        "\n$ offload-kit validate {}   (payload size of entry 0 set to 2^64-1)",
+        badp.display()
+    );
+    if let Err(es) = detect::list(&bad, None) {
+        for e in es {
+            println!("  {e}");
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,256 @@
+//! Bundle entry IDs (`<kind>-<triple>[-<target-id>]`) and target IDs.
+//!
+//! The strict layer here follows `spec/bundle-id.md`: a `nom` grammar for
+//! the documented syntax (ID-1), then table checks (ID-2, ID-3, ID-5, ID-6,
+//! TID-*), and the canonical spelling (ID-4). What each LLVM release does
+//! instead lives in [`crate::profile`].
+
+pub mod processor;
+pub mod target_id;
+pub mod triple;
+
+use crate::rules::{self, Rule};
+use nom::bytes::complete::{tag, take_while};
+use nom::combinator::{all_consuming, opt, rest};
+use nom::sequence::preceded;
+use nom::Parser;
+use target_id::TargetId;
+use triple::{CanonicalForm, Triple};
+
+/// The offload kinds a bundle entry may carry (ID-2).
+pub const OFFLOAD_KINDS: &[&str] = &["host", "hip", "hipv4", "openmp"];
+
+/// A violation found in an entry ID: rule, position inside the ID, message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdError {
+    /// The violated rule.
+    pub rule: Rule,
+    /// Byte position inside the ID text.
+    pub pos: usize,
+    /// Explanation.
+    pub message: String,
+}
+
+/// A bundle entry ID split by the strict grammar (ID-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleEntryId {
+    /// Offload kind (`host`, `hip`, `hipv4`, `openmp`).
+    pub kind: String,
+    /// The triple: arch, vendor, OS and, when written, environment.
+    pub triple: Triple,
+    /// Whether the environment field was written (even empty).
+    pub has_env: bool,
+    /// The target ID text, possibly empty.
+    pub target_id: String,
+    /// The parsed target ID, if non-empty.
+    pub parsed_target_id: Option<TargetId>,
+}
+
+fn field(i: &str) -> nom::IResult<&str, &str> {
+    take_while(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.').parse(i)
+}
+
+/// Split by the documented grammar: `kind-arch-vendor-os[-env[-target-id]]`.
+/// Fields are `[A-Za-z0-9_.]*`; the target ID is the rest (it may contain
+/// `-`, as in `gfx9-4-generic`, and `:`).
+#[allow(clippy::type_complexity)]
+fn split(text: &str) -> Result<(&str, [&str; 3], Option<&str>, Option<&str>), IdError> {
+    let r = all_consuming((
+        field,
+        preceded(tag("-"), field),
+        preceded(tag("-"), field),
+        preceded(tag("-"), field),
+        opt((preceded(tag("-"), field), opt(preceded(tag("-"), rest)))),
+    ))
+    .parse(text);
+    match r {
+        Ok((_, (k, a, v, o, tail))) => {
+            let (env, tid) = match tail {
+                Some((e, t)) => (Some(e), t),
+                None => (None, None),
+            };
+            Ok((k, [a, v, o], env, tid))
+        }
+        Err(e) => {
+            let restv = match e {
+                nom::Err::Error(e) | nom::Err::Failure(e) => e.input,
+                nom::Err::Incomplete(_) => "",
+            };
+            let pos = text.len() - restv.len();
+            Err(IdError {
+                rule: rules::ID_1,
+                pos,
+                message: format!(
+                    "bundle entry ID '{}' does not match <kind>-<arch>-<vendor>-<os>[-<env>[-<target-id>]] at character {pos}",
+                    text.escape_debug()
+                ),
+            })
+        }
+    }
+}
+
+impl BundleEntryId {
+    /// Parse and check an entry ID against every ID rule; all violations are returned.
+    pub fn parse_strict(text: &str) -> Result<BundleEntryId, Vec<IdError>> {
+        if text.is_empty() {
+            return Err(vec![IdError {
+                rule: rules::BIN_4,
+                pos: 0,
+                message: "bundle entry ID is empty".into(),
+            }]);
+        }
+        if let Some(p) = text.find(|c: char| !(c.is_ascii_graphic())) {
+            return Err(vec![IdError {
+                rule: rules::ID_1,
+                pos: p,
+                message: format!(
+                    "bundle entry ID '{}' contains a character that is not printable ASCII at character {p}",
+                    text.escape_debug()
+                ),
+            }]);
+        }
+        let (kind, [arch, vendor, os], env, tid) = split(text).map_err(|e| vec![e])?;
+        let mut errs = Vec::new();
+        if !OFFLOAD_KINDS.contains(&kind) {
+            errs.push(IdError {
+                rule: rules::ID_2,
+                pos: 0,
+                message: format!(
+                    "unknown offload kind '{kind}' (expected host, hip, hipv4 or openmp)"
+                ),
+            });
+        }
+        let triple = Triple::from_parts(arch, vendor, os, env.unwrap_or(""));
+        let arch_pos = kind.len() + 1;
+        if triple::parse_arch(arch).is_none() {
+            errs.push(IdError {
+                rule: rules::ID_3,
+                pos: arch_pos,
+                message: format!("unknown architecture '{arch}'"),
+            });
+        }
+        let env_pos = kind.len() + arch.len() + vendor.len() + os.len() + 4;
+        if tid.is_none() {
+            if let Some(e) = env {
+                if processor::is_offload_arch(e.split(':').next().unwrap_or("")) || e.contains(':')
+                {
+                    errs.push(IdError {
+                        rule: rules::ID_5,
+                        pos: env_pos,
+                        message: format!(
+                            "'{e}' stands where the environment goes but names a processor: write '{kind}-{arch}-{vendor}-{os}--{e}'"
+                        ),
+                    });
+                }
+            }
+        }
+        let tid_text = tid.unwrap_or("");
+        let mut parsed = None;
+        if !tid_text.is_empty() {
+            let tid_pos = env_pos + env.map_or(0, str::len) + 1;
+            if kind == "host" {
+                errs.push(IdError {
+                    rule: rules::ID_6,
+                    pos: tid_pos,
+                    message: format!("a host entry has no target ID, found '{tid_text}'"),
+                });
+            }
+            match target_id::parse(tid_text) {
+                Ok(t) => {
+                    if let Err(e) = t.check(&triple) {
+                        errs.push(IdError {
+                            rule: e.rule,
+                            pos: tid_pos + e.pos,
+                            message: e.message,
+                        });
+                    }
+                    parsed = Some(t);
+                }
+                Err(e) => errs.push(IdError {
+                    rule: e.rule,
+                    pos: tid_pos + e.pos,
+                    message: e.message,
+                }),
+            }
+        }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        Ok(BundleEntryId {
+            kind: kind.to_string(),
+            triple,
+            has_env: env.is_some(),
+            target_id: tid_text.to_string(),
+            parsed_target_id: parsed,
+        })
+    }
+
+    /// The canonical spelling (ID-4): six fields; AMDHSA triples keep an empty
+    /// environment, others get the 4-field normalized triple; the target ID
+    /// in canonical form (TID-4).
+    pub fn canonical(&self) -> String {
+        let t = &self.triple;
+        let text = format!("{}-{}-{}-{}", t.arch, t.vendor, t.os, t.env);
+        let norm = if t.os_kind() == Some("amdhsa") {
+            format!("{}-", triple::normalize(&text, CanonicalForm::Three))
+        } else {
+            triple::normalize(&text, CanonicalForm::Four)
+        };
+        let tid = match &self.parsed_target_id {
+            Some(p) => p.canonical(t),
+            None => String::new(),
+        };
+        format!("{}-{}-{}", self.kind, norm, tid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canon(s: &str) -> String {
+        BundleEntryId::parse_strict(s).unwrap().canonical()
+    }
+
+    #[test]
+    fn canonical_spellings() {
+        assert_eq!(
+            canon("host-x86_64-unknown-linux-gnu"),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            canon("hip-amdgcn-amd-amdhsa--gfx906"),
+            "hip-amdgcn-amd-amdhsa--gfx906"
+        );
+        assert_eq!(canon("hip-amdgcn-amd-amdhsa"), "hip-amdgcn-amd-amdhsa--");
+        assert_eq!(
+            canon("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-"),
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+"
+        );
+        assert_eq!(
+            canon("openmp-nvptx64-nvidia-cuda--sm_70"),
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70"
+        );
+        assert_eq!(
+            canon("hip-amdgcn-amd-amdhsa--gfx9-4-generic:xnack+"),
+            "hip-amdgcn-amd-amdhsa--gfx9-4-generic:xnack+"
+        );
+    }
+
+    fn rule_of(s: &str) -> &'static str {
+        BundleEntryId::parse_strict(s).unwrap_err()[0].rule.id
+    }
+
+    #[test]
+    fn violations() {
+        assert_eq!(rule_of("HOST-x86_64-unknown-linux-gnu"), "ID-2");
+        assert_eq!(rule_of("openmp-bogus-unknown-linux"), "ID-3");
+        assert_eq!(rule_of("hip-amdgcn-amd-amdhsa-gfx906"), "ID-5");
+        assert_eq!(rule_of("host-x86_64-unknown-linux-gnu-gfx906"), "ID-6");
+        assert_eq!(rule_of("openmp-nvptx64"), "ID-1");
+        assert_eq!(rule_of("hip-amdgcn-amd-amdhsa--gfx906:xnack"), "TID-1");
+        assert_eq!(rule_of("hip-amdgcn-amd-amdhsa--gfx906\r"), "ID-1");
+        assert_eq!(rule_of(""), "BIN-4");
+        assert_eq!(rule_of("hip-amdgcn-amd-amdhsa--gfx1030:xnack+"), "TID-3");
+    }
+}

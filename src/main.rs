@@ -1,0 +1,19 @@
+//! `offload-kit`: the native CLI, and the drop-in `clang-offload-bundler`
+//! when invoked under that name.
+
+mod cli;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let prog = args.first().cloned().unwrap_or_default();
+    let name = std::path::Path::new(&prog)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let code = if name.starts_with("clang-offload-bundler") {
+        cli::bundler::main(&prog, args[1..].to_vec())
+    } else {
+        cli::native::main(args)
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,388 @@
+//! LLVM release profiles: what clang-offload-bundler 14, 16, 19 and 22 accept,
+//! how they spell IDs when writing, how they match targets, and in what
+//! order `-list` prints (LLVM's `StringMap` bucket order).
+//!
+//! Sources: `shared/research/llvm-formats.md` §5, §7.3 and
+//! `llvm-behaviour-matrix.md` §1.3, §3; every behaviour is pinned by
+//! `tests/data/llvm-id-vectors.json` and the differential tests.
+
+use crate::id::target_id::{self, features_compatible};
+use crate::id::triple::{self, CanonicalForm, Triple};
+use crate::id::{processor, OFFLOAD_KINDS};
+use std::fmt;
+use std::str::FromStr;
+
+/// An LLVM release whose behaviour is reproduced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Release {
+    /// LLVM 14 (14.0.6).
+    L14,
+    /// LLVM 16 (16.0.6).
+    L16,
+    /// LLVM 19 (19.1.7).
+    L19,
+    /// LLVM 22 (22.1.8).
+    L22,
+}
+
+impl Release {
+    /// All modelled releases, oldest first.
+    pub const ALL: [Release; 4] = [Release::L14, Release::L16, Release::L19, Release::L22];
+
+    /// The major version number.
+    pub fn major(self) -> u32 {
+        match self {
+            Release::L14 => 14,
+            Release::L16 => 16,
+            Release::L19 => 19,
+            Release::L22 => 22,
+        }
+    }
+}
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.major())
+    }
+}
+
+impl FromStr for Release {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim_start_matches("llvm") {
+            "14" => Ok(Release::L14),
+            "16" => Ok(Release::L16),
+            "19" => Ok(Release::L19),
+            "22" => Ok(Release::L22),
+            _ => Err(format!(
+                "unknown LLVM release '{s}' (expected 14, 16, 19 or 22)"
+            )),
+        }
+    }
+}
+
+/// A target as a release's `OffloadTargetInfo` sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetInfo {
+    /// Offload kind text.
+    pub kind: String,
+    /// The triple.
+    pub triple: Triple,
+    /// Target ID text (may be empty).
+    pub target_id: String,
+}
+
+/// The message LLVM 22 prints for a target that does not split into 5 or 6 pieces.
+pub const LLVM22_FORMAT_ERROR: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
+
+/// `StringRef::split(Sep, MaxSplit)` semantics: at most `max + 1` pieces.
+fn split_max(s: &str, sep: char, max: usize) -> Vec<&str> {
+    s.splitn(max + 1, sep).collect()
+}
+
+impl Release {
+    /// Whether `id` splits into the 5 or 6 pieces LLVM 22 requires.
+    pub fn llvm22_well_formed(id: &str) -> bool {
+        let n = split_max(id, '-', 5).len();
+        n == 5 || n == 6
+    }
+
+    /// Parse a target or entry ID as this release's `OffloadTargetInfo` does.
+    /// `None` only for LLVM 22 when the ID does not have 5 or 6 pieces.
+    pub fn target_info(self, target: &str) -> Option<TargetInfo> {
+        match self {
+            Release::L14 | Release::L16 | Release::L19 => {
+                let before_colon = target.split_once(':').map_or(target, |(a, _)| a);
+                let (head, gpu) = before_colon.rsplit_once('-').unwrap_or(("", before_colon));
+                // 16 and 19 look the empty string up in a table whose sentinel
+                // entry has an empty name, so an ID ending in '-' takes the whole
+                // ID as its target ID (llvm-formats.md §5.1).
+                let known =
+                    processor::is_offload_arch(gpu) || gpu.is_empty() && self != Release::L14;
+                let (kind, triple_text, tid) = if known {
+                    let (k, t) = head.split_once('-').unwrap_or((head, ""));
+                    let tid = target.find(gpu).map_or("", |p| &target[p..]);
+                    (k, t, tid)
+                } else {
+                    let (k, t) = before_colon.split_once('-').unwrap_or((before_colon, ""));
+                    (k, t, "")
+                };
+                let t = Triple::parse(triple_text);
+                let triple = if self == Release::L19 {
+                    Triple::from_parts(&t.arch, &t.vendor, &t.os, &t.env)
+                } else {
+                    t
+                };
+                Some(TargetInfo {
+                    kind: kind.to_string(),
+                    triple,
+                    target_id: tid.to_string(),
+                })
+            }
+            Release::L22 => {
+                let pieces = split_max(target, '-', 5);
+                if pieces.len() != 5 && pieces.len() != 6 {
+                    return None;
+                }
+                let tid_with_features = if pieces.len() == 6 { pieces[5] } else { "" };
+                let proc_ = tid_with_features.split(':').next().unwrap_or("");
+                let tid = if !proc_.is_empty() && processor::is_offload_arch(proc_) {
+                    tid_with_features
+                } else {
+                    ""
+                };
+                let t = Triple::parse(&pieces[1..5].join("-"));
+                Some(TargetInfo {
+                    kind: pieces[0].to_string(),
+                    triple: Triple::from_parts(&t.arch, &t.vendor, &t.os, &t.env),
+                    target_id: tid.to_string(),
+                })
+            }
+        }
+    }
+
+    /// The ID this release writes for a `-targets` entry (bundling), or the
+    /// error it reports. 14/16 write the text verbatim.
+    pub fn written_id(self, target: &str) -> Result<String, String> {
+        match self {
+            Release::L14 | Release::L16 => Ok(target.to_string()),
+            Release::L19 => {
+                let info = self.target_info(target).expect("19 always parses");
+                Ok(format!(
+                    "{}-{}-{}",
+                    info.kind,
+                    info.triple.as_str(),
+                    info.target_id
+                ))
+            }
+            Release::L22 => {
+                let info = self
+                    .target_info(target)
+                    .ok_or_else(|| LLVM22_FORMAT_ERROR.to_string())?;
+                Ok(info.str22())
+            }
+        }
+    }
+
+    /// Validate a target as the CLI does: kind and triple arch known.
+    /// Returns LLVM's message on failure.
+    pub fn validate_target(self, target: &str) -> Result<TargetInfo, String> {
+        let info = self
+            .target_info(target)
+            .ok_or_else(|| LLVM22_FORMAT_ERROR.to_string())?;
+        let kind_ok = OFFLOAD_KINDS.contains(&info.kind.as_str());
+        let triple_ok = !info.triple.as_str().is_empty() && info.triple.arch_kind().is_some();
+        if kind_ok && triple_ok {
+            return Ok(info);
+        }
+        let mut msg = format!("invalid target '{target}'");
+        if !kind_ok {
+            msg.push_str(&format!(", unknown offloading kind '{}'", info.kind));
+        }
+        if !triple_ok {
+            msg.push_str(&format!(
+                ", unknown target triple '{}'",
+                info.triple.as_str()
+            ));
+        }
+        Err(msg)
+    }
+
+    /// Whether a code object with entry ID `entry` satisfies the requested
+    /// `target` (unbundling). 14 compares strings; 16+ use
+    /// `isCodeObjectCompatible`.
+    pub fn compatible(self, entry: &str, target: &str, hip_openmp: bool) -> bool {
+        if self == Release::L14 {
+            return entry == target;
+        }
+        let (Some(co), Some(t)) = (self.target_info(entry), self.target_info(target)) else {
+            return false;
+        };
+        if co.kind == t.kind
+            && co.triple.is_compatible_with(&t.triple)
+            && co.target_id == t.target_id
+        {
+            return true;
+        }
+        if !self.kinds_compatible(&co.kind, &t.kind, hip_openmp)
+            || !co.triple.is_compatible_with(&t.triple)
+        {
+            return false;
+        }
+        let (Some((cp, cid)), Some((tp, tid))) = (
+            target_id::llvm_parse_target_id(&co.triple, &co.target_id),
+            target_id::llvm_parse_target_id(&t.triple, &t.target_id),
+        ) else {
+            return false;
+        };
+        cp == tp && features_compatible(&cid, &tid)
+    }
+
+    /// `isOffloadKindCompatible` (COMPAT-1) as this release implements it.
+    pub fn kinds_compatible(self, code_object: &str, target: &str, hip_openmp: bool) -> bool {
+        if code_object == target {
+            return true;
+        }
+        if self >= Release::L19
+            && matches!((code_object, target), ("hip", "hipv4") | ("hipv4", "hip"))
+        {
+            return true;
+        }
+        if hip_openmp && self >= Release::L16 {
+            let hip = |k: &str| k.len() >= 3 && k[..3].eq_ignore_ascii_case("hip");
+            return (hip(code_object) && target == "openmp")
+                || (code_object == "openmp" && hip(target));
+        }
+        false
+    }
+
+    /// The order in which this release iterates a `StringMap` holding `keys`
+    /// (inserted in the given order; repeated keys keep their first slot).
+    /// This is the order of `-list` for binary bundles and of unbundling.
+    pub fn stringmap_order<'k>(self, keys: &[&'k str]) -> Vec<&'k str> {
+        let hash: fn(&[u8]) -> u32 = if self <= Release::L16 {
+            djb_hash
+        } else {
+            |k| xxhash_rust::xxh3::xxh3_64(k) as u32
+        };
+        stringmap_order(keys, hash)
+    }
+}
+
+impl TargetInfo {
+    /// LLVM 22's `OffloadTargetInfo::str()`.
+    pub fn str22(&self) -> String {
+        let norm = if self.triple.os_kind() == Some("amdhsa") {
+            format!(
+                "{}-",
+                triple::normalize(self.triple.as_str(), CanonicalForm::Three)
+            )
+        } else {
+            triple::normalize(self.triple.as_str(), CanonicalForm::Four)
+        };
+        format!("{}-{}-{}", self.kind, norm, self.target_id)
+    }
+}
+
+/// `llvm::djbHash` with seed 0 (LLVM 14/16 `StringMap`).
+pub fn djb_hash(k: &[u8]) -> u32 {
+    k.iter()
+        .fold(0u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
+}
+
+/// Iteration order of an LLVM `StringMap` after inserting `keys` in order:
+/// 16 initial buckets, quadratic probing, doubling when 3/4 full.
+pub fn stringmap_order<'k>(keys: &[&'k str], hash: fn(&[u8]) -> u32) -> Vec<&'k str> {
+    let mut nb: usize = 16;
+    let mut table: Vec<Option<(&'k str, u32)>> = vec![None; nb];
+    let mut n = 0usize;
+    fn place<'k>(table: &mut [Option<(&'k str, u32)>], k: &'k str, h: u32) -> bool {
+        let mask = table.len() - 1;
+        let mut b = (h as usize) & mask;
+        let mut p = 1;
+        while let Some((ek, _)) = table[b] {
+            if ek == k {
+                return false;
+            }
+            b = (b + p) & mask;
+            p += 1;
+        }
+        table[b] = Some((k, h));
+        true
+    }
+    for &k in keys {
+        let h = hash(k.as_bytes());
+        if place(&mut table, k, h) {
+            n += 1;
+            if n * 4 > nb * 3 {
+                nb *= 2;
+                let old = std::mem::replace(&mut table, vec![None; nb]);
+                for (k2, h2) in old.into_iter().flatten() {
+                    place(&mut table, k2, h2);
+                }
+            }
+        }
+    }
+    table.into_iter().flatten().map(|(k, _)| k).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_order_matches_observed() {
+        // llvm-behaviour-matrix.md §3.1
+        let keys = [
+            "openmp-nvptx64-nvidia-cuda--sm_70",
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "host-x86_64-unknown-linux-gnu",
+            "hip-amdgcn-amd-amdhsa--gfx906",
+        ];
+        let o16 = Release::L16.stringmap_order(&keys);
+        assert_eq!(o16, [keys[3], keys[0], keys[2], keys[1]]);
+        let o22 = Release::L22.stringmap_order(&keys);
+        assert_eq!(o22, [keys[1], keys[3], keys[0], keys[2]]);
+    }
+
+    #[test]
+    fn written_ids() {
+        let w = |r: Release, t: &str| r.written_id(t).unwrap();
+        assert_eq!(
+            w(Release::L19, "host-x86_64-unknown-linux-gnu"),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            w(Release::L19, "openmp-nvptx64-nvidia-cuda"),
+            "openmp-nvptx64-nvidia-cuda--"
+        );
+        assert_eq!(
+            w(Release::L19, "hip-amdgcn-amd-amdhsa--"),
+            "hip-amdgcn-amd-amdhsa--hip-amdgcn-amd-amdhsa--"
+        );
+        assert_eq!(
+            w(Release::L19, "openmp-x86_64-pc-linux-gnu--foo"),
+            "openmp-x86_64-pc-linux-gnu--foo-"
+        );
+        assert_eq!(w(Release::L19, "openmp-nvptx64"), "openmp-nvptx64----");
+        assert_eq!(
+            w(Release::L22, "host-x86_64-unknown-linux-"),
+            "host-x86_64-unknown-linux-unknown-"
+        );
+        assert_eq!(
+            w(Release::L22, "host-x86_64-linux-gnu-"),
+            "host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            w(Release::L22, "hip-amdgcn-amd-amdhsa-unknown-gfx906"),
+            "hip-amdgcn-amd-amdhsa--gfx906"
+        );
+        assert_eq!(
+            w(Release::L22, "openmp-nvptx64-nvidia-cuda-sm_70"),
+            "openmp-nvptx64-nvidia-cuda-sm_70-"
+        );
+        assert_eq!(
+            w(Release::L22, "hip-amdgcn-amd-amdhsa-gfx906"),
+            "hip-amdgcn-amd-amdhsa--"
+        );
+        assert_eq!(
+            w(Release::L22, "openmp-x86_64-pc-linux-gnu--gfx906"),
+            "openmp-x86_64-pc-linux-gnu-"
+        );
+        assert!(Release::L22
+            .written_id("openmp-nvptx64-nvidia-cuda")
+            .is_err());
+    }
+
+    #[test]
+    fn matching() {
+        let e = "hip-amdgcn-amd-amdhsa--gfx906";
+        assert!(!Release::L16.compatible(e, "hipv4-amdgcn-amd-amdhsa--gfx906", false));
+        assert!(Release::L19.compatible(e, "hipv4-amdgcn-amd-amdhsa--gfx906", false));
+        assert!(Release::L16.compatible(e, "hip-amdgcn-amd-amdhsa-gfx906", false));
+        assert!(Release::L22.compatible(e, "hip-amdgcn-amd-amdhsa--gfx906:xnack+", false));
+        assert!(!Release::L22.compatible(e, "openmp-amdgcn-amd-amdhsa--gfx906", false));
+        assert!(Release::L22.compatible(e, "openmp-amdgcn-amd-amdhsa--gfx906", true));
+        assert!(!Release::L14.compatible(e, "hip-amdgcn-amd-amdhsa--gfx906:xnack+", false));
+    }
+}
