@@ -19,6 +19,7 @@
 
 pub mod bundle;
 pub mod bundler;
+pub mod conformance;
 pub mod detect;
 pub mod error;
 pub mod format;

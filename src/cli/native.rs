@@ -59,6 +59,13 @@ enum Cmd {
         #[arg(long, default_value = "offload-kit-demo")]
         dir: PathBuf,
     },
+    /// Run the conformance corpus against offload-kit and LLVM releases (see conformance/README.md).
+    #[command(disable_help_flag = true)]
+    Conformance {
+        /// Runner options (`--help` lists them).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=14|16|19|22).
     #[command(disable_help_flag = true)]
     Bundler {
@@ -79,6 +86,7 @@ pub fn main(args: Vec<String>) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
+        Cmd::Conformance { args } => return offload_kit::conformance::cli_main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
         Cmd::Extract {
             file,
@@ -238,7 +246,7 @@ fn demo(dir: &PathBuf) -> Result<i32, Vec<Error>> {
         out.display()
     );
     let mut bad = bytes.clone();
-    bad[0x38..0x40].copy_from_slice(&u64::MAX.to_le_bytes());
+    bad[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
     let badp = dir.join("corrupt.bundle");
     output::write_file(&badp, &bad).map_err(|e| vec![e])?;
     println!(
