@@ -97,8 +97,8 @@ impl Release {
                 // 16 and 19 look the empty string up in a table whose sentinel
                 // entry has an empty name, so an ID ending in '-' takes the whole
                 // ID as its target ID (llvm-formats.md §5.1).
-                let known =
-                    processor::is_offload_arch(gpu) || gpu.is_empty() && self != Release::L14;
+                let known = processor::is_offload_arch_in(gpu, self.major())
+                    || gpu.is_empty() && self != Release::L14;
                 let (kind, triple_text, tid) = if known {
                     let (k, t) = head.split_once('-').unwrap_or((head, ""));
                     let tid = target.find(gpu).map_or("", |p| &target[p..]);
@@ -126,7 +126,7 @@ impl Release {
                 }
                 let tid_with_features = if pieces.len() == 6 { pieces[5] } else { "" };
                 let proc_ = tid_with_features.split(':').next().unwrap_or("");
-                let tid = if !proc_.is_empty() && processor::is_offload_arch(proc_) {
+                let tid = if !proc_.is_empty() && processor::is_offload_arch_in(proc_, 22) {
                     tid_with_features
                 } else {
                     ""
@@ -208,6 +208,9 @@ impl Release {
             || !co.triple.is_compatible_with(&t.triple)
         {
             return false;
+        }
+        if self == Release::L16 {
+            return target_id::compatible_format_only(&co.target_id, &t.target_id);
         }
         let (Some((cp, cid)), Some((tp, tid))) = (
             target_id::llvm_parse_target_id(&co.triple, &co.target_id),

@@ -105,6 +105,41 @@ pub fn is_offload_arch(name: &str) -> bool {
     AMDGPU.iter().any(|(n, _)| *n == name) || CUDA.contains(&name) || OTHER.contains(&name)
 }
 
+/// Processors first known to LLVM 20 or later: LLVM 16 and 19 treat them
+/// as unknown (observed: 19 writes `…--gfx950` as `…--gfx950-`).
+const SINCE_20: &[&str] = &[
+    "gfx950",
+    "gfx1153",
+    "gfx1250",
+    "gfx9-4-generic",
+    "sm_100",
+    "sm_100a",
+    "sm_101",
+    "sm_101a",
+    "sm_103",
+    "sm_103a",
+    "sm_110",
+    "sm_110a",
+    "sm_120",
+    "sm_120a",
+    "sm_121",
+    "sm_121a",
+];
+
+/// `is_offload_arch` as LLVM `major` has it. LLVM 16 and 19 also know the
+/// name `generic`, so in `gfx9-generic` they take `generic` as the processor.
+pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
+    if major < 20 {
+        if name == "generic" {
+            return true;
+        }
+        if SINCE_20.contains(&name) {
+            return false;
+        }
+    }
+    is_offload_arch(name)
+}
+
 /// The primary AMDGPU processor name for `name` (primary or alias), or `None`.
 pub fn canonical_amdgpu(name: &str) -> Option<&'static str> {
     if let Some((n, _)) = AMDGPU.iter().find(|(n, _)| *n == name) {

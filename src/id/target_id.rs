@@ -213,6 +213,34 @@ fn llvm_format_only(text: &str) -> Option<TargetId> {
     })
 }
 
+/// LLVM 16's `clang::isCompatibleTargetID`: format checking only, no
+/// processor or feature tables. The processor is the text before the first
+/// ':' even when the format check fails (LLVM dereferences the empty
+/// optional; observed behaviour); malformed feature pieces are ignored.
+pub fn compatible_format_only(provided: &str, requested: &str) -> bool {
+    fn lenient(t: &str) -> (&str, BTreeMap<&str, Feature>) {
+        let mut parts = t.split(':');
+        let p = parts.next().unwrap_or("");
+        let mut m = BTreeMap::new();
+        for f in parts {
+            if let Some(n) = f.strip_suffix('+') {
+                m.insert(n, Feature::On);
+            } else if let Some(n) = f.strip_suffix('-') {
+                m.insert(n, Feature::Off);
+            }
+        }
+        (p, m)
+    }
+    // A code object whose target ID fails the format check never matches
+    // (observed); a malformed request is read leniently.
+    if llvm_format_only(provided).is_none() {
+        return false;
+    }
+    let (pp, pf) = lenient(provided);
+    let (rp, rf) = lenient(requested);
+    pp == rp && pf.iter().all(|(n, f)| rf.get(n) == Some(f))
+}
+
 /// Feature compatibility (COMPAT-3): same processor; the code object has no
 /// more features than the target and each one it sets is set the same way.
 pub fn features_compatible(code_object: &TargetId, target: &TargetId) -> bool {
