@@ -331,6 +331,19 @@ impl Job {
             else {
                 continue;
             };
+            if e.offset.checked_add(e.size).is_none() {
+                return Err(BundlerError::with(
+                    "malformed bundle header",
+                    Error::at(
+                        rules::BIN_5,
+                        e.record_pos,
+                        format!(
+                            "entry '{}': offset + size wraps past 2^64; LLVM {r} accepts it and copies memory it does not own into the output",
+                            id.escape_debug()
+                        ),
+                    ),
+                ));
+            }
             let t = worklist.remove(pos);
             let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
             pieces[idx] = Some(Piece::Range {

@@ -454,17 +454,6 @@ pub fn llvm_read(data: &[u8], base: u64, release: Release) -> LlvmView<'_> {
             ),
         ));
     }
-    if let Some(&i) = scan.wrapped.first() {
-        let e = &scan.entries[i];
-        return LlvmView::Crash(Error::at(
-            rules::BIN_5,
-            e.record_pos,
-            format!(
-                "entry '{}': offset + size wraps past 2^64; LLVM {release} accepts it and copies memory it does not own into the output",
-                e.id_str()
-            ),
-        ));
-    }
     if scan.entries.is_empty() {
         return LlvmView::NoBundles;
     }

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use offload_kit::detect::{self, Listing};
 use offload_kit::output::{self, OutputFile};
 use offload_kit::{Error, Release};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// offload-kit: read, check and write LLVM offload containers.
 #[derive(Parser, Debug)]
@@ -119,7 +119,7 @@ fn print_listing(l: &Listing, json: bool) {
     }
 }
 
-fn list(file: &PathBuf, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
+fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let l = detect::list(input.bytes(), llvm)?;
     print_listing(&l, json);
@@ -127,7 +127,7 @@ fn list(file: &PathBuf, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Er
 }
 
 fn extract(
-    file: &PathBuf,
+    file: &Path,
     id: Option<String>,
     output: Option<PathBuf>,
     all: bool,
@@ -168,7 +168,7 @@ fn extract(
     Ok(0)
 }
 
-fn validate(file: &PathBuf, json: bool) -> Result<i32, Vec<Error>> {
+fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let res = detect::list(input.bytes(), None);
     if json {
@@ -204,7 +204,7 @@ fn validate(file: &PathBuf, json: bool) -> Result<i32, Vec<Error>> {
     }
 }
 
-fn demo(dir: &PathBuf) -> Result<i32, Vec<Error>> {
+fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     use offload_kit::bundle::binary;
     std::fs::create_dir_all(dir).map_err(|e| vec![e.into()])?;
     let entries: [(&[u8], &[u8]); 3] = [
