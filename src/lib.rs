@@ -23,6 +23,8 @@ pub mod conformance;
 pub mod detect;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod id;
 pub mod output;
 pub mod profile;

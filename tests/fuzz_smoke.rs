@@ -1,0 +1,104 @@
+//! Stable smoke runs of the fuzz targets (`fuzz/`): seeded pseudo-random
+//! inputs plus the malformed corpus, so `cargo test` exercises every fuzz
+//! body without nightly or libFuzzer. Run the real fuzzers with
+//! `cargo fuzz run -s none bundle_read` (see fuzz/README.md).
+
+use offload_kit::fuzzing;
+
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn seeds() -> Vec<Vec<u8>> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/malformed");
+    let mut v: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    let mut rng = Lcg(0x5eed);
+    for i in 0..2000 {
+        let mut d = if i % 2 == 0 {
+            b"__CLANG_OFFLOAD_BUNDLE__".to_vec()
+        } else {
+            Vec::new()
+        };
+        let n = (rng.next() % 200) as usize;
+        d.extend(rng.bytes(n));
+        v.push(d);
+    }
+    // Mutations of a valid bundle.
+    let good = std::fs::read(format!("{dir}/good.bin")).unwrap();
+    for _ in 0..2000 {
+        let mut d = good.clone();
+        let at = (rng.next() as usize) % d.len();
+        d[at] = rng.next() as u8;
+        v.push(d);
+    }
+    v
+}
+
+#[test]
+fn smoke_bundle_read() {
+    for s in seeds() {
+        fuzzing::bundle_read(&s);
+    }
+}
+
+#[test]
+fn smoke_id_parse() {
+    let mut rng = Lcg(7);
+    let parts = [
+        "host",
+        "hip",
+        "hipv4",
+        "openmp",
+        "-",
+        "--",
+        "amdgcn",
+        "amd",
+        "amdhsa",
+        "x86_64",
+        "unknown",
+        "linux",
+        "gnu",
+        "nvptx64",
+        "nvidia",
+        "cuda",
+        "gfx906",
+        "gfx90a",
+        ":xnack+",
+        ":sramecc-",
+        "sm_70",
+        "generic",
+        "gfx9-4-generic",
+        "\n",
+        ":",
+        "+",
+        "\r",
+        "",
+    ];
+    for _ in 0..20000 {
+        let n = (rng.next() % 12) as usize;
+        let s: String = (0..n)
+            .map(|_| parts[(rng.next() as usize) % parts.len()])
+            .collect();
+        fuzzing::id_parse(s.as_bytes());
+    }
+}
+
+#[test]
+fn smoke_bundler_plan() {
+    for s in seeds() {
+        fuzzing::bundler_plan(&s);
+    }
+}
