@@ -54,6 +54,15 @@ rules! {
     COMPAT_2 = "COMPAT-2", "bundle-id.md", "Target triples are compatible: equal components, an empty environment equals unknown";
     COMPAT_3 = "COMPAT-3", "bundle-id.md", "Target IDs are compatible: same processor, every feature of the code object set the same way in the target";
     COMPOSE_1 = "COMPOSE-1", "bundle-id.md", "Entries for one processor either all leave a feature Any or none does";
+    CCOB_1 = "CCOB-1", "ccob.md", "A compressed bundle starts with the magic `CCOB`";
+    CCOB_2 = "CCOB-2", "ccob.md", "The version is 1, 2 or 3 and the whole header of that version is present";
+    CCOB_3 = "CCOB-3", "ccob.md", "The method is 0 (zlib) or 1 (zstd)";
+    CCOB_4 = "CCOB-4", "ccob.md", "The total size (v2, v3) covers the header and lies inside the data; it bounds the blob";
+    CCOB_5 = "CCOB-5", "ccob.md", "The compressed data is one complete stream that ends exactly at the end of the blob";
+    CCOB_6 = "CCOB-6", "ccob.md", "The stream yields exactly the uncompressed size the header gives";
+    CCOB_7 = "CCOB-7", "ccob.md", "The hash is the first 8 bytes of the MD5 of the uncompressed bundle";
+    CCOB_8 = "CCOB-8", "ccob.md", "Writer: version 3 (default) or 2 or 1, sizes within the version's field widths, zstd level 3 with long-distance matching by default";
+    CCOB_9 = "CCOB-9", "ccob.md", "The uncompressed data is a bundle (binary or text); anything else is reported as such";
     CLI_1 = "CLI-1", "cli.md", "Bundling needs one input per target and exactly one output";
     CLI_2 = "CLI-2", "cli.md", "Unbundling needs one input and one output per target";
     CLI_3 = "CLI-3", "cli.md", "Targets are distinct and bundles (except HIP-only ones) have exactly one host target";

@@ -2,3 +2,4 @@
 //! and compressed bundles are added per format beside it.
 
 pub mod binary;
+pub mod ccob;

@@ -4,3 +4,4 @@
 //! (`binrw`, little-endian) with one doc line per field.
 
 pub mod bundle;
+pub mod ccob;

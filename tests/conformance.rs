@@ -1,0 +1,2 @@
+//! Placeholder until the conformance runner lands.
+fn main() {}
