@@ -7,6 +7,7 @@
 //! layout to write. The CLI executes the plans (streaming copies, temp files).
 
 use crate::bundle::binary::{self, Layout, LlvmView};
+use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::error::Error;
 use crate::id::target_id;
 use crate::profile::Release;
@@ -286,23 +287,47 @@ impl Job {
         })
     }
 
-    /// IDs `-list` prints for `input` (a binary bundle or not a bundle at all).
-    pub fn plan_list(&self, input: &[u8]) -> Result<Vec<String>, BundlerError> {
-        match binary::llvm_read(input, 0, self.release) {
-            LlvmView::NoBundles => Ok(vec![]),
-            LlvmView::Entries(e) => Ok(e.iter().map(|e| e.id_str().into_owned()).collect()),
-            LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+    /// Decompress the input first when it is a compressed bundle and the
+    /// release reads them (19, 22); `None` when the bytes are used as they are.
+    pub fn decompress_input(&self, input: &[u8]) -> Result<Option<Vec<u8>>, BundlerError> {
+        match ccob::llvm_decompress(input, self.release) {
+            LlvmDecompress::Plain => Ok(None),
+            LlvmDecompress::Data(d) => Ok(Some(d)),
+            LlvmDecompress::Fails(m, e) => Err(BundlerError::with(
+                format!("Failed to decompress input: {m}"),
+                e,
+            )),
         }
+    }
+
+    /// The entries the release's file handler yields, in its order.
+    fn llvm_entries<'a>(&self, data: &'a [u8]) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
+        match FileType::parse(&self.file_type, self.release) {
+            Some(FileType::Text(_)) => Err(BundlerError::llvm(format!(
+                "-type={}: offload-kit does not implement text bundles yet",
+                self.file_type
+            ))),
+            _ => match binary::llvm_read(data, 0, self.release) {
+                LlvmView::NoBundles => Ok(vec![]),
+                LlvmView::Entries(e) => Ok(e),
+                LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+            },
+        }
+    }
+
+    /// IDs `-list` prints for `input` (already decompressed, see [`Job::decompress_input`]).
+    pub fn plan_list(&self, input: &[u8]) -> Result<Vec<String>, BundlerError> {
+        Ok(self
+            .llvm_entries(input)?
+            .iter()
+            .map(|e| e.id_str().into_owned())
+            .collect())
     }
 
     /// Decide what each output of an unbundling receives.
     pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
         let r = self.release;
-        let entries = match binary::llvm_read(input, 0, r) {
-            LlvmView::NoBundles => vec![],
-            LlvmView::Entries(e) => e,
-            LlvmView::Crash(e) => return Err(BundlerError::with("malformed bundle header", e)),
-        };
+        let entries = self.llvm_entries(input)?;
         let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
         let mut worklist: Vec<&str> = r.stringmap_order(&keys);
         let mut pieces: Vec<Option<Piece>> = vec![None; v.targets.len()];

@@ -4,6 +4,7 @@
 //! and list what is inside with absolute offsets.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
+use crate::bundle::ccob;
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
@@ -15,6 +16,8 @@ use serde::Serialize;
 pub enum Container {
     /// `__CLANG_OFFLOAD_BUNDLE__` binary bundle.
     BinaryBundle,
+    /// `CCOB` compressed bundle(s).
+    CompressedBundle,
 }
 
 impl Container {
@@ -22,6 +25,7 @@ impl Container {
     pub fn name(self) -> &'static str {
         match self {
             Container::BinaryBundle => "binary-bundle",
+            Container::CompressedBundle => "compressed-bundle",
         }
     }
 }
@@ -30,6 +34,9 @@ impl Container {
 pub fn detect(data: &[u8]) -> Option<Container> {
     if binary::is_binary_bundle(data) {
         return Some(Container::BinaryBundle);
+    }
+    if ccob::is_ccob(data) {
+        return Some(Container::CompressedBundle);
     }
     None
 }
@@ -47,6 +54,10 @@ pub struct ListedEntry {
     pub bundle: usize,
     /// The container holding the entry.
     pub container: &'static str,
+    /// For an entry inside a compressed bundle: the absolute offset of the
+    /// `CCOB` blob; `offset` is then relative to the decompressed bundle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ccob_offset: Option<u64>,
 }
 
 /// A listing of an input.
@@ -88,9 +99,81 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                         size: e.size,
                         bundle: 0,
                         container: c.name(),
+                        ccob_offset: None,
                     })
                     .collect(),
             })
+        }
+        Container::CompressedBundle => {
+            let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
+            let mut entries = Vec::new();
+            for (k, b) in blobs.iter().enumerate() {
+                let blob = &data[b.offset as usize..(b.offset + b.len) as usize];
+                let inner = match release {
+                    None => {
+                        ccob::decompress_strict(blob, b.offset)
+                            .map_err(|e| vec![e])?
+                            .data
+                    }
+                    Some(r) => match ccob::llvm_decompress(blob, r) {
+                        ccob::LlvmDecompress::Data(d) => d,
+                        ccob::LlvmDecompress::Plain => {
+                            return Err(vec![Error::at(
+                                rules::CCOB_1,
+                                b.offset,
+                                format!("LLVM {r} does not read compressed bundles"),
+                            )])
+                        }
+                        ccob::LlvmDecompress::Fails(m, e) => {
+                            return Err(vec![e.context(format!("LLVM {r}: {m}"))])
+                        }
+                    },
+                };
+                let inner_list = list(&inner, release).map_err(|es| {
+                    es.into_iter()
+                        .map(|e| e.context(format!("inside the compressed bundle at 0x{:x} (offsets are within the decompressed bundle)", b.offset)).with_rule_if_none(rules::CCOB_9))
+                        .collect::<Vec<_>>()
+                })?;
+                for mut e in inner_list.entries {
+                    e.bundle = k;
+                    e.ccob_offset = Some(b.offset);
+                    entries.push(e);
+                }
+            }
+            Ok(Listing {
+                container: c.name(),
+                mode: release.map_or("strict".into(), |r| format!("llvm-{r}")),
+                entries,
+            })
+        }
+    }
+}
+
+/// The payload of a listed entry: a slice of `data`, or for an entry
+/// inside a compressed bundle, the bytes of the (strictly verified)
+/// decompressed bundle.
+pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'a, [u8]>, Error> {
+    let range = |d: &[u8]| -> Option<Vec<u8>> {
+        let s = usize::try_from(e.offset).ok()?;
+        let n = usize::try_from(e.size).ok()?;
+        d.get(s..s.checked_add(n)?).map(<[u8]>::to_vec)
+    };
+    match e.ccob_offset {
+        None => {
+            let s = usize::try_from(e.offset).map_err(|_| Error::other("offset too large"))?;
+            let n = usize::try_from(e.size).map_err(|_| Error::other("size too large"))?;
+            data.get(s..s + n)
+                .map(std::borrow::Cow::Borrowed)
+                .ok_or_else(|| Error::other("entry out of range"))
+        }
+        Some(at) => {
+            let blob = &data[at as usize..];
+            let h = ccob::parse_header(blob, at)?;
+            let len = ccob::blob_len(&h, blob, at)?;
+            let d = ccob::decompress_strict(&blob[..len as usize], at)?;
+            range(&d.data)
+                .map(std::borrow::Cow::Owned)
+                .ok_or_else(|| Error::other("entry out of range"))
         }
     }
 }

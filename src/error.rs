@@ -81,6 +81,14 @@ impl Error {
         self
     }
 
+    /// Give a rule to an error that has none (an inner failure seen from an outer container).
+    pub fn with_rule_if_none(mut self, rule: Rule) -> Self {
+        if self.inner.rule.is_none() {
+            self.inner.rule = Some(rule.id);
+        }
+        self
+    }
+
     /// Add a line of context ("in section .hip_fatbin", "in bundle 2").
     pub fn context(mut self, what: impl Into<String>) -> Self {
         self.inner.context.push(what.into());

@@ -312,6 +312,63 @@ pub struct Blob {
     pub header: Header,
 }
 
+/// Walk the CCOB blobs stored back to back in `data` (each bounded by its
+/// total size; a v1 blob runs to the end). Bytes after the last blob that
+/// do not start another blob violate CCOB-4.
+pub fn blobs(data: &[u8], base: u64) -> Result<Vec<Blob>> {
+    let mut out = Vec::new();
+    let mut pos = 0u64;
+    while (pos as usize) < data.len() {
+        let rest = &data[pos as usize..];
+        if !is_ccob(rest) && !out.is_empty() {
+            return Err(Error::at(
+                rules::CCOB_4,
+                base + pos,
+                format!("{} bytes after the last compressed bundle", rest.len()),
+            ));
+        }
+        let header = parse_header(rest, base + pos)?;
+        let len = blob_len(&header, rest, base + pos)?;
+        out.push(Blob {
+            offset: base + pos,
+            len,
+            header,
+        });
+        pos += len;
+    }
+    Ok(out)
+}
+
+/// Decode at most `want` bytes of the bundle inside the blob at the start
+/// of `data`: enough to read a bundle header without inflating the payloads.
+pub fn decompress_prefix(data: &[u8], base: u64, want: u64) -> Result<(Header, Vec<u8>)> {
+    let h = parse_header(data, base)?;
+    let end = blob_len(&h, data, base)?;
+    let payload = &data[h.header_size as usize..end as usize];
+    let mut out = Vec::new();
+    let limit = want.min(h.uncompressed_size);
+    let err = |e: std::io::Error| {
+        Error::at(
+            rules::CCOB_5,
+            base + h.header_size,
+            format!("the compressed stream does not decode: {e}"),
+        )
+    };
+    match h.method() {
+        Some(Method::Zstd) => {
+            let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+                .map_err(err)?
+                .single_frame();
+            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
+        }
+        _ => {
+            let mut dec = flate2::bufread::ZlibDecoder::new(payload);
+            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
+        }
+    }
+    Ok((h, out))
+}
+
 /// Options for writing a compressed bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteOptions {
@@ -402,6 +459,15 @@ pub fn compress(bundle: &[u8], opts: WriteOptions) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Length of the compressed data of a blob written by [`compress`]
+/// (its length minus the header of its version).
+pub fn compress_payload_len(blob: &[u8]) -> usize {
+    let v = blob
+        .get(4..6)
+        .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    blob.len() - header_size(v).unwrap_or(0) as usize
+}
+
 /// What an LLVM release makes of a buffer that may be compressed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LlvmDecompress {
@@ -412,6 +478,10 @@ pub enum LlvmDecompress {
     /// The release fails with this message (after `Failed to decompress input: `).
     Fails(String, Error),
 }
+
+/// Claims above this size make LLVM's up-front allocation fail (observed
+/// with 2^40 on a 24 GiB machine: `LLVM ERROR: out of memory`, SIGABRT).
+pub const LLVM_ALLOCATION_LIMIT: u64 = 1 << 36;
 
 /// Model of `CompressedOffloadBundle::decompress` for `release`.
 pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
@@ -487,6 +557,17 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
     let mut out = Vec::new();
     // LLVM decompresses into a buffer of exactly `claimed` bytes.
     match decode_into(&h, payload, hsize as u64, &mut out) {
+        Ok(_) if claimed > LLVM_ALLOCATION_LIMIT => fail(
+            "LLVM ERROR: out of memory",
+            Error::at(
+                rules::CCOB_6,
+                usize_off as u64,
+                format!(
+                    "the header claims {claimed} uncompressed bytes (the stream yields {}); LLVM {release} allocates the claim and aborts out of memory",
+                    out.len()
+                ),
+            ),
+        ),
         Ok(_) => LlvmDecompress::Data(out),
         Err(e) if e.rule_id() == Some(rules::CCOB_6.id) => fail(
             if m == Method::Zstd {
@@ -496,14 +577,18 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
             },
             e,
         ),
-        Err(e) => fail(
-            if m == Method::Zstd {
-                "Could not decompress embedded file contents: Src size is incorrect"
+        Err(e) => {
+            let lib = if m == Method::Zlib {
+                "zlib error: Z_DATA_ERROR"
+            } else if e.message().contains("Unknown frame descriptor") {
+                "Unknown frame descriptor"
+            } else if e.message().contains("corruption") {
+                "Data corruption detected"
             } else {
-                "Could not decompress embedded file contents: zlib error: Z_DATA_ERROR"
-            },
-            e,
-        ),
+                "Src size is incorrect"
+            };
+            fail(&format!("Could not decompress embedded file contents: {lib}"), e)
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::cl::{self, Kind, Spec};
 use super::{copy_range, io_message, Input};
+use offload_kit::bundle::ccob;
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::OutputFile;
 use offload_kit::Release;
@@ -195,6 +196,10 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         .value("bundle-align")
         .and_then(cl::parse_uint)
         .map_or(1, u64::from);
+    let comp = match compression_config(release, &p, prog) {
+        Ok(c) => c,
+        Err(m) => return err(&m),
+    };
     let job = Job {
         release,
         file_type: file_type.to_string(),
@@ -208,17 +213,139 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         hip_openmp: p.flag("hip-openmp-compatible"),
         check_input_archive: p.flag("check-input-archive"),
     };
-    match run(&job) {
+    match run(&job, &comp, prog) {
         Ok(()) => 0,
         Err(m) => err(&m),
     }
 }
 
-fn run(job: &Job) -> Result<(), String> {
+/// Compression settings after LLVM's environment variables and options.
+struct Compression {
+    compress: bool,
+    verbose: bool,
+    level: Option<i32>,
+    version: u16,
+}
+
+/// `OffloadBundlerConfig`'s environment handling (19, 22), then the
+/// command line, which wins.
+fn compression_config(r: Release, p: &cl::Parsed, _prog: &str) -> Result<Compression, String> {
+    let mut c = Compression {
+        compress: false,
+        verbose: false,
+        level: None,
+        version: if r >= Release::L22 { 3 } else { 2 },
+    };
+    if r >= Release::L19 && std::env::var("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() != Ok("1") {
+        if let Ok(v) = std::env::var("OFFLOAD_BUNDLER_VERBOSE") {
+            c.verbose = v == "1";
+        }
+        if let Ok(v) = std::env::var("OFFLOAD_BUNDLER_COMPRESS") {
+            c.compress = v == "1";
+        }
+        if let Ok(v) = std::env::var("OFFLOAD_BUNDLER_COMPRESSION_LEVEL") {
+            match v.parse::<i32>() {
+                Ok(l) => c.level = Some(l),
+                Err(_) => eprintln!("Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {v}. Ignoring it."),
+            }
+        }
+        if r >= Release::L22 {
+            if let Ok(v) = std::env::var("COMPRESSED_BUNDLE_FORMAT_VERSION") {
+                match v.parse::<u16>() {
+                    Ok(n @ 2..=3) => c.version = n,
+                    Ok(_) => eprintln!("Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Valid values are 2 or 3. Using default version 3."),
+                    Err(_) => eprintln!("Warning: Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: {v}. Using default version 3."),
+                }
+            }
+        }
+    }
+    if p.has("compress") {
+        c.compress = p.flag("compress");
+    }
+    if p.has("verbose") {
+        c.verbose = p.flag("verbose");
+    }
+    if let Some(l) = p.value("compression-level") {
+        c.level = Some(l.parse().map_err(|_| {
+            format!("for the --compression-level option: '{l}' value invalid for integer argument!")
+        })?);
+    }
+    if c.compress && r <= Release::L16 {
+        return Err(format!(
+            "-compress: LLVM {r} has no compressed bundles (select --llvm-version=19 or 22)"
+        ));
+    }
+    Ok(c)
+}
+
+/// Group digits by three, as LLVM's verbose output does.
+fn commas(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Decompress a compressed input as the release does (19/22), else keep it.
+fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input, String> {
+    match job
+        .decompress_input(input.bytes())
+        .map_err(|e| e.to_string())?
+    {
+        None => Ok(input),
+        Some(d) => {
+            if let Ok(h) = ccob::parse_header(input.bytes(), 0) {
+                if ccob::truncated_md5(&d) != h.hash {
+                    eprintln!(
+                        "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
+                        job.release
+                    );
+                }
+            }
+            if comp.verbose {
+                if let Ok(h) = ccob::parse_header(input.bytes(), 0) {
+                    let stored = h.hash_u64();
+                    let recalc = u64::from_le_bytes(ccob::truncated_md5(&d));
+                    eprintln!("Compressed bundle format version: {}", h.version);
+                    if let Some(t) = h.total_size {
+                        eprintln!("Total file size (from header): {} bytes", commas(t));
+                    }
+                    eprintln!(
+                        "Decompression method: {}",
+                        if h.method() == Some(ccob::Method::Zlib) {
+                            "zlib"
+                        } else {
+                            "zstd"
+                        }
+                    );
+                    eprintln!(
+                        "Size before decompression: {} bytes",
+                        commas(input.bytes().len() as u64 - h.header_size)
+                    );
+                    eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
+                    eprintln!("Stored hash: 0x{stored:016x}");
+                    eprintln!("Recalculated hash: 0x{recalc:016x}");
+                    eprintln!(
+                        "Hashes match: {}",
+                        if stored == recalc { "Yes" } else { "No" }
+                    );
+                }
+            }
+            Ok(Input::from_vec(d))
+        }
+    }
+}
+
+fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
     let supported = matches!(v.file_type, FileType::Binary | FileType::Object);
     if job.list {
-        let input = open(&job.inputs[0])?;
+        let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
         if !supported {
             return Err(not_yet(&job.file_type));
         }
@@ -230,7 +357,7 @@ fn run(job: &Job) -> Result<(), String> {
         return Ok(());
     }
     if job.unbundle {
-        let input = open(&job.inputs[0])?;
+        let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
         if !supported {
             return Err(not_yet(&job.file_type));
         }
@@ -279,6 +406,54 @@ fn run(job: &Job) -> Result<(), String> {
     let sizes: Vec<u64> = inputs.iter().map(|i| i.bytes().len() as u64).collect();
     let layout = job.plan_bundle(&v, &sizes).map_err(|e| e.to_string())?;
     let mut o = OutputFile::create(&job.outputs[0]).map_err(|e| e.to_string())?;
+    if comp.compress {
+        let mut bundle = Vec::with_capacity(layout.total as usize);
+        layout
+            .write(&mut bundle, |i, w| w.write_all(inputs[i].bytes()))
+            .map_err(|e| e.to_string())?;
+        let opts = ccob::WriteOptions {
+            version: comp.version,
+            method: ccob::Method::Zstd,
+            level: comp.level.unwrap_or(3),
+        };
+        let started = std::time::Instant::now();
+        let blob = ccob::compress(&bundle, opts).map_err(|e| e.to_string())?;
+        if comp.verbose {
+            let secs = started.elapsed().as_secs_f64().max(1e-9);
+            let hsize = blob.len() - ccob::compress_payload_len(&blob);
+            let payload = (blob.len() - hsize) as f64;
+            eprintln!("Compressed bundle format version: {}", opts.version);
+            eprintln!(
+                "Total file size (including headers): {} bytes",
+                commas(blob.len() as u64)
+            );
+            eprintln!("Compression method used: zstd");
+            eprintln!("Compression level: {}", opts.level);
+            eprintln!(
+                "Binary size before compression: {} bytes",
+                commas(bundle.len() as u64)
+            );
+            eprintln!(
+                "Binary size after compression: {} bytes",
+                commas(payload as u64)
+            );
+            eprintln!("Compression rate: {:.2}", bundle.len() as f64 / payload);
+            eprintln!(
+                "Compression ratio: {:.2}%",
+                100.0 * payload / bundle.len() as f64
+            );
+            eprintln!(
+                "Compression speed: {:.2} MB/s",
+                bundle.len() as f64 / 1e6 / secs
+            );
+            eprintln!(
+                "Truncated MD5 hash: 0x{:016x}",
+                u64::from_le_bytes(ccob::truncated_md5(&bundle))
+            );
+        }
+        o.write_all(&blob).map_err(|e| e.to_string())?;
+        return o.commit().map_err(|e| e.to_string());
+    }
     o.write_all(&layout.header).map_err(|e| e.to_string())?;
     let mut pos = layout.header.len() as u64;
     for (i, input) in inputs.iter().enumerate() {

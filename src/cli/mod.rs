@@ -47,6 +47,15 @@ impl Input {
         })
     }
 
+    /// An input held in memory (a decompressed bundle).
+    pub fn from_vec(buf: Vec<u8>) -> Input {
+        Input {
+            map: None,
+            buf,
+            file: None,
+        }
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&self.buf)

@@ -2,6 +2,7 @@
 
 use super::{copy_range, Input};
 use clap::{Parser, Subcommand};
+use offload_kit::bundle::ccob;
 use offload_kit::detect::{self, Listing};
 use offload_kit::output::{self, OutputFile};
 use offload_kit::{Error, Release};
@@ -53,6 +54,53 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Compress a bundle into a CCOB blob (default: version 3, zstd level 3, as LLVM 22).
+    Compress {
+        /// Input bundle.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// CCOB format version (1, 2 or 3).
+        #[arg(long = "format-version", default_value_t = 3)]
+        version: u16,
+        /// Compression method.
+        #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
+        method: String,
+        /// Compression level (default: 3 for zstd, 6 for zlib).
+        #[arg(long, allow_hyphen_values = true)]
+        level: Option<i32>,
+    },
+    /// Decompress a CCOB blob (verifying sizes and hash) into the bundle it holds.
+    Decompress {
+        /// Input CCOB file.
+        file: PathBuf,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+    },
+    /// Convert between uncompressed and CCOB v1/v2/v3.
+    Convert {
+        /// Input bundle or CCOB file.
+        file: PathBuf,
+        /// Target form.
+        #[arg(long, value_parser = ["none", "v1", "v2", "v3"])]
+        to: String,
+        /// Output file.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Compression method for v1/v2/v3.
+        #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
+        method: String,
+        /// Compression level.
+        #[arg(long, allow_hyphen_values = true)]
+        level: Option<i32>,
+    },
+    /// Verify every compressed bundle in a file: sizes and hashes; exit 0 only if all check out.
+    Verify {
+        /// Input file.
+        file: PathBuf,
+    },
     /// Build a built-in example bundle, then list, validate and extract it.
     Demo {
         /// Where to write the example files.
@@ -97,6 +145,31 @@ pub fn main(args: Vec<String>) -> i32 {
         } => extract(&file, id, output, all, dir),
         Cmd::Validate { file, json } => validate(&file, json),
         Cmd::Demo { dir } => demo(&dir),
+        Cmd::Compress {
+            file,
+            output,
+            version,
+            method,
+            level,
+        } => compress_cmd(&file, &output, version, &method, level),
+        Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
+        Cmd::Convert {
+            file,
+            to,
+            output,
+            method,
+            level,
+        } => match to.as_str() {
+            "none" => decompress_cmd(&file, &output),
+            v => compress_cmd(
+                &file,
+                &output,
+                v[1..].parse().expect("v1|v2|v3"),
+                &method,
+                level,
+            ),
+        },
+        Cmd::Verify { file } => verify_cmd(&file),
     };
     match r {
         Ok(code) => code,
@@ -159,7 +232,12 @@ fn extract(
     let mut staged = Vec::new();
     for (e, path) in jobs {
         let mut o = OutputFile::create(&path).map_err(|e| vec![e])?;
-        copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
+        if e.ccob_offset.is_some() {
+            let bytes = detect::payload(input.bytes(), &e).map_err(|e| vec![e])?;
+            std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
+        } else {
+            copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
+        }
         staged.push(o);
     }
     for o in staged {
@@ -259,4 +337,97 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         }
     }
     Ok(0)
+}
+
+fn method_of(m: &str) -> ccob::Method {
+    if m == "zlib" {
+        ccob::Method::Zlib
+    } else {
+        ccob::Method::Zstd
+    }
+}
+
+/// The uncompressed bytes of `data`: the bundle itself, or the verified
+/// content of a single CCOB blob.
+fn uncompressed(data: &[u8]) -> Result<Vec<u8>, Vec<Error>> {
+    if ccob::is_ccob(data) {
+        let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
+        if blobs.len() != 1 {
+            return Err(vec![Error::other(format!(
+                "the file holds {} compressed bundles; convert one at a time",
+                blobs.len()
+            ))]);
+        }
+        return Ok(ccob::decompress_strict(data, 0).map_err(|e| vec![e])?.data);
+    }
+    Ok(data.to_vec())
+}
+
+fn compress_cmd(
+    file: &Path,
+    output: &Path,
+    version: u16,
+    method: &str,
+    level: Option<i32>,
+) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let bundle = uncompressed(input.bytes())?;
+    if detect::detect(&bundle).is_none() {
+        eprintln!(
+            "offload-kit: warning: the input is not a bundle (rule CCOB-9); compressing it anyway"
+        );
+    }
+    let m = method_of(method);
+    let opts = ccob::WriteOptions {
+        version,
+        method: m,
+        level: level.unwrap_or(m.default_level()),
+    };
+    let blob = ccob::compress(&bundle, opts).map_err(|e| vec![e])?;
+    output::write_file(output, &blob).map_err(|e| vec![e])?;
+    Ok(0)
+}
+
+fn decompress_cmd(file: &Path, output: &Path) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    if !ccob::is_ccob(input.bytes()) {
+        return Err(vec![Error::at(
+            offload_kit::rules::CCOB_1,
+            0,
+            "not a compressed bundle",
+        )]);
+    }
+    let bundle = uncompressed(input.bytes())?;
+    output::write_file(output, &bundle).map_err(|e| vec![e])?;
+    Ok(0)
+}
+
+fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let data = input.bytes();
+    if !ccob::is_ccob(data) {
+        return validate(file, false);
+    }
+    let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
+    let mut errs = Vec::new();
+    for b in &blobs {
+        let blob = &data[b.offset as usize..(b.offset + b.len) as usize];
+        match ccob::decompress_strict(blob, b.offset) {
+            Ok(d) => println!(
+                "0x{:x}: CCOB v{} {:?}, {} -> {} bytes, hash 0x{:016x}: ok",
+                b.offset,
+                b.header.version,
+                b.header.method().expect("checked"),
+                b.len,
+                d.data.len(),
+                b.header.hash_u64()
+            ),
+            Err(e) => errs.push(e),
+        }
+    }
+    if errs.is_empty() {
+        Ok(0)
+    } else {
+        Err(errs)
+    }
 }
