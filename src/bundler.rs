@@ -143,9 +143,10 @@ impl Job {
             ));
         }
         if self.list {
-            if self.inputs.len() > 1 {
-                return Err(BundlerError::llvm(
+            if self.inputs.len() != 1 {
+                return Err(BundlerError::with(
                     "only one input file supported for -list",
+                    Error::rule(rules::CLI_2, format!("{} inputs given", self.inputs.len())),
                 ));
             }
             if !self.outputs.is_empty() {
@@ -189,13 +190,31 @@ impl Job {
         }
         if self.unbundle {
             if self.inputs.len() != 1 {
-                return Err(BundlerError::llvm(
+                return Err(BundlerError::with(
                     "only one input file supported in unbundling mode",
+                    Error::rule(
+                        rules::CLI_2,
+                        format!(
+                            "{} inputs, {} outputs, {} targets",
+                            self.inputs.len(),
+                            self.outputs.len(),
+                            self.targets.len()
+                        ),
+                    ),
                 ));
             }
             if self.outputs.len() != self.targets.len() {
-                return Err(BundlerError::llvm(
+                return Err(BundlerError::with(
                     "number of output files and targets should match in unbundling mode",
+                    Error::rule(
+                        rules::CLI_2,
+                        format!(
+                            "{} inputs, {} outputs, {} targets",
+                            self.inputs.len(),
+                            self.outputs.len(),
+                            self.targets.len()
+                        ),
+                    ),
                 ));
             }
         } else {
@@ -205,13 +224,31 @@ impl Job {
                 ));
             }
             if self.outputs.len() != 1 {
-                return Err(BundlerError::llvm(
+                return Err(BundlerError::with(
                     "only one output file supported in bundling mode",
+                    Error::rule(
+                        rules::CLI_1,
+                        format!(
+                            "{} inputs, {} outputs, {} targets",
+                            self.inputs.len(),
+                            self.outputs.len(),
+                            self.targets.len()
+                        ),
+                    ),
                 ));
             }
             if self.inputs.len() != self.targets.len() {
-                return Err(BundlerError::llvm(
+                return Err(BundlerError::with(
                     "number of input files and targets should match in bundling mode",
+                    Error::rule(
+                        rules::CLI_1,
+                        format!(
+                            "{} inputs, {} outputs, {} targets",
+                            self.inputs.len(),
+                            self.outputs.len(),
+                            self.targets.len()
+                        ),
+                    ),
                 ));
             }
         }

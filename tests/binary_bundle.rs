@@ -176,6 +176,38 @@ fn bin_13_one_host() {
 }
 
 #[test]
+fn compose_1_any_is_all_or_nothing() {
+    let d = binary::write_to_vec(
+        &[
+            (b"hip-amdgcn-amd-amdhsa--gfx906", b"a"),
+            (b"hip-amdgcn-amd-amdhsa--gfx906:xnack+", b"b"),
+        ],
+        1,
+    )
+    .unwrap();
+    assert_eq!(rules_of(&d), ["COMPOSE-1"]);
+    // LLVM's one-directional check misses this pair; the rule does not.
+    let d = binary::write_to_vec(
+        &[
+            (b"hip-amdgcn-amd-amdhsa--gfx906:sramecc+:xnack+", b"a"),
+            (b"hip-amdgcn-amd-amdhsa--gfx906:xnack+", b"b"),
+        ],
+        1,
+    )
+    .unwrap();
+    assert_eq!(rules_of(&d), ["COMPOSE-1"]);
+    let ok = binary::write_to_vec(
+        &[
+            (b"hip-amdgcn-amd-amdhsa--gfx906:xnack-", b"a"),
+            (b"hip-amdgcn-amd-amdhsa--gfx906:xnack+", b"b"),
+        ],
+        1,
+    )
+    .unwrap();
+    assert!(rules_of(&ok).is_empty());
+}
+
+#[test]
 fn llvm_crash_cases_are_reported() {
     let mut d = good();
     put(&mut d, 0x56, 0); // second offset 0: LLVM SIGSEGV

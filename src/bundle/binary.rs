@@ -277,10 +277,23 @@ pub fn parse_strict(
         .last()
         .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64);
     let mut hosts = 0;
+    let mut parsed: Vec<(usize, BundleEntryId)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         match std::str::from_utf8(e.id) {
             Ok(text) => match BundleEntryId::parse_strict(text) {
-                Ok(id) => hosts += usize::from(id.kind == "host"),
+                Ok(id) => {
+                    if id.kind == "host" {
+                        hosts += 1;
+                        if hosts == 2 {
+                            errs.push(Error::at(
+                                rules::BIN_13,
+                                e.record_pos,
+                                format!("entry {i} '{}' is a second host entry", e.id_str()),
+                            ));
+                        }
+                    }
+                    parsed.push((i, id));
+                }
                 Err(es) => errs.extend(es.into_iter().map(|ie| {
                     Error::at(
                         ie.rule,
@@ -341,13 +354,7 @@ pub fn parse_strict(
             ));
         }
     }
-    if hosts > 1 {
-        errs.push(Error::at(
-            rules::BIN_13,
-            base + HEADER_SIZE,
-            format!("the bundle has {hosts} host entries"),
-        ));
-    }
+    errs.extend(composition_violations(&entries, &parsed));
     // Overlaps and padding: walk the in-range payloads sorted by offset.
     let mut spans: Vec<(u64, u64, usize)> = entries
         .iter()
@@ -360,18 +367,24 @@ pub fn parse_strict(
         .collect();
     spans.sort();
     let mut cur = header_end;
-    for w in spans.windows(2) {
-        if w[1].0 < w[0].1 {
-            errs.push(Error::at(
-                rules::BIN_7,
-                entries[w[1].2].record_pos,
-                format!(
-                    "payloads of entries {} and {} overlap at 0x{:x}",
-                    w[0].2,
-                    w[1].2,
-                    base + w[1].0
-                ),
-            ));
+    // Sweep: each payload that starts before the furthest end seen so far
+    // overlaps the payload that reaches furthest.
+    let mut reach: Option<(u64, usize)> = None;
+    for &(start, end, i) in &spans {
+        if let Some((far, j)) = reach {
+            if start < far {
+                errs.push(Error::at(
+                    rules::BIN_7,
+                    entries[i].record_pos,
+                    format!(
+                        "payloads of entries {j} and {i} overlap at 0x{:x}",
+                        base + start
+                    ),
+                ));
+            }
+        }
+        if reach.is_none_or(|(far, _)| end > far) {
+            reach = Some((end, i));
         }
     }
     if errs.is_empty() {
@@ -420,6 +433,57 @@ pub fn parse_strict(
     })
 }
 
+/// The `offset` field of the record at relative position `pos`.
+fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
+    let pos = usize::try_from(pos).ok()?;
+    let b = data.get(pos..pos.checked_add(8)?)?;
+    Some(u64::from_le_bytes(b.try_into().ok()?))
+}
+
+/// COMPOSE-1: among entries of one kind, triple and processor, a feature
+/// left Any by one entry may not be set by another.
+fn composition_violations(entries: &[Entry<'_>], parsed: &[(usize, BundleEntryId)]) -> Vec<Error> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<String, Vec<(usize, &crate::id::target_id::TargetId)>> =
+        BTreeMap::new();
+    for (i, id) in parsed {
+        if let Some(t) = &id.parsed_target_id {
+            let canon = id.canonical();
+            let key_end = canon.len() - id.target_id.len();
+            let key = format!("{}{}", &canon[..key_end], t.processor);
+            groups.entry(key).or_default().push((*i, t));
+        }
+    }
+    let mut errs = Vec::new();
+    for members in groups.values() {
+        for (a, ta) in members {
+            for (b, tb) in members {
+                if a >= b {
+                    continue;
+                }
+                let fa = ta.feature_map();
+                let fb = tb.feature_map();
+                if let Some(f) = fa
+                    .keys()
+                    .find(|k| !fb.contains_key(*k))
+                    .or_else(|| fb.keys().find(|k| !fa.contains_key(*k)))
+                {
+                    errs.push(Error::at(
+                        rules::COMPOSE_1,
+                        entries[*b].id_pos,
+                        format!(
+                            "entries {a} '{}' and {b} '{}' disagree on whether '{f}' is Any",
+                            entries[*a].id_str(),
+                            entries[*b].id_str()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    errs
+}
+
 /// What an LLVM release's `BinaryFileHandler::ReadHeader` makes of a buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LlvmView<'a> {
@@ -443,6 +507,9 @@ pub fn llvm_read(data: &[u8], base: u64, release: Release) -> LlvmView<'_> {
         };
         let rule = match scan.stop {
             Some(Stop::Truncated { .. }) => rules::BIN_2,
+            Some(Stop::BadRange { at, .. }) if record_offset(data, at - base) == Some(0) => {
+                rules::BIN_6
+            }
             _ => rules::BIN_5,
         };
         return LlvmView::Crash(Error::at(

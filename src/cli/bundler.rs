@@ -170,6 +170,10 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         eprintln!("{prog}: error: {m}");
         1
     };
+    let Some(file_type) = p.value("type") else {
+        eprintln!("clang-offload-bundler: for the --type option: must be specified at least once!");
+        return 1;
+    };
     if p.has("inputs") && p.has("input") {
         return err("-inputs and -input cannot be used together, use only -input instead");
     }
@@ -184,10 +188,6 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             eprintln!("{prog}: warning: -outputs is deprecated, use -output instead");
         }
     }
-    let Some(file_type) = p.value("type") else {
-        eprintln!("clang-offload-bundler: for the --type option: must be specified at least once!");
-        return 1;
-    };
     let mut inputs = p.list("input");
     inputs.extend(p.list("inputs"));
     let mut outputs = p.list("output");

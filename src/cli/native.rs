@@ -212,11 +212,19 @@ fn extract(
     if all {
         let dir = dir.expect("clap requires --dir");
         std::fs::create_dir_all(&dir).map_err(|e| vec![e.into()])?;
-        for e in &l.entries {
-            jobs.push((
-                e.clone(),
-                output::contained_path(&dir, &e.id).map_err(|e| vec![e])?,
-            ));
+        let mut seen = std::collections::BTreeMap::new();
+        for (i, e) in l.entries.iter().enumerate() {
+            let path = output::contained_path(&dir, &e.id).map_err(|e| vec![e])?;
+            if let Some(j) = seen.insert(path.clone(), i) {
+                return Err(vec![Error::rule(
+                    offload_kit::rules::CLI_5,
+                    format!(
+                        "entries {j} and {i} would both be written to '{}'",
+                        path.display()
+                    ),
+                )]);
+            }
+            jobs.push((e.clone(), path));
         }
     } else {
         let id = id.expect("clap requires --id");

@@ -89,6 +89,30 @@ fn split(text: &str) -> Result<(&str, [&str; 3], Option<&str>, Option<&str>), Id
     }
 }
 
+/// The strict processor table (TID-3): AMDGPU names on `amdgcn`, CUDA
+/// names on `nvptx`/`nvptx64`, `amdgcnspirv` on `spirv64`; other
+/// architectures take no target ID. (LLVM accepts any name off AMDGPU.)
+fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
+    let arch = triple.arch_kind();
+    let ok = match arch {
+        Some("amdgcn") => processor::canonical_amdgpu(proc_).is_some(),
+        Some("nvptx" | "nvptx64") => processor::is_cuda(proc_),
+        Some("spirv64") => proc_ == "amdgcnspirv",
+        _ => {
+            return Some(format!(
+                "architecture '{}' takes no target ID, found '{proc_}'",
+                triple.arch
+            ))
+        }
+    };
+    (!ok).then(|| {
+        format!(
+            "processor '{proc_}' is not known for architecture '{}'",
+            triple.arch
+        )
+    })
+}
+
 impl BundleEntryId {
     /// Parse and check an entry ID against every ID rule; all violations are returned.
     pub fn parse_strict(text: &str) -> Result<BundleEntryId, Vec<IdError>> {
@@ -157,7 +181,13 @@ impl BundleEntryId {
             }
             match target_id::parse(tid_text) {
                 Ok(t) => {
-                    if let Err(e) = t.check(&triple) {
+                    if let Some(m) = strict_processor_violation(&triple, &t.processor) {
+                        errs.push(IdError {
+                            rule: rules::TID_3,
+                            pos: tid_pos,
+                            message: m,
+                        });
+                    } else if let Err(e) = t.check(&triple) {
                         errs.push(IdError {
                             rule: e.rule,
                             pos: tid_pos + e.pos,

@@ -140,6 +140,11 @@ pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
     is_offload_arch(name)
 }
 
+/// Whether `name` is a CUDA processor (`sm_*` in the table).
+pub fn is_cuda(name: &str) -> bool {
+    CUDA.contains(&name)
+}
+
 /// The primary AMDGPU processor name for `name` (primary or alias), or `None`.
 pub fn canonical_amdgpu(name: &str) -> Option<&'static str> {
     if let Some((n, _)) = AMDGPU.iter().find(|(n, _)| *n == name) {

@@ -80,7 +80,7 @@ pub fn parse(text: &str) -> Result<TargetId, TargetIdError> {
         if features.iter().any(|(n, _)| n == name) {
             return Err(TargetIdError {
                 rule: rules::TID_2,
-                pos: text.find(&format!(":{name}")).unwrap_or(0),
+                pos: text.rfind(&format!(":{name}")).unwrap_or(0),
                 message: format!("target feature '{name}' appears more than once in '{text}'"),
             });
         }

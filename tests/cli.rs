@@ -1,0 +1,207 @@
+//! The command lines: llvm::cl option forms of the drop-in bundler, its
+//! check order and messages, the native commands' exit codes, and a
+//! property that no argument vector makes either CLI panic.
+
+use proptest::prelude::*;
+use std::process::Command;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_offload-kit"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn bundler(args: &[&str]) -> (i32, String, String) {
+    let mut a = vec!["bundler"];
+    a.extend_from_slice(args);
+    run(&a)
+}
+
+#[test]
+fn option_spellings_are_equivalent() {
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(p("h"), b"HOST").unwrap();
+    std::fs::write(p("dv"), b"DEV").unwrap();
+    let t = "host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+    let forms: Vec<Vec<String>> = vec![
+        vec![
+            "-type=bc".into(),
+            format!("-targets={t}"),
+            format!("-input={}", p("h")),
+            format!("-input={}", p("dv")),
+            format!("-output={}", p("o1")),
+        ],
+        vec![
+            "--type".into(),
+            "bc".into(),
+            "--targets".into(),
+            t.into(),
+            format!("--inputs={},{}", p("h"), p("dv")),
+            "-outputs".into(),
+            p("o2"),
+        ],
+        vec![
+            "-type".into(),
+            "bc".into(),
+            "-targets=host-x86_64-unknown-linux-gnu".into(),
+            "-targets=hip-amdgcn-amd-amdhsa--gfx906".into(),
+            "-input".into(),
+            p("h"),
+            "-input".into(),
+            p("dv"),
+            format!("--output={}", p("o3")),
+        ],
+    ];
+    for f in &forms {
+        let a: Vec<&str> = f.iter().map(String::as_str).collect();
+        let (code, _, err) = bundler(&a);
+        assert_eq!(code, 0, "{a:?}: {err}");
+    }
+    // Response file.
+    std::fs::write(
+        p("rsp"),
+        format!(
+            "-type=bc -targets={t} -input={} -input={} -output={}",
+            p("h"),
+            p("dv"),
+            p("o4")
+        ),
+    )
+    .unwrap();
+    let (code, _, err) = bundler(&[&format!("@{}", p("rsp"))]);
+    assert_eq!(code, 0, "{err}");
+    let o1 = std::fs::read(p("o1")).unwrap();
+    for o in ["o2", "o3", "o4"] {
+        assert_eq!(std::fs::read(p(o)).unwrap(), o1, "{o}");
+    }
+    // 16+ warn about the deprecated comma forms; 14 does not.
+    let (_, _, err) = bundler(&[
+        "-type=bc",
+        &format!("-targets={t}"),
+        &format!("-inputs={},{}", p("h"), p("dv")),
+        &format!("-outputs={}", p("o5")),
+    ]);
+    assert!(
+        err.contains("warning: -inputs is deprecated, use -input instead"),
+        "{err}"
+    );
+    let (_, _, err) = bundler(&[
+        "--llvm-version=14",
+        "-type=bc",
+        &format!("-targets={t}"),
+        &format!("-inputs={},{}", p("h"), p("dv")),
+        &format!("-outputs={}", p("o6")),
+    ]);
+    assert!(!err.contains("deprecated"), "{err}");
+}
+
+#[test]
+fn llvm_messages_and_exit_codes() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["-targets=a"], "clang-offload-bundler: for the --type option: must be specified at least once!"),
+        (&["-type=bc", "-list", "-unbundle", "-input=x"], "error: -unbundle and -list cannot be used together"),
+        (&["-type=bc", "-list", "-input=a", "-input=b"], "error: only one input file supported for -list"),
+        (&["-type=bc", "-list", "-input=a", "-targets=x"], "error: -targets option is invalid for -list"),
+        (&["-type=bc", "-targets=host-x86_64-unknown-linux-gnu", "-input=a"], "error: no output file specified!"),
+        (&["-type=bc", "-input=a", "-output=o"], "error: for the --targets option: must be specified at least once!"),
+        (&["-type=bc", "-targets=host-x86_64-unknown-linux-gnu,host-x86_64-unknown-linux-gnu", "-input=a", "-input=a", "-output=o"], "error: Duplicate targets are not allowed"),
+        (&["-type=bc", "-targets=openmp-nvptx64-nvidia-cuda--sm_70", "-input=a", "-output=o"], "error: expecting exactly one host target but got 0"),
+        (&["-type=a", "-targets=host-x86_64-unknown-linux-gnu", "-input=a", "-output=o"], "error: Archive files are only supported for unbundling"),
+        (&["-type=bc", "-targets=cuda-nvptx64-nvidia-cuda--sm_70", "-input=a", "-output=o"], "error: invalid target 'cuda-nvptx64-nvidia-cuda--sm_70', unknown offloading kind 'cuda'"),
+        (&["-type=bc", "-bundle-align=-1", "-targets=x"], "clang-offload-bundler: for the --bundle-align option: '-1' value invalid for uint argument!"),
+        (&["-typo=bc"], "clang-offload-bundler: Unknown command line argument '-typo=bc'."),
+    ];
+    for (args, want) in cases {
+        let (code, _, err) = bundler(args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: want {want:?}, got {err:?}");
+    }
+}
+
+#[test]
+fn bundle_align_zero_is_an_error_not_sigfpe() {
+    let d = tempfile::tempdir().unwrap();
+    let h = d.path().join("h");
+    std::fs::write(&h, b"x").unwrap();
+    let o = d.path().join("o");
+    let (code, _, err) = bundler(&[
+        "-type=bc",
+        "-bundle-align=0",
+        "-targets=host-x86_64-unknown-linux-gnu",
+        &format!("-input={}", h.display()),
+        &format!("-output={}", o.display()),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("rule BIN-11"), "{err}");
+    assert!(!o.exists(), "no output on failure");
+}
+
+#[test]
+fn native_exit_codes() {
+    let (code, _, _) = run(&["list", "/nonexistent/file"]);
+    assert_eq!(code, 1);
+    let (code, _, _) = run(&["no-such-command"]);
+    assert_eq!(code, 2);
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("offload-kit"));
+}
+
+fn token() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "-type=bc",
+        "-type=o",
+        "-type=s",
+        "-type=a",
+        "-type",
+        "bc",
+        "-list",
+        "-unbundle",
+        "-targets=host-x86_64-unknown-linux-gnu",
+        "-targets=hip-amdgcn-amd-amdhsa--gfx906,x",
+        "-targets=",
+        "-input=/dev/null",
+        "-input",
+        "-inputs=,",
+        "-output=/dev/null/x",
+        "-outputs=",
+        "-allow-missing-bundles",
+        "-bundle-align=0",
+        "-bundle-align=4096",
+        "-bundle-align=x",
+        "-hip-openmp-compatible",
+        "-compress",
+        "-compress=false",
+        "-compression-level=99",
+        "--llvm-version=14",
+        "--llvm-version=19",
+        "--llvm-version=99",
+        "-check-input-archive",
+        "-verbose",
+        "@/nonexistent",
+        "--",
+        "x",
+        "-",
+        "-h",
+    ])
+    .prop_map(String::from)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn bundler_never_panics(args in prop::collection::vec(token(), 0..8)) {
+        let mut a = vec!["bundler".to_string()];
+        a.extend(args);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&refs);
+        prop_assert!(code == 0 || code == 1, "{refs:?}: exit {code}: {err}");
+    }
+}
