@@ -21,6 +21,7 @@ pub mod bundle;
 pub mod bundler;
 pub mod conformance;
 pub mod detect;
+pub mod elf;
 pub mod error;
 pub mod format;
 #[doc(hidden)]

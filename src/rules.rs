@@ -68,6 +68,34 @@ rules! {
     CLI_3 = "CLI-3", "cli.md", "Targets are distinct and bundles (except HIP-only ones) have exactly one host target";
     CLI_4 = "CLI-4", "cli.md", "Every requested target is found unless missing bundles are allowed";
     CLI_5 = "CLI-5", "cli.md", "Outputs are written to a temporary file renamed on success and never escape the chosen directory";
+    OBJ_1 = "OBJ-1", "object-bundle.md", "An object-file bundle is an ELF file (32- or 64-bit, either byte order); other object formats are not supported";
+    OBJ_2 = "OBJ-2", "object-bundle.md", "The ELF header, the section header table and the section name string table lie inside the file and are well formed";
+    OBJ_3 = "OBJ-3", "object-bundle.md", "Every section's contents lie inside the file and every section index a section holds is in range";
+    OBJ_4 = "OBJ-4", "object-bundle.md", "A bundle section is named `__CLANG_OFFLOAD_BUNDLE__` followed by a non-empty, valid bundle entry ID";
+    OBJ_5 = "OBJ-5", "object-bundle.md", "Entry IDs are unique among the bundle sections";
+    OBJ_6 = "OBJ-6", "object-bundle.md", "An object-file bundle has exactly one host entry and its section holds exactly one 0x00 byte";
+    OBJ_7 = "OBJ-7", "object-bundle.md", "No device entry's section holds exactly one 0x00 byte";
+    OBJ_8 = "OBJ-8", "object-bundle.md", "A bundle section is SHT_PROGBITS with SHF_EXCLUDE set and SHF_ALLOC and SHF_WRITE clear";
+    OBJ_9 = "OBJ-9", "object-bundle.md", "Readers present entries in section header order";
+    OBJ_10 = "OBJ-10", "object-bundle.md", "Writer: bundle sections are appended after the host object's sections, in target order, with alignment 1 and IDs as the release writes them";
+    OBJ_11 = "OBJ-11", "object-bundle.md", "The host entry unbundles to the fat object without its bundle sections, section indices renumbered";
+    FAT_1 = "FAT-1", "object-bundle.md", "Bundles in `.hip_fatbin` start at multiples of 4096 from the section start, the first at 0, each a binary or compressed bundle bounded by its own header";
+    FAT_2 = "FAT-2", "object-bundle.md", "Bytes after a bundle in `.hip_fatbin`, up to the next multiple of 4096 or the section end, are zero";
+    FAT_3 = "FAT-3", "object-bundle.md", "A compressed bundle in `.hip_fatbin` has version 2 or 3 and a total size that covers its header and lies inside the section";
+    FAT_4 = "FAT-4", "object-bundle.md", "A `.hip_fatbin` section is SHT_PROGBITS with an alignment that is a multiple of 4096";
+    TXT_1 = "TXT-1", "text-bundle.md", "Text bundle types and their comment strings: i, ii, cui, hipi use `//`; d, s use `#`; ll uses `;`";
+    TXT_2 = "TXT-2", "text-bundle.md", "Writer: per entry, in order, the START line, the content verbatim, the END line";
+    TXT_3 = "TXT-3", "text-bundle.md", "A text bundle holds at least one bundle and starts at byte 0 with the `\\n` that opens its first START line";
+    TXT_4 = "TXT-4", "text-bundle.md", "A START line is `\\n` C ` __CLANG_OFFLOAD_BUNDLE____START__ ` ID `\\n`";
+    TXT_5 = "TXT-5", "text-bundle.md", "An entry ID is not empty and is a valid bundle entry ID";
+    TXT_6 = "TXT-6", "text-bundle.md", "Marker lines end with a bare `\\n`: no CR in front of it";
+    TXT_7 = "TXT-7", "text-bundle.md", "Every START line is closed by an END line before the next START line and before the end of the file";
+    TXT_8 = "TXT-8", "text-bundle.md", "An END line is `\\n` C ` __CLANG_OFFLOAD_BUNDLE____END__ ` ID `\\n` and names the ID of its START line";
+    TXT_9 = "TXT-9", "text-bundle.md", "A content holds no START marker";
+    TXT_10 = "TXT-10", "text-bundle.md", "A content holds no END marker";
+    TXT_11 = "TXT-11", "text-bundle.md", "After an END line comes the next START line (whose `\\n` makes a blank line) or the end of the file";
+    TXT_12 = "TXT-12", "text-bundle.md", "Entry IDs are unique within a text bundle";
+    TXT_13 = "TXT-13", "text-bundle.md", "Readers present entries in file order";
 }
 
 /// Look a rule up by its ID.

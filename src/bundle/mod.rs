@@ -3,3 +3,6 @@
 
 pub mod binary;
 pub mod ccob;
+pub mod fatbin;
+pub mod object;
+pub mod text;
