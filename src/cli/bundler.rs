@@ -170,10 +170,21 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         eprintln!("{prog}: error: {m}");
         1
     };
+    // Required options are checked by LLVM's option parser, before anything
+    // else; 14 also requires -inputs.
+    let no_inputs = release == Release::L14 && !p.has("inputs") && !p.has("input");
+    if no_inputs {
+        eprintln!(
+            "clang-offload-bundler: for the --inputs option: must be specified at least once!"
+        );
+    }
     let Some(file_type) = p.value("type") else {
         eprintln!("clang-offload-bundler: for the --type option: must be specified at least once!");
         return 1;
     };
+    if no_inputs {
+        return 1;
+    }
     if p.has("inputs") && p.has("input") {
         return err("-inputs and -input cannot be used together, use only -input instead");
     }
@@ -349,6 +360,9 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         if !supported {
             return Err(not_yet(&job.file_type));
         }
+        if v.file_type == FileType::Object && object_magic(input.bytes()) {
+            return Err(not_yet("o (ELF host object)"));
+        }
         let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
@@ -457,6 +471,11 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     o.write_all(&layout.header).map_err(|e| e.to_string())?;
     let mut pos = layout.header.len() as u64;
     for (i, input) in inputs.iter().enumerate() {
+        // 14 and 16 seek to each offset and write the payload, so an empty
+        // payload at the end never extends the file; 19 and 22 pad.
+        if sizes[i] == 0 && job.release <= Release::L16 {
+            continue;
+        }
         offload_kit::bundle::binary::write_zeros(&mut o, layout.offsets[i] - pos)
             .map_err(|e| e.to_string())?;
         copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;

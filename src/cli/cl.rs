@@ -215,9 +215,10 @@ pub fn parse(prog: &str, specs: &[Spec], args: &[String]) -> Result<Parsed, Vec<
             }
         }
     }
-    if !positional.is_empty() {
+    if let Some(a) = positional.first() {
+        // A tool without positional options reports a stray argument as unknown.
         return Err(vec![format!(
-            "{prog}: Too many positional arguments specified!\nCan specify at most 0 positional arguments: See: {prog} --help"
+            "{prog}: Unknown command line argument '{a}'.  Try: '{prog} --help'"
         )]);
     }
     Ok(p)

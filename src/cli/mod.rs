@@ -6,6 +6,7 @@
 pub mod bundler;
 pub mod cl;
 pub mod native;
+pub mod packager;
 
 use offload_kit::Error;
 use std::fs::File;

@@ -114,6 +114,13 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// The drop-in clang-offload-packager / llvm-offload-binary (LLVM option syntax; --llvm-version=16|19|22).
+    #[command(disable_help_flag = true)]
+    Packager {
+        /// Options as clang-offload-packager takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=14|16|19|22).
     #[command(disable_help_flag = true)]
     Bundler {
@@ -134,6 +141,7 @@ pub fn main(args: Vec<String>) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
+        Cmd::Packager { args } => return super::packager::main("offload-kit packager", args, false),
         Cmd::Conformance { args } => return offload_kit::conformance::cli_main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
         Cmd::Extract {

@@ -59,6 +59,7 @@ const AMDGPU: &[(&str, u8)] = &[
     ("gfx1200", 0),
     ("gfx1201", 0),
     ("gfx1250", 0),
+    ("gfx1251", 0),
     ("gfx9-generic", X),
     ("gfx9-4-generic", X | S),
     ("gfx10-1-generic", X),
@@ -91,9 +92,9 @@ const AMDGPU_ALIASES: &[(&str, &str)] = &[
 /// CUDA processors (`sm_*`).
 const CUDA: &[&str] = &[
     "sm_20", "sm_21", "sm_30", "sm_32", "sm_35", "sm_37", "sm_50", "sm_52", "sm_53", "sm_60",
-    "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90",
-    "sm_90a", "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110", "sm_110a",
-    "sm_120", "sm_120a", "sm_121", "sm_121a",
+    "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_88", "sm_89",
+    "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110",
+    "sm_110a", "sm_120", "sm_120a", "sm_121", "sm_121a",
 ];
 
 /// Other names LLVM's offload-arch table holds.
@@ -126,6 +127,12 @@ const SINCE_20: &[&str] = &[
     "sm_121a",
 ];
 
+/// Processors LLVM 22 no longer knows (it writes `…--gfx940` as `…--`).
+const REMOVED_BY_22: &[&str] = &["gfx940", "gfx941"];
+
+/// Processors only LLVM 22 knows among the modelled releases.
+const SINCE_22: &[&str] = &["gfx1251", "sm_88"];
+
 /// `is_offload_arch` as LLVM `major` has it. LLVM 16 and 19 also know the
 /// name `generic`, so in `gfx9-generic` they take `generic` as the processor.
 pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
@@ -136,6 +143,12 @@ pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
         if SINCE_20.contains(&name) {
             return false;
         }
+    }
+    if major < 22 && SINCE_22.contains(&name) {
+        return false;
+    }
+    if major >= 22 && REMOVED_BY_22.contains(&name) {
+        return false;
     }
     is_offload_arch(name)
 }

@@ -1,0 +1,519 @@
+//! Drop-in `clang-offload-packager` (LLVM 16, 19) and `llvm-offload-binary`
+//! (LLVM 22, also installed as `clang-offload-packager`): LLVM's options,
+//! messages, outputs and exit statuses for the release chosen with
+//! `--llvm-version` (default 22).
+//!
+//! offload-kit additions: `--llvm-version=16|19|22`, and
+//! `--objdump-offloading <file>`, which prints what `llvm-objdump
+//! --offloading <file>` of the release prints.
+
+use super::cl;
+use super::{io_message, Input};
+use offload_kit::offload_binary::archive;
+use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
+use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
+use offload_kit::output::{self, OutputFile};
+use offload_kit::Release;
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// How a value is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Flag,
+    Value,
+    Multi,
+}
+
+struct Opt {
+    name: &'static str,
+    kind: Kind,
+    /// First release that has the option (offload-kit options: 16).
+    since: Release,
+}
+
+const OPTS: &[Opt] = &[
+    Opt {
+        name: "o",
+        kind: Kind::Value,
+        since: Release::L16,
+    },
+    Opt {
+        name: "image",
+        kind: Kind::Multi,
+        since: Release::L16,
+    },
+    Opt {
+        name: "archive",
+        kind: Kind::Flag,
+        since: Release::L19,
+    },
+    Opt {
+        name: "h",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "help",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "help-list",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "help-hidden",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "help-list-hidden",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "version",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+    Opt {
+        name: "llvm-version",
+        kind: Kind::Value,
+        since: Release::L16,
+    },
+    Opt {
+        name: "objdump-offloading",
+        kind: Kind::Flag,
+        since: Release::L16,
+    },
+];
+
+#[derive(Debug, Default)]
+struct Args {
+    output: Option<String>,
+    images: Vec<String>,
+    archive: bool,
+    h: bool,
+    help: bool,
+    version: bool,
+    objdump: bool,
+    input: Option<String>,
+}
+
+fn dash(name: &str) -> String {
+    if name.len() == 1 {
+        format!("-{name}")
+    } else {
+        format!("--{name}")
+    }
+}
+
+fn nearest(name: &str, release: Release) -> Option<&'static str> {
+    OPTS.iter()
+        .filter(|o| {
+            release >= o.since && o.name != "llvm-version" && o.name != "objdump-offloading"
+        })
+        .map(|o| {
+            (
+                edit_distance(name, o.name),
+                std::cmp::Reverse(o.name.len()),
+                o.name,
+            )
+        })
+        .min()
+        .map(|(_, _, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let v = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+            cur.push(v);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Parse as `llvm::cl` does for this tool. Errors are complete lines.
+fn parse(tool: &str, argv0: &str, release: Release, argv: &[String]) -> Result<Args, Vec<String>> {
+    let mut a = Args::default();
+    let mut positional = Vec::new();
+    let mut i = 0;
+    while i < argv.len() {
+        let arg = &argv[i];
+        i += 1;
+        if arg == "--" {
+            positional.extend(argv[i..].iter().cloned());
+            break;
+        }
+        if !arg.starts_with('-') || arg == "-" {
+            positional.push(arg.clone());
+            continue;
+        }
+        let body = arg.strip_prefix("--").unwrap_or(&arg[1..]);
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let Some(opt) = OPTS.iter().find(|o| o.name == name && release >= o.since) else {
+            let mut lines = vec![format!(
+                "{tool}: Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
+            )];
+            if let Some(n) = nearest(name, release) {
+                lines.push(format!("{tool}: Did you mean '{}'?", dash(n)));
+            }
+            return Err(lines);
+        };
+        let value = match opt.kind {
+            Kind::Flag => match inline.as_deref() {
+                None | Some("true") | Some("1") | Some("TRUE") | Some("True") => "true".to_string(),
+                Some("false") | Some("0") | Some("FALSE") | Some("False") => "false".to_string(),
+                Some(v) => {
+                    return Err(vec![format!(
+                        "{tool}: for the {} option: '{v}' is invalid value for boolean argument! Try 0 or 1",
+                        dash(opt.name)
+                    )])
+                }
+            },
+            Kind::Value | Kind::Multi => match inline {
+                Some(v) => v,
+                None if i < argv.len() => {
+                    i += 1;
+                    argv[i - 1].clone()
+                }
+                None => {
+                    return Err(vec![format!(
+                        "{tool}: for the {} option: requires a value!",
+                        dash(opt.name)
+                    )])
+                }
+            },
+        };
+        let on = value == "true";
+        match opt.name {
+            "o" => a.output = Some(value),
+            "image" => a.images.push(value),
+            "archive" => a.archive = on,
+            "h" => a.h = on,
+            "help" | "help-list" | "help-hidden" | "help-list-hidden" => a.help |= on,
+            "version" => a.version = on,
+            "objdump-offloading" => a.objdump = on,
+            _ => {}
+        }
+    }
+    if positional.len() > 1 {
+        return Err(vec![format!(
+            "{tool}: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: {argv0} --help"
+        )]);
+    }
+    a.input = positional.pop();
+    Ok(a)
+}
+
+fn help(tool: &str, release: Release) -> String {
+    let category = if release >= Release::L22 {
+        "llvm-offload-binary"
+    } else {
+        "clang-offload-packager"
+    };
+    let archive = if release >= Release::L19 {
+        "  --archive                   - Write extracted files to a static archive\n"
+    } else {
+        ""
+    };
+    format!(
+        "OVERVIEW: A utility for bundling several object files into a single binary.
+The output binary can then be embedded into the host section table
+to create a fatbinary containing offloading code.
+
+USAGE: {tool} [options] Extract from <file>.
+
+OPTIONS:
+
+Generic Options:
+
+  --help                      - Display available options (--help-hidden for more)
+  --help-list                 - Display list of available options (--help-list-hidden for more)
+  --version                   - Display the version of this program
+
+{category} options:
+
+{archive}  --image=<<key>=<value>,...> - List of key and value arguments. Required keywords are 'file' and 'triple'.
+  -o <file>                   - Write output to <file>.
+"
+    )
+}
+
+/// Run the drop-in packager. `argv0` is the program as invoked (errors
+/// start with it); `direct` is set when offload-kit was invoked under the
+/// tool's own name (then the name decides LLVM 22's deprecation warning).
+pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
+    let args = match cl::expand_response_files(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{argv0}: error: {e}");
+            return 1;
+        }
+    };
+    // The release decides which options exist: read it first.
+    let mut release = Release::L22;
+    for (i, a) in args.iter().enumerate() {
+        let v = match a.trim_start_matches('-').split_once('=') {
+            Some(("llvm-version", v)) => Some(v.to_string()),
+            None if a.trim_start_matches('-') == "llvm-version" => args.get(i + 1).cloned(),
+            _ => None,
+        };
+        if let Some(v) = v {
+            match v.parse::<Release>() {
+                Ok(r) => release = r,
+                Err(e) => {
+                    eprintln!("{argv0}: error: {e}");
+                    return 1;
+                }
+            }
+        }
+    }
+    if release == Release::L14 {
+        eprintln!("{argv0}: error: LLVM 14 has no clang-offload-packager (it appeared in LLVM 15)");
+        return 1;
+    }
+    let base = if direct {
+        packager::path_filename(argv0).to_string()
+    } else if release >= Release::L22 {
+        "llvm-offload-binary".to_string()
+    } else {
+        "clang-offload-packager".to_string()
+    };
+    let a = match parse(&base, argv0, release, &args) {
+        Ok(a) => a,
+        Err(lines) => {
+            for l in lines {
+                eprintln!("{l}");
+            }
+            return 1;
+        }
+    };
+    if a.help {
+        print!("{}", help(&base, release));
+        return 0;
+    }
+    if a.version {
+        println!(
+            "offload-kit {base} (reproducing LLVM {release}) version {}",
+            env!("CARGO_PKG_VERSION")
+        );
+        return 0;
+    }
+    if release >= Release::L22
+        && direct
+        && packager::path_stem(argv0).ends_with("clang-offload-packager")
+    {
+        eprintln!(
+            "warning: 'clang-offload-packager' is deprecated. Use 'llvm-offload-binary' instead."
+        );
+    }
+    let output = a.output.clone().filter(|o| !o.is_empty());
+    let input = a.input.clone().filter(|i| !i.is_empty());
+    if a.h || (release >= Release::L22 && output.is_none() && input.is_none() && !a.objdump) {
+        print!("{}", help(&base, release));
+        return 0;
+    }
+    let err = |m: &str| {
+        eprintln!("{argv0}: error: {m}");
+        1
+    };
+    if a.objdump {
+        let Some(inp) = input else {
+            return err("--objdump-offloading needs an input file");
+        };
+        return objdump(argv0, &inp, release);
+    }
+    if input.is_some() && output.is_some() {
+        return err(
+            "Packaging to an output file and extracting from an input file are mutually exclusive.",
+        );
+    }
+    if let Some(out) = output {
+        return bundle(argv0, &out, &a.images, release);
+    }
+    if let Some(inp) = input {
+        return unbundle(argv0, &inp, &a.images, release, a.archive);
+    }
+    0
+}
+
+fn read_file(path: &str) -> Result<Vec<u8>, String> {
+    if path == "-" {
+        let mut b = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut b)
+            .map_err(|e| io_message(&e))?;
+        return Ok(b);
+    }
+    std::fs::read(path).map_err(|e| io_message(&e))
+}
+
+fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
+    let mut o = OutputFile::create(Path::new(path)).map_err(|e| llvm_io(&e))?;
+    o.write_all(bytes).map_err(|e| io_message(&e))?;
+    o.commit().map_err(|e| llvm_io(&e))
+}
+
+/// LLVM prints I/O errors without the path ("No such file or directory").
+fn llvm_io(e: &offload_kit::Error) -> String {
+    let m = e.message();
+    match m.rfind("': ") {
+        Some(p) if m.starts_with('\'') => io_text(&m[p + 3..]),
+        _ => io_text(m),
+    }
+}
+
+fn io_text(s: &str) -> String {
+    match s.find(" (os error") {
+        Some(p) => s[..p].to_string(),
+        None => s.to_string(),
+    }
+}
+
+fn bundle(argv0: &str, out: &str, images: &[String], release: Release) -> i32 {
+    let parsed: Vec<ImageArgs> = images.iter().map(|i| ImageArgs::parse(i)).collect();
+    let bytes = match packager::package(&parsed, release, &mut read_file) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("{argv0}: error: {}", e.0);
+            return 1;
+        }
+    };
+    match write_output(out, &bytes) {
+        Ok(()) => 0,
+        Err(m) => {
+            eprintln!("{argv0}: error: {m}");
+            1
+        }
+    }
+}
+
+fn failure(argv0: &str, f: Failure) -> i32 {
+    match f {
+        Failure::Error { message, error } => {
+            eprintln!("{argv0}: error: {message} [{error}]");
+        }
+        Failure::Unsafe { error } => {
+            eprintln!("{argv0}: error: {error}");
+        }
+    }
+    1
+}
+
+fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, archive: bool) -> i32 {
+    let file = match Input::open(Path::new(input)) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{argv0}: error: '{input}': {}", llvm_io(&e));
+            return 1;
+        }
+    };
+    let identifier = if input == "-" { "<stdin>" } else { input };
+    let images: Vec<LlvmImage<'_>> =
+        match llvm::extract_offload_binaries(file.bytes(), identifier, release) {
+            Ok(i) => i,
+            Err(f) => return failure(argv0, f),
+        };
+    let filters: Vec<ImageArgs> = filters.iter().map(|f| ImageArgs::parse(f)).collect();
+    let (actions, tail_error) =
+        packager::plan_extraction(&images, input, &filters, release, archive);
+    // Refuse before writing anything when a step would read an image that
+    // lies past its binary (LLVM reads memory it does not own there).
+    for act in &actions {
+        let used: &[usize] = match act {
+            Action::WriteFile { image, .. } => std::slice::from_ref(image),
+            Action::WriteArchive { members, .. } => members,
+            Action::Warn(_) => &[],
+        };
+        for &i in used {
+            if let Some(Err(e)) = images.get(i).map(|img| &img.image) {
+                eprintln!("{argv0}: error: {e}");
+                return 1;
+            }
+        }
+    }
+    for act in actions {
+        let r = match act {
+            Action::Warn(w) => {
+                eprintln!("{argv0}: warning: {w}");
+                Ok(())
+            }
+            Action::WriteFile {
+                path,
+                image,
+                generated,
+            } => {
+                let bytes = images[image].image.as_ref().map_or(&[][..], |b| *b);
+                let target = if generated {
+                    match output::contained_path(Path::new("."), &path) {
+                        Ok(p) => p.to_string_lossy().into_owned(),
+                        Err(e) => {
+                            eprintln!("{argv0}: error: {e}");
+                            return 1;
+                        }
+                    }
+                } else {
+                    path
+                };
+                write_output(&target, bytes)
+            }
+            Action::WriteArchive { path, members } => {
+                match packager::archive_members(&images, &members) {
+                    Some(ms) => {
+                        let refs: Vec<(&str, &[u8])> =
+                            ms.iter().map(|(n, d)| (n.as_ref(), *d)).collect();
+                        write_output(&path, &archive::write_gnu(&refs))
+                    }
+                    None => Err("image outside its binary".into()),
+                }
+            }
+        };
+        if let Err(m) = r {
+            eprintln!("{argv0}: error: {m}");
+            return 1;
+        }
+    }
+    if let Some(m) = tail_error {
+        eprintln!("{argv0}: error: {m}");
+        return 1;
+    }
+    0
+}
+
+fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
+    let file = match Input::open(Path::new(input)) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("{argv0}: error: '{input}': {}", llvm_io(&e));
+            return 1;
+        }
+    };
+    let Some(run) = llvm::objdump_offloading(file.bytes(), input, release) else {
+        eprintln!("{argv0}: error: LLVM {release}'s llvm-objdump has no --offloading");
+        return 1;
+    };
+    print!("{}", run.stdout);
+    let _ = std::io::stdout().flush();
+    if let Some(e) = run.unsafe_read {
+        eprintln!("{argv0}: error: {e}");
+        return 1;
+    }
+    if let Some(e) = run.error {
+        eprintln!("{argv0}: error: {e}");
+        return 1;
+    }
+    0
+}
