@@ -129,6 +129,19 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                         }
                     },
                 };
+                if detect(&inner).is_none() {
+                    let head: String = inner.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                    return Err(vec![Error::at(
+                        rules::CCOB_9,
+                        b.offset,
+                        format!(
+                            "the compressed bundle at 0x{:x} holds {} bytes that are not a bundle (first bytes: {head}{})",
+                            b.offset,
+                            inner.len(),
+                            if inner.starts_with(b"\x7fELF") { ", an ELF file" } else { "" }
+                        ),
+                    )]);
+                }
                 let inner_list = list(&inner, release).map_err(|es| {
                     es.into_iter()
                         .map(|e| e.context(format!("inside the compressed bundle at 0x{:x} (offsets are within the decompressed bundle)", b.offset)).with_rule_if_none(rules::CCOB_9))

@@ -75,6 +75,15 @@ impl Header {
     }
 }
 
+/// Offset of the uncompressed-size field within the header of `version`.
+fn uncompressed_size_field(version: u16) -> u64 {
+    match version {
+        1 => 8,
+        2 => 12,
+        _ => 16,
+    }
+}
+
 /// Whether `data` starts with the CCOB magic.
 pub fn is_ccob(data: &[u8]) -> bool {
     data.starts_with(MAGIC)
@@ -90,11 +99,25 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
         ));
     }
     let mut c = Cursor::new(data);
+    if data.len() >= 6 {
+        let v = u16::from_le_bytes([data[4], data[5]]);
+        if header_size(v).is_none() {
+            return Err(Error::at(
+                rules::CCOB_2,
+                base + 4,
+                format!("unknown compressed bundle version {v} (known: 1, 2, 3)"),
+            ));
+        }
+    }
     let prefix = RawPrefix::read(&mut c).map_err(|_| {
+        let field = if data.len() < 6 { 4 } else { 6 };
         Error::at(
             rules::CCOB_2,
-            base + 4,
-            "the header ends inside the version and method fields",
+            base + field,
+            format!(
+                "the header ends inside the {} field",
+                if field == 4 { "version" } else { "method" }
+            ),
         )
     })?;
     let Some(hsize) = header_size(prefix.version) else {
@@ -107,14 +130,26 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
             ),
         ));
     };
+    // The first field of this version's header that the data cuts short.
+    let fields: &[(u64, &str)] = match prefix.version {
+        1 => &[(8, "uncompressed size"), (12, "hash")],
+        2 => &[(8, "total size"), (12, "uncompressed size"), (16, "hash")],
+        _ => &[(8, "total size"), (16, "uncompressed size"), (24, "hash")],
+    };
     let short = || {
+        let len = data.len() as u64;
+        let (at, name) = fields
+            .iter()
+            .rev()
+            .find(|(at, _)| *at <= len)
+            .copied()
+            .unwrap_or((8, "?"));
         Error::at(
             rules::CCOB_2,
-            base + data.len() as u64,
+            base + at,
             format!(
-                "version {} header needs {hsize} bytes, the data has {}",
-                prefix.version,
-                data.len()
+                "version {} header needs {hsize} bytes, the data ends inside the {name} field ({len} bytes)",
+                prefix.version
             ),
         )
     };
@@ -272,6 +307,17 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
                 let mut rest = [0u8; 1];
                 let _ = dec.read(&mut rest).map_err(stream_err)?;
             }
+            let consumed = dec.total_in();
+            if n <= h.uncompressed_size && consumed != payload.len() as u64 {
+                return Err(Error::at(
+                    rules::CCOB_5,
+                    base + consumed,
+                    format!(
+                        "{} bytes after the end of the compressed stream",
+                        payload.len() as u64 - consumed
+                    ),
+                ));
+            }
             n
         }
         None => unreachable!("method checked by parse_header"),
@@ -279,7 +325,7 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
     if n > h.uncompressed_size {
         return Err(Error::at(
             rules::CCOB_6,
-            base,
+            base - h.header_size + uncompressed_size_field(h.version),
             format!(
                 "the stream yields more than the {} bytes the header claims",
                 h.uncompressed_size
@@ -480,8 +526,9 @@ pub enum LlvmDecompress {
 }
 
 /// Claims above this size make LLVM's up-front allocation fail (observed
-/// with 2^40 on a 24 GiB machine: `LLVM ERROR: out of memory`, SIGABRT).
-pub const LLVM_ALLOCATION_LIMIT: u64 = 1 << 36;
+/// from 2^35 up on the 24 GiB reference machine: `LLVM ERROR: out of
+/// memory`, SIGABRT; the threshold depends on the machine's memory).
+pub const LLVM_ALLOCATION_LIMIT: u64 = 1 << 35;
 
 /// Model of `CompressedOffloadBundle::decompress` for `release`.
 pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
@@ -496,7 +543,8 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
     let version = u16::from_le_bytes([data[4], data[5]]);
     let method = u16::from_le_bytes([data[6], data[7]]);
     let hsize = match (release, version) {
-        (Release::L19, 1) => 20,
+        // 19 reads a total size only for versions >= 2 and knows no v3.
+        (Release::L19, v) if v < 2 => 20,
         (Release::L19, _) => 24,
         (_, v) => match header_size(v) {
             Some(h) => h as usize,
@@ -509,12 +557,6 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         },
     };
     if data.len() < hsize {
-        if release == Release::L19 && data.len() < 24 && version != 1 {
-            return fail(
-                "Compressed bundle header size too small",
-                Error::at(rules::CCOB_2, data.len() as u64, "header truncated"),
-            );
-        }
         return fail(
             "Compressed bundle header size too small",
             Error::at(rules::CCOB_2, data.len() as u64, "header truncated"),
@@ -543,51 +585,167 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         }
     };
     let payload = &data[hsize..];
-    if payload.is_empty() && release == Release::L22 {
-        return LlvmDecompress::Data(Vec::new());
-    }
-    let h = Header {
-        version,
-        method_value: method,
-        total_size: None,
-        uncompressed_size: claimed,
-        hash: [0; 8],
-        header_size: hsize as u64,
-    };
-    let mut out = Vec::new();
-    // LLVM decompresses into a buffer of exactly `claimed` bytes.
-    match decode_into(&h, payload, hsize as u64, &mut out) {
-        Ok(_) if claimed > LLVM_ALLOCATION_LIMIT => fail(
+    let field = usize_off as u64;
+    if claimed > LLVM_ALLOCATION_LIMIT {
+        return fail(
             "LLVM ERROR: out of memory",
             Error::at(
                 rules::CCOB_6,
-                usize_off as u64,
+                field,
                 format!(
-                    "the header claims {claimed} uncompressed bytes (the stream yields {}); LLVM {release} allocates the claim and aborts out of memory",
-                    out.len()
+                    "the header claims {claimed} uncompressed bytes; LLVM {release} allocates the claim up front and aborts out of memory"
                 ),
             ),
-        ),
-        Ok(_) => LlvmDecompress::Data(out),
-        Err(e) if e.rule_id() == Some(rules::CCOB_6.id) => fail(
-            if m == Method::Zstd {
-                "Could not decompress embedded file contents: Destination buffer is too small"
-            } else {
-                "Could not decompress embedded file contents: zlib error: Z_BUF_ERROR"
-            },
-            e,
-        ),
-        Err(e) => {
-            let lib = if m == Method::Zlib {
-                "zlib error: Z_DATA_ERROR"
-            } else if e.message().contains("Unknown frame descriptor") {
-                "Unknown frame descriptor"
-            } else if e.message().contains("corruption") {
-                "Data corruption detected"
-            } else {
-                "Src size is incorrect"
+        );
+    }
+    let lib_fail = |lib: String, rule: crate::rules::Rule, at: u64, what: &str| {
+        fail(
+            &format!("Could not decompress embedded file contents: {lib}"),
+            Error::at(rule, at, what.to_string()),
+        )
+    };
+    match m {
+        Method::Zstd => match zstd_one_shot(payload, claimed) {
+            Ok(out) => LlvmDecompress::Data(out),
+            Err(name) => lib_fail(
+                name.clone(),
+                if name.contains("buffer is too small") {
+                    rules::CCOB_6
+                } else {
+                    rules::CCOB_5
+                },
+                if name.contains("buffer is too small") {
+                    field
+                } else {
+                    hsize as u64
+                },
+                &format!("ZSTD_decompress: {name}"),
+            ),
+        },
+        Method::Zlib => match zlib_uncompress(payload, claimed) {
+            Ok(out) => LlvmDecompress::Data(out),
+            Err(code) => lib_fail(
+                format!("zlib error: {code}"),
+                if code == "Z_BUF_ERROR" {
+                    rules::CCOB_6
+                } else {
+                    rules::CCOB_5
+                },
+                if code == "Z_BUF_ERROR" {
+                    field
+                } else {
+                    hsize as u64
+                },
+                &format!("uncompress: {code}"),
+            ),
+        },
+    }
+}
+
+/// `ZSTD_decompress(dst, claimed, src)` as LLVM calls it. The claim is
+/// bounded by [`LLVM_ALLOCATION_LIMIT`] before this is called, so the
+/// buffer is too; an empty input decodes to nothing (zstd accepts it).
+fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, String> {
+    if src.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Size the buffer by what the frame says it holds, never past the claim;
+    // a frame without a content size is decoded as a stream instead, so no
+    // allocation follows an untrusted claim.
+    match zstd::zstd_safe::get_frame_content_size(src) {
+        Ok(Some(n)) => {
+            let mut dst = vec![0u8; n.min(claimed) as usize];
+            match zstd::zstd_safe::decompress(&mut dst[..], src) {
+                Ok(k) => {
+                    dst.truncate(k);
+                    Ok(dst)
+                }
+                Err(code) => Err(zstd::zstd_safe::get_error_name(code).to_string()),
+            }
+        }
+        Ok(None) | Err(_) if src.len() < 5 => Err("Src size is incorrect".into()),
+        Err(_) => {
+            let mut probe = [0u8; 0];
+            match zstd::zstd_safe::decompress(&mut probe[..], src) {
+                Err(code) => Err(zstd::zstd_safe::get_error_name(code).to_string()),
+                Ok(_) => Ok(Vec::new()),
+            }
+        }
+        Ok(None) => {
+            let h = Header {
+                version: 3,
+                method_value: METHOD_ZSTD,
+                total_size: None,
+                uncompressed_size: claimed,
+                hash: [0; 8],
+                header_size: 0,
             };
-            fail(&format!("Could not decompress embedded file contents: {lib}"), e)
+            let mut out = Vec::new();
+            decode_into(&h, src, 0, &mut out).map(|_| out).map_err(|e| {
+                if e.rule_id() == Some(rules::CCOB_6.id) {
+                    "Destination buffer is too small".into()
+                } else {
+                    "Src size is incorrect".into()
+                }
+            })
+        }
+    }
+}
+
+/// zlib's `uncompress(dst, &claimed, src)` result, emulated on `flate2`:
+/// the stream must end within the claim; running out of output space is
+/// `Z_BUF_ERROR`, an incomplete or corrupt stream `Z_DATA_ERROR`.
+fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'static str> {
+    let mut d = flate2::Decompress::new(true);
+    if claimed == 0 {
+        // zlib decodes into a 1-byte dummy: only an empty stream succeeds;
+        // anything else was observed as Z_DATA_ERROR.
+        let mut probe = [0u8; 1];
+        return match d.decompress(src, &mut probe, flate2::FlushDecompress::Finish) {
+            Ok(flate2::Status::StreamEnd) if d.total_out() == 0 => Ok(Vec::new()),
+            _ => Err("Z_DATA_ERROR"),
+        };
+    }
+    let mut out = Vec::with_capacity((claimed as usize).min(1 << 20));
+    loop {
+        let before_in = d.total_in();
+        let before_out = d.total_out();
+        let room = (claimed - d.total_out()) as usize;
+        if room == 0 {
+            // Output full: is the stream finished?
+            let mut probe = [0u8; 1];
+            let st = d.decompress(
+                &src[d.total_in() as usize..],
+                &mut probe,
+                flate2::FlushDecompress::Finish,
+            );
+            return match st {
+                Ok(flate2::Status::StreamEnd) if d.total_out() == before_out => Ok(out),
+                Ok(_) => Err("Z_BUF_ERROR"),
+                Err(_) => Err("Z_DATA_ERROR"),
+            };
+        }
+        let chunk = room.min(1 << 20);
+        let start = out.len();
+        out.resize(start + chunk, 0);
+        let st = d.decompress(
+            &src[d.total_in() as usize..],
+            &mut out[start..],
+            flate2::FlushDecompress::Finish,
+        );
+        let wrote = (d.total_out() - before_out) as usize;
+        out.truncate(start + wrote);
+        match st {
+            Ok(flate2::Status::StreamEnd) => return Ok(out),
+            Ok(_) if d.total_in() == before_in && wrote == 0 => {
+                return Err(if d.total_out() == claimed {
+                    "Z_BUF_ERROR"
+                } else {
+                    "Z_DATA_ERROR"
+                })
+            }
+            Ok(_) => {}
+            Err(_) => return Err("Z_DATA_ERROR"),
         }
     }
 }

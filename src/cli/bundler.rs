@@ -304,10 +304,12 @@ fn commas(n: u64) -> String {
 
 /// Decompress a compressed input as the release does (19/22), else keep it.
 fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input, String> {
-    match job
+    let started = std::time::Instant::now();
+    let decompressed = job
         .decompress_input(input.bytes())
-        .map_err(|e| e.to_string())?
-    {
+        .map_err(|e| e.to_string())?;
+    let decompress_secs = started.elapsed().as_secs_f64();
+    match decompressed {
         None => Ok(input),
         Some(d) => {
             if let Ok(h) = ccob::parse_header(input.bytes(), 0) {
@@ -339,8 +341,17 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
                         commas(input.bytes().len() as u64 - h.header_size)
                     );
                     eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
-                    eprintln!("Stored hash: 0x{stored:016x}");
-                    eprintln!("Recalculated hash: 0x{recalc:016x}");
+                    let before = (input.bytes().len() as u64 - h.header_size) as f64;
+                    let after = d.len() as f64;
+                    eprintln!("Compression rate: {:.2}", after / before.max(1.0));
+                    eprintln!("Compression ratio: {:.2}%", 100.0 * before / after.max(1.0));
+                    eprintln!(
+                        "Decompression speed: {:.2} MB/s",
+                        after / 1e6 / decompress_secs.max(1e-9)
+                    );
+                    // LLVM's format_hex(v, 16) counts the "0x" in the width.
+                    eprintln!("Stored hash: {stored:#016x}");
+                    eprintln!("Recalculated hash: {recalc:#016x}");
                     eprintln!(
                         "Hashes match: {}",
                         if stored == recalc { "Yes" } else { "No" }
@@ -461,7 +472,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
                 bundle.len() as f64 / 1e6 / secs
             );
             eprintln!(
-                "Truncated MD5 hash: 0x{:016x}",
+                "Truncated MD5 hash: {:#016x}",
                 u64::from_le_bytes(ccob::truncated_md5(&bundle))
             );
         }
