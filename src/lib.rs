@@ -27,6 +27,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod id;
+pub mod offload_binary;
 pub mod output;
 pub mod profile;
 pub mod rules;

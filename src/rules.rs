@@ -96,6 +96,29 @@ rules! {
     TXT_11 = "TXT-11", "text-bundle.md", "After an END line comes the next START line (whose `\\n` makes a blank line) or the end of the file";
     TXT_12 = "TXT-12", "text-bundle.md", "Entry IDs are unique within a text bundle";
     TXT_13 = "TXT-13", "text-bundle.md", "Readers present entries in file order";
+    OB_1 = "OB-1", "offload-binary.md", "An offload binary starts with the magic bytes 10 FF 10 AD";
+    OB_2 = "OB-2", "offload-binary.md", "The version is 1, 2 or 3";
+    OB_3 = "OB-3", "offload-binary.md", "The whole header of the version lies inside the data";
+    OB_4 = "OB-4", "offload-binary.md", "The size covers the header and lies inside the data";
+    OB_5 = "OB-5", "offload-binary.md", "The size of an uncompressed binary is a multiple of 8";
+    OB_6 = "OB-6", "offload-binary.md", "The entries lie inside the binary after the header: one entry of 40 bytes in v1, at least one in v2 and v3";
+    OB_7 = "OB-7", "offload-binary.md", "The string entries of every entry lie inside the binary";
+    OB_8 = "OB-8", "offload-binary.md", "Every key and value lies inside the binary: keys and v1 values NUL-terminated, v2 and v3 values within their size";
+    OB_9 = "OB-9", "offload-binary.md", "Every image lies inside the binary: offset + size does not overflow and is at most the size";
+    OB_10 = "OB-10", "offload-binary.md", "Header, entries, string entries, strings and images do not overlap; strings may share bytes";
+    OB_11 = "OB-11", "offload-binary.md", "Keys are unique within an entry";
+    OB_12 = "OB-12", "offload-binary.md", "The image kind is defined in the release's table";
+    OB_13 = "OB-13", "offload-binary.md", "The offload kind is defined in the release's table";
+    OB_14 = "OB-14", "offload-binary.md", "Flags set no undefined bit: none in v1, OIF_Metadata in v2 and v3";
+    OB_15 = "OB-15", "offload-binary.md", "Binaries follow one another without gaps and the data ends with the last one";
+    OB_16 = "OB-16", "offload-binary.md", "Bytes outside the header, entries, string entries, strings and images are zero";
+    OB_17 = "OB-17", "offload-binary.md", "Writer layout: header, entries, string entries, the optimized string table, images at the next multiple of 8, size padded to 8";
+    OB_18 = "OB-18", "offload-binary.md", "Writer: string entries in the release's map order, without `file` and `kind`, repeated keys joined with ','";
+    OB_19 = "OB-19", "offload-binary.md", "A compressed v3 binary inflates to exactly its inflated size and is padded with zeros to a multiple of 8";
+    OB_20 = "OB-20", "offload-binary.md", "In ELF files, offload binaries are read from sections of type SHT_LLVM_OFFLOADING";
+    OB_21 = "OB-21", "offload-binary.md", "Archives are read member by member; a member is a raw binary, an ELF file or an archive";
+    OB_22 = "OB-22", "offload-binary.md", "Packaging: every image names a `file`, and in 16 and 19 a `triple`; 19 and 22 package one binary per comma-separated file";
+    OB_23 = "OB-23", "offload-binary.md", "Extraction: an image matches when every filter key equals its string, `kind` compared as an enumeration; outputs are named and written as the release does, inside the current directory";
 }
 
 /// Look a rule up by its ID.

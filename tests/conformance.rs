@@ -1,2 +1,218 @@
-//! Placeholder until the conformance runner lands.
-fn main() {}
+//! The conformance corpus as tests (libtest-mimic, `harness = false`):
+//!
+//! - one trial per corpus case on offload-kit (the drop-in at its default
+//!   release 22, the strict native reader, and the drop-in at 14/16/19);
+//! - one trial per case and installed LLVM release that fails only on a NEW
+//!   (undocumented) divergence. A missing LLVM fails with "LLVM N not
+//!   installed: run tools/setup" unless `OFFLOAD_KIT_NO_LLVM=1` is set, in
+//!   which case those trials are ignored;
+//! - corpus checks: every case loads, there are at least 150, and every
+//!   rule of `offload_kit::rules::ALL` is exercised by a case;
+//! - self-tests: a deliberately broken implementation
+//!   (`conformance/adapters-test/broken-align.json`, which drops
+//!   `-bundle-align`) is caught, and random samples pass on offload-kit.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use offload_kit::conformance::{
+    self, judge::Status, load_corpus, random, run_case, Adapter, Case, Layout, Role, RunContext,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Spec chapters whose rules the corpus does not cover yet, with the issue
+/// that adds them. The coverage trial fails for every other uncovered rule.
+/// Remove a chapter from this list in the change that adds its cases.
+const PENDING_CHAPTERS: &[(&str, &str)] = &[
+    ("text-bundle.md", "issue 4 (text bundles)"),
+    (
+        "object-bundle.md",
+        "issue 4 (object-file bundles, .hip_fatbin)",
+    ),
+    ("ccob.md", "issue 5 (compressed bundles)"),
+    ("offload-binary.md", "issue 6 (offload binaries)"),
+];
+
+fn layout() -> Layout {
+    Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"))
+}
+
+fn rc() -> RunContext {
+    RunContext {
+        offload_kit: PathBuf::from(env!("CARGO_BIN_EXE_offload-kit")),
+        timeout: None,
+    }
+}
+
+fn verdict_result(v: &conformance::Verdict) -> Result<(), Failed> {
+    if v.status.is_new() {
+        Err(format!(
+            "{} on {}: {}\n  observed: {}\n  command: {}",
+            v.status.label(),
+            v.implementation,
+            v.detail,
+            v.observed,
+            v.commands.join(" ; ")
+        )
+        .into())
+    } else {
+        Ok(())
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = layout();
+    let mut trials = Vec::new();
+    let cases = match load_corpus(&root.corpus()) {
+        Ok(c) => c,
+        Err(errs) => {
+            let msg = errs.join("\n");
+            trials.push(Trial::test("corpus::loads", move || Err(msg.into())));
+            libtest_mimic::run(&args, trials).exit();
+        }
+    };
+    let adapters = Adapter::load_dir(&root.adapters(), &root.messages())
+        .expect("conformance/adapters/*.json load");
+    let cases: Arc<Vec<Case>> = Arc::new(cases);
+    let rc = Arc::new(rc());
+
+    {
+        let cases = cases.clone();
+        trials.push(Trial::test("corpus::at_least_150_cases", move || {
+            if cases.len() >= 150 {
+                Ok(())
+            } else {
+                Err(format!("only {} cases", cases.len()).into())
+            }
+        }));
+    }
+    {
+        let cases = cases.clone();
+        trials.push(Trial::test("corpus::every_rule_has_a_case", move || {
+            let mut missing = Vec::new();
+            for r in offload_kit::rules::ALL {
+                if PENDING_CHAPTERS.iter().any(|(c, _)| *c == r.chapter) {
+                    continue;
+                }
+                if !cases.iter().any(|c| c.rules.iter().any(|x| x == r.id)) {
+                    missing.push(format!("{} ({}: {})", r.id, r.chapter, r.title));
+                }
+            }
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "rules without a conformance case (add one to tools/gen-conformance-corpus.py):\n  {}",
+                    missing.join("\n  ")
+                )
+                .into())
+            }
+        }));
+    }
+
+    // Every adapter of conformance/adapters, default or not: offload-kit at
+    // every release, its strict reader, and the LLVM releases.
+    let no_llvm = conformance::llvm_optional();
+    for a in adapters {
+        let available = a.available(&rc.offload_kit);
+        let missing = conformance::missing_message(&a, &rc.offload_kit);
+        let a = Arc::new(a);
+        for (i, c) in cases.iter().enumerate() {
+            let name = format!("{}::{}", a.name, c.id);
+            let (a, cases, rc) = (a.clone(), cases.clone(), rc.clone());
+            if !available {
+                let missing = missing.clone();
+                let t = Trial::test(name, move || Err(missing.into()));
+                trials.push(t.with_ignored_flag(no_llvm && a.role == Role::Reference));
+                continue;
+            }
+            trials.push(Trial::test(name, move || {
+                verdict_result(&run_case(&cases[i], &a, &rc))
+            }));
+        }
+    }
+
+    {
+        let (cases, rc) = (cases.clone(), rc.clone());
+        trials.push(Trial::test(
+            "self_test::broken_align_is_caught",
+            move || {
+                let l = layout();
+                let broken = Adapter::load(
+                    &l.root.join("adapters-test/broken-align.json"),
+                    &l.messages(),
+                )
+                .map_err(Failed::from)?;
+                let mut caught = Vec::new();
+                for c in cases.iter().filter(|c| c.args.bundle_align.is_some()) {
+                    let v = run_case(c, &broken, &rc);
+                    if v.status == Status::Differs {
+                        caught.push(c.id.clone());
+                    }
+                }
+                let must = ["bundle/align-16", "bundle/align-4096", "bundle/align-0"];
+                let escaped: Vec<&&str> = must
+                    .iter()
+                    .filter(|m| !caught.iter().any(|c| c == *m))
+                    .collect();
+                if escaped.is_empty() {
+                    Ok(())
+                } else {
+                    Err(
+                        format!("the broken adapter passed {escaped:?} (caught: {caught:?})")
+                            .into(),
+                    )
+                }
+            },
+        ));
+    }
+    {
+        let rc = rc.clone();
+        trials.push(Trial::test(
+            "self_test::random_samples_pass_on_offload_kit",
+            move || {
+                let l = layout();
+                let ok = Adapter::load(&l.adapters().join("offload-kit.json"), &l.messages())
+                    .map_err(Failed::from)?;
+                for i in 0..25 {
+                    for c in random::sample(2024, i) {
+                        verdict_result(&run_case(&c, &ok, &rc))?;
+                    }
+                }
+                Ok(())
+            },
+        ));
+    }
+    {
+        let rc = rc.clone();
+        trials.push(Trial::test(
+            "self_test::a_wrong_expectation_is_reported",
+            move || {
+                // The same case with a wrong payload must be a new divergence.
+                let l = layout();
+                let ok = Adapter::load(&l.adapters().join("offload-kit.json"), &l.messages())
+                    .map_err(Failed::from)?;
+                let cases = load_corpus(&l.corpus()).map_err(|e| Failed::from(e.join("\n")))?;
+                let mut c = cases
+                    .into_iter()
+                    .find(|c| c.id == "unbundle/round-trip")
+                    .ok_or("unbundle/round-trip is missing")?;
+                c.expect.outputs = Some(vec![
+                    conformance::case::Fact::Utf8("HOSTDATA".into()),
+                    conformance::case::Fact::Utf8("WRONG".into()),
+                ]);
+                let v = run_case(&c, &ok, &rc);
+                if v.status == Status::Differs && v.detail.contains("output 1") {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "expected a difference in output 1, got {:?}: {}",
+                        v.status, v.detail
+                    )
+                    .into())
+                }
+            },
+        ));
+    }
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -152,6 +152,12 @@ pub fn run_matrix(
         .collect()
 }
 
+/// Parallel runs by default: twice the CPUs (runs are short processes that
+/// also wait on the file system).
+pub fn default_jobs() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Whether missing LLVM releases are acceptable (`OFFLOAD_KIT_NO_LLVM=1`).
 pub fn llvm_optional() -> bool {
     std::env::var("OFFLOAD_KIT_NO_LLVM").is_ok_and(|v| v == "1")
@@ -181,7 +187,7 @@ options:
   --root DIR         the conformance directory (default: found automatically)
   --json FILE        write the JSON report
   --junit FILE       write a JUnit XML report
-  --jobs N           parallel runs (default: number of CPUs)
+  --jobs N           parallel runs (default: twice the number of CPUs)
   --timeout SECONDS  time limit per run (default: the adapter's, 10 s)
   --summary-only     do not print the matrix
   --allow-new-llvm   new LLVM divergences are reported but do not fail the run
@@ -370,9 +376,7 @@ pub fn cli_main(args: Vec<String>) -> i32 {
         offload_kit: offload_kit.clone(),
         timeout: cli.timeout.map(Duration::from_secs_f64),
     };
-    let jobs = cli
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let jobs = cli.jobs.unwrap_or_else(default_jobs);
     if let Some(n) = cli.random {
         let seed = cli.seed.unwrap_or(1);
         let dir = cli

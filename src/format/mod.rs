@@ -5,3 +5,4 @@
 
 pub mod bundle;
 pub mod ccob;
+pub mod offload_binary;

@@ -1,0 +1,336 @@
+//! Host ELF files (objects, shared libraries, executables) with embedded
+//! fat binaries: the `.hip_fatbin` section and `__CLANG_OFFLOAD_BUNDLE__*`
+//! sections.
+//!
+//! A `.hip_fatbin` section holds one or more bundles back to back, one per
+//! translation unit the linker merged, each starting at a multiple of 4096
+//! from the section start (the HIP runtime maps them page-aligned). Each
+//! bundle is bounded by its own header: a binary bundle by its records
+//! ([`binary::parse_strict`] with [`Extent::Embedded`]), a compressed
+//! bundle by its total-size field. The walk never searches for a magic
+//! inside data. See `spec/object-bundle.md` (FAT-1 … FAT-4).
+
+use crate::bundle::binary::{self, Extent};
+use crate::bundle::object;
+use crate::elf::{Elf, SHT_PROGBITS};
+use crate::error::{Error, Result};
+use crate::format::bundle::MAGIC as BUNDLE_MAGIC;
+use crate::format::ccob;
+use crate::rules;
+use std::fmt;
+
+/// The section HIP host code embeds its device code in.
+pub const HIP_FATBIN: &str = ".hip_fatbin";
+
+/// The alignment of every bundle in `.hip_fatbin` (FAT-1, FAT-2).
+pub const FATBIN_ALIGN: u64 = 4096;
+
+/// What a listed entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An entry of a binary bundle in `.hip_fatbin`.
+    Embedded,
+    /// A `__CLANG_OFFLOAD_BUNDLE__<ID>` section of an object-file bundle.
+    Section,
+    /// A compressed bundle (`CCOB`) in `.hip_fatbin`, listed whole: its
+    /// entries are not read yet.
+    Compressed {
+        /// Format version.
+        version: u16,
+        /// Compression method (0 zlib, 1 zstd).
+        method: u16,
+    },
+}
+
+/// One listed entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FatEntry {
+    /// The entry ID (empty for a compressed bundle).
+    pub id: String,
+    /// Absolute offset of the payload (or of the compressed bundle) in the file.
+    pub offset: u64,
+    /// Payload size (or the compressed bundle's total size).
+    pub size: u64,
+    /// Index of the bundle within its section (0 for bundle sections).
+    pub bundle: usize,
+    /// The section holding the entry.
+    pub section: String,
+    /// That section's index.
+    pub section_index: usize,
+    /// What the entry is.
+    pub kind: Kind,
+}
+
+impl fmt::Display for FatEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            Kind::Compressed { version, method } => write!(
+                f,
+                "compressed bundle at offset 0x{:x} (not yet supported): version {version}, method {method}, {} bytes, bundle {} of section {}",
+                self.offset, self.size, self.bundle, self.section
+            ),
+            Kind::Embedded | Kind::Section => write!(
+                f,
+                "{}\toffset 0x{:x}\tsize {}\tbundle {}\tsection {}",
+                self.id, self.offset, self.size, self.bundle, self.section
+            ),
+        }
+    }
+}
+
+/// One bundle found in a `.hip_fatbin` section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// Index of the bundle within its section.
+    pub index: usize,
+    /// Absolute offset of the bundle's first byte.
+    pub offset: u64,
+    /// The bundle's extent: header and payloads, or the compressed total size.
+    pub size: u64,
+    /// `Some((version, method))` for a compressed bundle.
+    pub compressed: Option<(u16, u16)>,
+}
+
+/// What a walk over a file or a section found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Listing {
+    /// Entries in file order: bundles in section order, entries in header order.
+    pub entries: Vec<FatEntry>,
+    /// The bundles of `.hip_fatbin` sections, in order.
+    pub bundles: Vec<Span>,
+    /// Every strict violation found (FAT-*, BIN-*, OBJ-*, ID-*), sorted by offset.
+    pub problems: Vec<Error>,
+}
+
+/// Walk the bytes of one `.hip_fatbin` section (or a file dumped from one):
+/// `sec` starts at absolute offset `base`. Entries, bundles and problems
+/// are appended to `out`; the walk stops at the first bundle it cannot
+/// bound.
+pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut Listing) {
+    let len = sec.len() as u64;
+    let mut pos = 0u64;
+    let mut bundle = 0usize;
+    while pos < len {
+        let rest = &sec[pos as usize..];
+        let at = base + pos;
+        let extent = if rest.starts_with(BUNDLE_MAGIC) {
+            match binary::parse_strict(rest, at, Extent::Embedded) {
+                Ok(b) => {
+                    for e in &b.entries {
+                        out.entries.push(FatEntry {
+                            id: e.id_str().into_owned(),
+                            offset: at + e.offset,
+                            size: e.size,
+                            bundle,
+                            section: name.to_string(),
+                            section_index: index,
+                            kind: Kind::Embedded,
+                        });
+                    }
+                    b.extent
+                }
+                Err(es) => {
+                    out.problems.extend(
+                        es.into_iter()
+                            .map(|e| e.context(format!("in bundle {bundle} of section {name}"))),
+                    );
+                    return;
+                }
+            }
+        } else if rest.starts_with(ccob::MAGIC) {
+            let (version, method, total) = match compressed_extent(rest, at) {
+                Ok(v) => v,
+                Err(e) => {
+                    out.problems
+                        .push(e.context(format!("in bundle {bundle} of section {name}")));
+                    return;
+                }
+            };
+            // Version 1 has no size: it is listed up to the section end (where
+            // LLVM 19 and 22 read it to), reported, and ends the walk.
+            let size = total.unwrap_or(len - pos);
+            out.entries.push(FatEntry {
+                id: String::new(),
+                offset: at,
+                size,
+                bundle,
+                section: name.to_string(),
+                section_index: index,
+                kind: Kind::Compressed { version, method },
+            });
+            out.bundles.push(Span {
+                index: bundle,
+                offset: at,
+                size,
+                compressed: Some((version, method)),
+            });
+            if total.is_none() {
+                out.problems.push(Error::at(
+                    rules::FAT_3,
+                    at + 4,
+                    format!(
+                        "bundle {bundle} of section {name}: compressed bundle version 1 has no total-size field, so nothing after it can be located"
+                    ),
+                ));
+                return;
+            }
+            size
+        } else {
+            out.problems.push(Error::at(
+                rules::FAT_1,
+                at,
+                format!(
+                    "no bundle magic at offset 0x{pos:x} of section {name}: expected \"__CLANG_OFFLOAD_BUNDLE__\" or \"CCOB\""
+                ),
+            ));
+            return;
+        };
+        if rest.starts_with(BUNDLE_MAGIC) {
+            out.bundles.push(Span {
+                index: bundle,
+                offset: at,
+                size: extent,
+                compressed: None,
+            });
+        }
+        let end = pos.saturating_add(extent).min(len);
+        let next = end.next_multiple_of(FATBIN_ALIGN).min(len);
+        if let Some(p) = sec[end as usize..next as usize]
+            .iter()
+            .position(|&b| b != 0)
+        {
+            out.problems.push(Error::at(
+                rules::FAT_2,
+                base + end + p as u64,
+                format!(
+                    "non-zero byte in the padding after bundle {bundle} of section {name} (the padding runs to 0x{:x})",
+                    base + next
+                ),
+            ));
+        }
+        pos = next;
+        bundle += 1;
+    }
+}
+
+/// Bound a compressed bundle at the start of `rest` (absolute offset
+/// `at`): `(version, method, total size)`; the size is `None` for version
+/// 1, which has no size field (FAT-3).
+fn compressed_extent(rest: &[u8], at: u64) -> Result<(u16, u16, Option<u64>)> {
+    let u16_at = |o: usize| rest.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let (Some(version), Some(method)) = (u16_at(4), u16_at(6)) else {
+        return Err(Error::at(
+            rules::FAT_3,
+            at + rest.len() as u64,
+            "the compressed bundle header is truncated before its version and method",
+        ));
+    };
+    let total = match version {
+        2 => rest
+            .get(8..12)
+            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+        3 => rest.get(8..16).map(|b| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(b);
+            u64::from_le_bytes(a)
+        }),
+        1 => return Ok((1, method, None)),
+        v => {
+            return Err(Error::at(
+                rules::FAT_3,
+                at + 4,
+                format!("compressed bundle version {v} is not 2 or 3"),
+            ))
+        }
+    };
+    let Some(total) = total else {
+        return Err(Error::at(
+            rules::FAT_3,
+            at + rest.len() as u64,
+            "the compressed bundle header is truncated before its total size",
+        ));
+    };
+    let header = ccob::header_size(version).unwrap_or(0);
+    if total < header || total > rest.len() as u64 {
+        return Err(Error::at(
+            rules::FAT_3,
+            at + 8,
+            format!(
+                "compressed bundle total size {total} is below its {header}-byte header or runs past the section ({} bytes remain)",
+                rest.len()
+            ),
+        ));
+    }
+    Ok((version, method, Some(total)))
+}
+
+/// Walk a host ELF file: every `.hip_fatbin` section and every
+/// `__CLANG_OFFLOAD_BUNDLE__*` section. Structural ELF errors (OBJ-1,
+/// OBJ-2) fail the walk; everything else is collected in
+/// [`Listing::problems`].
+pub fn inspect(data: &[u8]) -> Result<Listing> {
+    let elf = Elf::parse(data)?;
+    let mut out = Listing {
+        problems: elf.check(),
+        ..Listing::default()
+    };
+    for s in elf
+        .sections
+        .iter()
+        .filter(|s| s.name == HIP_FATBIN.as_bytes())
+    {
+        if s.sh_type != SHT_PROGBITS || s.align == 0 || s.align % FATBIN_ALIGN != 0 {
+            out.problems.push(Error::at(
+                rules::FAT_4,
+                s.header_pos + 4,
+                format!(
+                    "section {} '{HIP_FATBIN}' has type {} and alignment {}; it must be SHT_PROGBITS aligned to a multiple of {FATBIN_ALIGN}",
+                    s.index, s.sh_type, s.align
+                ),
+            ));
+        }
+        if let Some(bytes) = s.data(data).filter(|_| s.sh_type == SHT_PROGBITS) {
+            walk_section(bytes, s.offset, HIP_FATBIN, s.index, &mut out);
+        }
+    }
+    let entries = object::scan(&elf);
+    if !entries.is_empty() {
+        let (_, errs) = object::check_entries(&elf, &entries);
+        out.problems.extend(errs);
+        for e in &entries {
+            out.entries.push(FatEntry {
+                id: e.id_str().into_owned(),
+                offset: e.offset,
+                size: e.size,
+                bundle: 0,
+                section: String::from_utf8_lossy(
+                    elf.sections.get(e.section).map_or(&[][..], |s| s.name),
+                )
+                .into_owned(),
+                section_index: e.section,
+                kind: Kind::Section,
+            });
+        }
+    }
+    out.problems.sort_by_key(|e| e.offset());
+    Ok(out)
+}
+
+/// [`inspect`], failing with every problem when there is any.
+pub fn list_strict(data: &[u8]) -> Result<Listing, Vec<Error>> {
+    let l = inspect(data).map_err(|e| vec![e])?;
+    if l.problems.is_empty() {
+        Ok(l)
+    } else {
+        Err(l.problems)
+    }
+}
+
+/// Walk a file that holds the raw contents of a `.hip_fatbin` section
+/// (`llvm-objcopy --dump-section=.hip_fatbin=FILE`).
+pub fn inspect_section_dump(data: &[u8]) -> Listing {
+    let mut out = Listing::default();
+    walk_section(data, 0, HIP_FATBIN, 0, &mut out);
+    out.problems.sort_by_key(|e| e.offset());
+    out
+}

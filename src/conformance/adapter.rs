@@ -1,0 +1,460 @@
+//! Implementations as adapters: one JSON file says how to run an
+//! implementation for each operation, how to read its listing and its
+//! errors, and which LLVM release's spelling and order it follows.
+
+use super::case::Op;
+use crate::profile::Release;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Whether an adapter's results gate the exit status as offload-kit's do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The implementation under test (offload-kit): only divergences its
+    /// release profile reproduces on purpose are excused; crashes never.
+    Subject,
+    /// A reference implementation (LLVM): every documented divergence of its
+    /// release is excused; its crashes are findings.
+    Reference,
+}
+
+/// How `-list` output is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ListOrder {
+    /// As a set.
+    Set,
+    /// In header order (BIN-12).
+    Header,
+    /// In the release's `StringMap` order (`Release::stringmap_order`).
+    Stringmap,
+}
+
+/// How file arguments are passed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FileArgs {
+    /// One argument per file; `{}` is the path.
+    Each {
+        /// Template, e.g. `-input={}`.
+        each: String,
+    },
+    /// One argument for all files, joined; `{}` is the joined list.
+    Joined {
+        /// Template, e.g. `-inputs={}`.
+        joined: String,
+        /// Separator (default `,`).
+        #[serde(default = "comma")]
+        separator: String,
+    },
+}
+
+fn comma() -> String {
+    ",".into()
+}
+
+/// How the listing of the `list` operation is read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Listing {
+    /// `lines` (one ID per stdout line) or `json` (an array of objects).
+    pub format: String,
+    /// json: JSON pointer of the array (e.g. `/entries`).
+    #[serde(default)]
+    pub pointer: Option<String>,
+    /// json: field of each element holding the ID.
+    #[serde(default)]
+    pub field: Option<String>,
+}
+
+impl Default for Listing {
+    fn default() -> Self {
+        Listing {
+            format: "lines".into(),
+            pointer: None,
+            field: None,
+        }
+    }
+}
+
+/// A message pattern that identifies the spec rule an error reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageRule {
+    /// Substring of stderr.
+    pub contains: String,
+    /// Rules it reports.
+    pub rules: Vec<String>,
+}
+
+/// A message table file (`conformance/messages/*.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MessageTable {
+    /// What the table is for.
+    #[serde(default)]
+    pub description: String,
+    /// Patterns.
+    pub messages: Vec<MessageRule>,
+}
+
+/// An implementation adapter (`conformance/adapters/*.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Adapter {
+    /// Name used in reports and `--impl`.
+    pub name: String,
+    /// What it is.
+    #[serde(default)]
+    pub description: String,
+    /// Subject or reference.
+    pub role: Role,
+    /// The LLVM release whose ID spelling and `-list` order it follows.
+    #[serde(default, with = "release_opt")]
+    pub release: Option<Release>,
+    /// The program (`{offload_kit}` is the runner's offload-kit binary,
+    /// `{adapter_dir}` the adapter file's directory).
+    pub program: String,
+    /// Run by default (without `--impl`).
+    #[serde(default = "yes")]
+    pub default: bool,
+    /// Per-run time limit (default 10 s).
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Command template per operation (`bundle`, `unbundle`, `list`;
+    /// `parse-id` and `compatible` are run through `bundle` and `unbundle`);
+    /// elements `{inputs}`, `{outputs}` and `{options}` expand to several arguments.
+    pub commands: BTreeMap<String, Vec<String>>,
+    /// How inputs are passed.
+    #[serde(default = "default_inputs")]
+    pub inputs: FileArgs,
+    /// How outputs are passed.
+    #[serde(default = "default_outputs")]
+    pub outputs: FileArgs,
+    /// Option templates; an option a case sets that is missing here makes the case n/a.
+    #[serde(default)]
+    pub options: BTreeMap<String, Vec<String>>,
+    /// Listing format.
+    #[serde(default)]
+    pub listing: Listing,
+    /// How `-list` output is compared.
+    #[serde(default = "default_order")]
+    pub list_order: ListOrder,
+    /// Message table file under `conformance/messages/` (without `.json`).
+    #[serde(default)]
+    pub messages: Option<String>,
+    /// Extra message patterns.
+    #[serde(default)]
+    pub error_rules: Vec<MessageRule>,
+    /// Whether stderr cites rule IDs (`rule BIN-5`) that count as the failure's rules.
+    #[serde(default)]
+    pub cites_rules: bool,
+    /// Environment variables set for each run.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The file it was loaded from.
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Message patterns resolved from `messages` and `error_rules`.
+    #[serde(skip)]
+    pub resolved_messages: Vec<MessageRule>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_inputs() -> FileArgs {
+    FileArgs::Each {
+        each: "-input={}".into(),
+    }
+}
+
+fn default_outputs() -> FileArgs {
+    FileArgs::Each {
+        each: "-output={}".into(),
+    }
+}
+
+fn default_order() -> ListOrder {
+    ListOrder::Set
+}
+
+mod release_opt {
+    use crate::profile::Release;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &Option<Release>, s: S) -> Result<S::Ok, S::Error> {
+        match r {
+            Some(r) => s.serialize_str(&r.to_string()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Release>, D::Error> {
+        let v = Option::<serde_json::Value>::deserialize(d)?;
+        match v {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => {
+                s.parse().map(Some).map_err(serde::de::Error::custom)
+            }
+            Some(serde_json::Value::Number(n)) => n
+                .to_string()
+                .parse()
+                .map(Some)
+                .map_err(serde::de::Error::custom),
+            Some(other) => Err(serde::de::Error::custom(format!(
+                "release must be 14, 16, 19 or 22, not {other}"
+            ))),
+        }
+    }
+}
+
+/// Values substituted into command templates.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    /// `{type}`.
+    pub file_type: String,
+    /// `{targets}` (comma-joined).
+    pub targets: Vec<String>,
+    /// Input paths.
+    pub inputs: Vec<PathBuf>,
+    /// Output paths.
+    pub outputs: Vec<PathBuf>,
+    /// Options set: name → value (`None` for flags).
+    pub options: Vec<(String, Option<String>)>,
+}
+
+impl Adapter {
+    /// Load one adapter file; `messages_dir` holds the message tables.
+    pub fn load(path: &Path, messages_dir: &Path) -> Result<Adapter, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut a: Adapter =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        a.path = path.to_path_buf();
+        if let Some(m) = &a.messages {
+            let p = messages_dir.join(format!("{m}.json"));
+            let t = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let table: MessageTable =
+                serde_json::from_str(&t).map_err(|e| format!("{}: {e}", p.display()))?;
+            a.resolved_messages = table.messages;
+        }
+        a.resolved_messages.extend(a.error_rules.iter().cloned());
+        for m in &a.resolved_messages {
+            for r in &m.rules {
+                if crate::rules::by_id(r).is_none() {
+                    return Err(format!("{}: unknown rule '{r}'", path.display()));
+                }
+            }
+        }
+        for op in a.commands.keys() {
+            if !["bundle", "unbundle", "list"].contains(&op.as_str()) {
+                return Err(format!("{}: unknown operation '{op}'", path.display()));
+            }
+        }
+        if !["lines", "json"].contains(&a.listing.format.as_str()) {
+            return Err(format!(
+                "{}: listing format must be lines or json",
+                path.display()
+            ));
+        }
+        Ok(a)
+    }
+
+    /// Load every `*.json` in `dir`, sorted by name.
+    pub fn load_dir(dir: &Path, messages_dir: &Path) -> Result<Vec<Adapter>, String> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .map(|f| Adapter::load(f, messages_dir))
+            .collect()
+    }
+
+    fn dir(&self) -> String {
+        self.path
+            .parent()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| ".".into())
+    }
+
+    /// The program path with `{offload_kit}` and `{adapter_dir}` resolved.
+    pub fn program_path(&self, offload_kit: &Path) -> String {
+        self.program
+            .replace("{offload_kit}", &offload_kit.display().to_string())
+            .replace("{adapter_dir}", &self.dir())
+    }
+
+    /// Whether the program exists. A bare name is looked up on `PATH`.
+    pub fn available(&self, offload_kit: &Path) -> bool {
+        let p = self.program_path(offload_kit);
+        if p.contains('/') {
+            Path::new(&p).is_file()
+        } else {
+            std::env::var_os("PATH")
+                .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(&p).is_file()))
+        }
+    }
+
+    /// The time limit per run.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(self.timeout_seconds.unwrap_or(10.0).max(0.1))
+    }
+
+    /// The argv for `op`, or why it cannot be run (n/a).
+    pub fn argv(
+        &self,
+        op: Op,
+        inv: &Invocation,
+        offload_kit: &Path,
+    ) -> Result<Vec<String>, String> {
+        let tpl = self
+            .commands
+            .get(op.name())
+            .ok_or_else(|| format!("{} has no '{}' command", self.name, op.name()))?;
+        let program = self.program_path(offload_kit);
+        let paths =
+            |v: &[PathBuf]| -> Vec<String> { v.iter().map(|p| p.display().to_string()).collect() };
+        let files = |style: &FileArgs, v: &[PathBuf]| -> Vec<String> {
+            let v = paths(v);
+            if v.is_empty() {
+                return vec![];
+            }
+            match style {
+                FileArgs::Each { each } => v.iter().map(|p| each.replace("{}", p)).collect(),
+                FileArgs::Joined { joined, separator } => {
+                    vec![joined.replace("{}", &v.join(separator))]
+                }
+            }
+        };
+        let mut opts = Vec::new();
+        for (name, value) in &inv.options {
+            let t = self
+                .options
+                .get(name)
+                .ok_or_else(|| format!("{} does not support the option '{name}'", self.name))?;
+            for a in t {
+                let s = match value {
+                    Some(v) => a.replace("{}", v),
+                    None => a.clone(),
+                };
+                if !s.is_empty() {
+                    opts.push(s);
+                }
+            }
+        }
+        let single = |v: &[PathBuf]| {
+            v.first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        };
+        let mut argv = Vec::new();
+        for el in tpl {
+            if el.contains("{targets}") && inv.targets.is_empty() {
+                continue;
+            }
+            match el.as_str() {
+                "{inputs}" => argv.extend(files(&self.inputs, &inv.inputs)),
+                "{outputs}" => argv.extend(files(&self.outputs, &inv.outputs)),
+                "{options}" => argv.extend(opts.iter().cloned()),
+                "{input_paths}" => argv.extend(paths(&inv.inputs)),
+                "{output_paths}" => argv.extend(paths(&inv.outputs)),
+                _ => argv.push(
+                    el.replace("{program}", &program)
+                        .replace("{offload_kit}", &offload_kit.display().to_string())
+                        .replace("{adapter_dir}", &self.dir())
+                        .replace("{type}", &inv.file_type)
+                        .replace("{targets}", &inv.targets.join(","))
+                        .replace("{input}", &single(&inv.inputs))
+                        .replace("{output}", &single(&inv.outputs)),
+                ),
+            }
+        }
+        Ok(argv)
+    }
+
+    /// Rules an error reports: message patterns, plus rule IDs cited in
+    /// stderr when the adapter `cites_rules`.
+    pub fn rules_of(&self, stderr: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for m in &self.resolved_messages {
+            if stderr.contains(&m.contains) {
+                out.extend(m.rules.iter().cloned());
+            }
+        }
+        if self.cites_rules {
+            out.extend(cited_rules(stderr));
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Parse the listing printed on stdout.
+    pub fn parse_listing(&self, stdout: &[u8]) -> Result<Vec<String>, String> {
+        let text = String::from_utf8_lossy(stdout);
+        if self.listing.format == "json" {
+            let v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format!("listing is not JSON: {e}"))?;
+            let arr = v
+                .pointer(self.listing.pointer.as_deref().unwrap_or(""))
+                .and_then(|a| a.as_array())
+                .ok_or("listing JSON has no array at the pointer")?;
+            let field = self.listing.field.as_deref().unwrap_or("id");
+            return arr
+                .iter()
+                .map(|e| {
+                    e.get(field)
+                        .and_then(|x| x.as_str())
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("listing element without '{field}'"))
+                })
+                .collect();
+        }
+        let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
+        if lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        Ok(lines)
+    }
+}
+
+/// Rule IDs of the catalogue cited as whole tokens in `text`.
+pub fn cited_rules(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    for r in crate::rules::ALL {
+        let mut from = 0;
+        while let Some(p) = text[from..].find(r.id) {
+            let s = from + p;
+            let e = s + r.id.len();
+            let before_ok = s == 0 || !(b[s - 1].is_ascii_alphanumeric() || b[s - 1] == b'-');
+            let after_ok = e == b.len() || !b[e].is_ascii_digit();
+            if before_ok && after_ok {
+                out.push(r.id.to_string());
+                break;
+            }
+            from = e;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cited_rule_tokens() {
+        assert_eq!(cited_rules("x (at offset 0x5e, rule BIN-5)"), ["BIN-5"]);
+        assert_eq!(cited_rules("rule BIN-10"), ["BIN-10"]);
+        assert_eq!(cited_rules("rule TID-1"), ["TID-1"]);
+        assert!(cited_rules("BIN-50").is_empty());
+    }
+}

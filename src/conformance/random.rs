@@ -1,0 +1,489 @@
+//! Differential random mode: valid bundles with random IDs (from a pool of
+//! valid targets), payloads and alignment; every implementation lists and
+//! unbundles them, and bundles the same inputs when the targets allow it. A disagreement with the spec expectation is shrunk and
+//! written as a corpus-format reproducer with its inputs and command.
+
+use super::adapter::{Adapter, Role};
+use super::case::{
+    Args, BundleRecipe, Case, Data, EntryRecipe, Expect, Fact, IdSpec, InputSpec, Op,
+};
+use super::judge::{run_case_in, RunContext, Status, Verdict};
+use super::run_matrix;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// splitmix64: small, seedable, reproducible everywhere.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n as u64) as usize
+    }
+
+    /// True with probability `p` percent.
+    pub fn chance(&mut self, p: usize) -> bool {
+        self.below(100) < p
+    }
+}
+
+/// Valid device targets, each with the processor it uses: a bundle holds at
+/// most one target per processor, so no request can match two entries and
+/// no composition conflict (COMPOSE-1) arises.
+pub const DEVICE_POOL: &[(&str, &str)] = &[
+    ("hip-amdgcn-amd-amdhsa--gfx906", "gfx906"),
+    ("hip-amdgcn-amd-amdhsa--gfx908:xnack+", "gfx908"),
+    ("hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+", "gfx90a"),
+    ("hip-amdgcn-amd-amdhsa--gfx1030", "gfx1030"),
+    ("hip-amdgcn-amd-amdhsa--gfx1100", "gfx1100"),
+    ("openmp-amdgcn-amd-amdhsa--gfx942", "gfx942"),
+    ("openmp-amdgcn-amd-amdhsa--gfx906", "gfx906"),
+    ("openmp-nvptx64-nvidia-cuda--sm_70", "sm_70"),
+    ("openmp-nvptx64-nvidia-cuda--sm_80", "sm_80"),
+    ("hip-spirv64-amd-amdhsa--amdgcnspirv", "amdgcnspirv"),
+    ("openmp-x86_64-pc-linux-gnu", "x86_64"),
+];
+
+/// Host targets.
+pub const HOST_POOL: &[&str] = &[
+    "host-x86_64-unknown-linux-gnu",
+    "host-aarch64-unknown-linux-gnu",
+    "host-powerpc64le-unknown-linux-gnu",
+];
+
+const ALIGNS: &[u64] = &[1, 1, 1, 2, 3, 4, 7, 8, 16, 64, 4096];
+
+fn payload(rng: &mut Rng) -> Vec<u8> {
+    let len = match rng.below(4) {
+        0 => 0,
+        1 => rng.below(8),
+        _ => rng.below(300),
+    };
+    (0..len).map(|_| rng.next_u64() as u8).collect()
+}
+
+/// The two cases (list, unbundle) of random sample `n`.
+pub fn sample(seed: u64, n: usize) -> Vec<Case> {
+    let mut rng = Rng::new(seed ^ (n as u64).wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let mut targets: Vec<String> = Vec::new();
+    if rng.chance(80) {
+        targets.push(HOST_POOL[rng.below(HOST_POOL.len())].to_string());
+    }
+    let want = 1 + rng.below(5);
+    let mut used = Vec::new();
+    for _ in 0..want * 3 {
+        if targets.len()
+            >= want + usize::from(targets.first().is_some_and(|t| t.starts_with("host-")))
+        {
+            break;
+        }
+        let (t, p) = DEVICE_POOL[rng.below(DEVICE_POOL.len())];
+        if !used.contains(&p) {
+            used.push(p);
+            targets.push(t.to_string());
+        }
+    }
+    // Shuffle (entries keep no particular order; the host need not be first).
+    for i in (1..targets.len()).rev() {
+        let j = rng.below(i + 1);
+        targets.swap(i, j);
+    }
+    let payloads: Vec<Vec<u8>> = targets.iter().map(|_| payload(&mut rng)).collect();
+    let align = ALIGNS[rng.below(ALIGNS.len())];
+    let recipe = BundleRecipe {
+        entries: targets
+            .iter()
+            .zip(&payloads)
+            .map(|(t, p)| EntryRecipe {
+                id: IdSpec::Written { written: t.clone() },
+                payload: Data::Hex(super::case::encode_hex(p)),
+                offset: None,
+                size: None,
+                id_len: None,
+            })
+            .collect(),
+        align,
+        count: None,
+        padding: None,
+        truncate: None,
+        append: None,
+        patch: vec![],
+    };
+    let mut inputs = BTreeMap::new();
+    inputs.insert("bundle".to_string(), InputSpec::Bundle(recipe));
+    let list = Case {
+        id: format!("random/{seed}/{n}/list"),
+        path: Default::default(),
+        schema: None,
+        title: format!("random sample {n} of seed {seed}: list"),
+        source: Some(format!("offload-kit conformance --random --seed {seed}")),
+        rules: vec!["BIN-11".into(), "BIN-12".into()],
+        inputs: inputs.clone(),
+        op: Op::List,
+        args: Args {
+            file_type: "bc".into(),
+            inputs: vec!["bundle".into()],
+            ..Args::default()
+        },
+        expect: Expect {
+            list: Some(
+                targets
+                    .iter()
+                    .map(|t| IdSpec::Written { written: t.clone() })
+                    .collect(),
+            ),
+            ..Expect::default()
+        },
+        known_divergence: vec![],
+    };
+    // Request a random non-empty subset in random order, sometimes plus a
+    // device target that is absent (then with -allow-missing-bundles).
+    let mut idx: Vec<usize> = (0..targets.len()).filter(|_| rng.chance(70)).collect();
+    if idx.is_empty() {
+        idx.push(rng.below(targets.len()));
+    }
+    for i in (1..idx.len()).rev() {
+        let j = rng.below(i + 1);
+        idx.swap(i, j);
+    }
+    let mut req: Vec<String> = idx.iter().map(|&i| targets[i].clone()).collect();
+    let mut facts: Vec<Fact> = idx
+        .iter()
+        .map(|&i| Fact::Hex(super::case::encode_hex(&payloads[i])))
+        .collect();
+    let mut allow_missing = false;
+    if rng.chance(25) {
+        if let Some((t, _)) = DEVICE_POOL.iter().find(|(_, p)| !used.contains(p)) {
+            let at = rng.below(req.len() + 1);
+            req.insert(at, t.to_string());
+            facts.insert(at, Fact::Utf8(String::new()));
+            allow_missing = true;
+        }
+    }
+    let unbundle = Case {
+        id: format!("random/{seed}/{n}/unbundle"),
+        title: format!("random sample {n} of seed {seed}: unbundle"),
+        rules: vec!["CLI-2".into(), "CLI-4".into(), "BIN-11".into()],
+        op: Op::Unbundle,
+        args: Args {
+            file_type: "bc".into(),
+            targets: req,
+            inputs: vec!["bundle".into()],
+            allow_missing_bundles: allow_missing,
+            ..Args::default()
+        },
+        expect: Expect {
+            outputs: Some(facts),
+            ..Expect::default()
+        },
+        ..list.clone()
+    };
+    let mut out = vec![list, unbundle];
+    // Bundling the same inputs, when the targets form a valid -targets list
+    // (one host, or HIP only).
+    let hosts = targets.iter().filter(|t| t.starts_with("host-")).count();
+    let hip_only = targets
+        .iter()
+        .all(|t| t.starts_with("hip-") || t.starts_with("hipv4-"));
+    if hosts == 1 || (hosts == 0 && hip_only) {
+        let mut inputs = BTreeMap::new();
+        let names: Vec<String> = (0..targets.len()).map(|i| format!("p{i}")).collect();
+        for (n, p) in names.iter().zip(&payloads) {
+            inputs.insert(n.clone(), InputSpec::Hex(super::case::encode_hex(p)));
+        }
+        out.push(Case {
+            id: format!("random/{seed}/{n}/bundle"),
+            title: format!("random sample {n} of seed {seed}: bundle"),
+            rules: vec!["BIN-11".into(), "CLI-1".into()],
+            inputs,
+            op: Op::Bundle,
+            args: Args {
+                file_type: "bc".into(),
+                targets: targets.clone(),
+                inputs: names,
+                bundle_align: (align != 1).then_some(align),
+                ..Args::default()
+            },
+            expect: Expect {
+                bundle: Some(super::case::BundleExpect::default()),
+                ..Expect::default()
+            },
+            ..out[0].clone()
+        });
+    }
+    out
+}
+
+fn fails_same(case: &Case, a: &Adapter, rc: &RunContext, status: Status) -> Option<Verdict> {
+    let dir = tempfile::tempdir().ok()?;
+    let v = run_case_in(case, a, rc, dir.path());
+    (v.status == status).then_some(v)
+}
+
+/// Smaller variants of a random case: one entry fewer, shorter payloads, alignment 1.
+fn shrink_steps(c: &Case) -> Vec<Case> {
+    let mut out = Vec::new();
+    if c.op == Op::Bundle {
+        for i in 0..c.args.targets.len() {
+            if c.args.targets.len() > 1 {
+                let mut n = c.clone();
+                n.args.targets.remove(i);
+                let name = n.args.inputs.remove(i);
+                n.inputs.remove(&name);
+                out.push(n);
+            }
+        }
+        if c.args.bundle_align.is_some() {
+            let mut n = c.clone();
+            n.args.bundle_align = None;
+            out.push(n);
+        }
+        for (name, spec) in &c.inputs {
+            if let InputSpec::Hex(h) = spec {
+                if h.len() > 2 {
+                    let mut n = c.clone();
+                    n.inputs
+                        .insert(name.clone(), InputSpec::Hex(h[..2].to_string()));
+                    out.push(n);
+                }
+            }
+        }
+        return out;
+    }
+    let Some(InputSpec::Bundle(r)) = c.inputs.get("bundle") else {
+        return out;
+    };
+    let with = |r: BundleRecipe, args: Args, expect: Expect| {
+        let mut n = c.clone();
+        n.inputs.insert("bundle".into(), InputSpec::Bundle(r));
+        n.args = args;
+        n.expect = expect;
+        n
+    };
+    for i in 0..r.entries.len() {
+        if r.entries.len() == 1 {
+            break;
+        }
+        let mut r2 = r.clone();
+        let removed = r2.entries.remove(i);
+        let IdSpec::Written { written } = &removed.id else {
+            continue;
+        };
+        let mut args = c.args.clone();
+        let mut expect = c.expect.clone();
+        if let Some(l) = &mut expect.list {
+            l.retain(|x| x != &removed.id);
+        }
+        if let Some(pos) = args.targets.iter().position(|t| t == written) {
+            if args.targets.len() == 1 {
+                continue;
+            }
+            args.targets.remove(pos);
+            if let Some(f) = &mut expect.outputs {
+                f.remove(pos);
+            }
+        }
+        out.push(with(r2, args, expect));
+    }
+    if r.align != 1 {
+        let mut r2 = r.clone();
+        r2.align = 1;
+        out.push(with(r2, c.args.clone(), c.expect.clone()));
+    }
+    for i in 0..r.entries.len() {
+        let Data::Hex(h) = &r.entries[i].payload else {
+            continue;
+        };
+        if h.len() > 2 {
+            let short = h[..2].to_string();
+            let mut r2 = r.clone();
+            r2.entries[i].payload = Data::Hex(short.clone());
+            let mut expect = c.expect.clone();
+            if let (Some(f), IdSpec::Written { written }) = (&mut expect.outputs, &r.entries[i].id)
+            {
+                if let Some(pos) = c.args.targets.iter().position(|t| t == written) {
+                    f[pos] = Fact::Hex(short);
+                }
+            }
+            out.push(with(r2, c.args.clone(), expect));
+        }
+    }
+    out
+}
+
+/// Shrink `case` while `a` still gives `status` and `good` (an
+/// implementation that passed the original case, if any) still passes, so
+/// that the smaller case shows the same disagreement.
+pub fn shrink(
+    case: &Case,
+    a: &Adapter,
+    good: Option<&Adapter>,
+    rc: &RunContext,
+    status: Status,
+) -> (Case, Option<Verdict>) {
+    let mut cur = case.clone();
+    let mut last = None;
+    for _ in 0..64 {
+        let mut progressed = false;
+        for cand in shrink_steps(&cur) {
+            if let Some(g) = good {
+                if fails_same(&cand, g, rc, Status::Pass).is_none() {
+                    continue;
+                }
+            }
+            if let Some(v) = fails_same(&cand, a, rc, status) {
+                cur = cand;
+                last = Some(v);
+                progressed = true;
+                break;
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    (cur, last)
+}
+
+fn write_repro(
+    dir: &Path,
+    case: &Case,
+    a: &Adapter,
+    v: &Verdict,
+) -> std::io::Result<std::path::PathBuf> {
+    let name = format!("{}-{}", case.id.replace('/', "-"), a.name);
+    let d = dir.join(name);
+    std::fs::create_dir_all(&d)?;
+    let json = serde_json::to_string_pretty(case).expect("serialisable");
+    std::fs::write(d.join("case.json"), json + "\n")?;
+    for (name, spec) in &case.inputs {
+        if let Ok(Some(b)) = spec.build(a.release) {
+            std::fs::write(d.join(format!("{name}.bin")), b)?;
+        }
+    }
+    let mut readme = format!(
+        "# {} on {}\n\nstatus: {}\ndetail: {}\nobserved: {}\n\ncommand (inputs were in a scratch directory; they are the *.bin files here):\n",
+        case.id,
+        a.name,
+        v.status.label(),
+        v.detail,
+        v.observed,
+    );
+    for c in &v.commands {
+        readme.push_str(&format!("  {c}\n"));
+    }
+    readme.push_str(
+        "\nTo keep it as a corpus case: copy case.json under conformance/corpus/ and document or fix the divergence.\n",
+    );
+    std::fs::write(d.join("README.txt"), readme)?;
+    Ok(d)
+}
+
+/// Run `n` random samples (seed `seed`) on `adapters`; returns the exit status.
+pub fn run(
+    n: usize,
+    seed: u64,
+    adapters: &[Adapter],
+    rc: &RunContext,
+    jobs: usize,
+    repro_dir: &Path,
+    allow_new_reference: bool,
+) -> i32 {
+    let cases: Vec<Case> = (0..n).flat_map(|i| sample(seed, i)).collect();
+    let start = std::time::Instant::now();
+    let verdicts = run_matrix(&cases, adapters, rc, jobs);
+    let mut disagreements = 0;
+    let mut failing = 0;
+    for (ci, c) in cases.iter().enumerate() {
+        let row = &verdicts[ci * adapters.len()..(ci + 1) * adapters.len()];
+        let bad: Vec<(usize, &Verdict)> = row
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.status != Status::Pass && v.status != Status::NotApplicable)
+            .collect();
+        if bad.is_empty() {
+            continue;
+        }
+        disagreements += 1;
+        println!("DISAGREEMENT {}:", c.id);
+        for v in row {
+            println!("  {:<22} {:<8} {}", v.implementation, v.cell(), v.observed);
+        }
+        let good = row
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.status == Status::Pass)
+            .map(|(i, _)| &adapters[i])
+            .min_by_key(|a| a.role != Role::Subject);
+        for (ai, v) in bad {
+            let a = &adapters[ai];
+            if a.role == Role::Subject || !allow_new_reference {
+                failing += 1;
+            }
+            let (small, sv) = shrink(c, a, good, rc, v.status);
+            let sv = sv.unwrap_or_else(|| v.clone());
+            match write_repro(repro_dir, &small, a, &sv) {
+                Ok(d) => println!(
+                    "  {}: {} — minimal reproducer in {}",
+                    a.name,
+                    sv.detail,
+                    d.display()
+                ),
+                Err(e) => println!("  {}: {} (cannot write reproducer: {e})", a.name, sv.detail),
+            }
+        }
+    }
+    let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
+    println!(
+        "random: {n} bundles (seed {seed}), {} list/unbundle/bundle cases on [{}]: {disagreements} disagreement(s) in {:.1} s",
+        cases.len(),
+        names.join(", "),
+        start.elapsed().as_secs_f64()
+    );
+    i32::from(failing > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_are_deterministic_and_valid() {
+        for i in 0..50 {
+            let a = sample(7, i);
+            assert_eq!(a, sample(7, i));
+            for c in &a {
+                c.check().unwrap();
+                if c.op == Op::Bundle {
+                    assert_eq!(c.args.inputs.len(), c.args.targets.len());
+                    continue;
+                }
+                let Some(InputSpec::Bundle(r)) = c.inputs.get("bundle") else {
+                    panic!("{} has no bundle input", c.id)
+                };
+                let b = r.build(None).unwrap();
+                crate::bundle::binary::parse_strict(
+                    &b,
+                    0,
+                    crate::bundle::binary::Extent::Standalone,
+                )
+                .unwrap();
+            }
+        }
+    }
+}

@@ -1,0 +1,679 @@
+//! What LLVM 16, 19 and 22 make of offload binaries: `OffloadBinary::create`
+//! and `extractOffloadBinaries` as each release implements them (version 1
+//! only), and the text `llvm-objdump --offloading` prints.
+//!
+//! The model reproduces every outcome that is well defined: the images a
+//! release reads, the two messages it reports ("Invalid data was
+//! encountered while parsing the file", "The end of the file was
+//! unexpectedly encountered"), and where it reads. Where a release reads
+//! memory it does not own (string entries or strings past the binary,
+//! `nstr_huge.pk`, `keyoff_big.pk`; an image past the binary,
+//! `imgsize_big.pk`) the model returns [`Failure::Unsafe`] with the violated
+//! rule instead of guessing what the release would print or write.
+
+use super::archive;
+use super::kinds::{image_kind_objdump_name, offload_kind_name};
+use crate::elf::Elf;
+use crate::error::Error;
+use crate::format::offload_binary::{
+    RawEntry, RawHeader, ENTRY_SIZE, HEADER_SIZE_V1, MAGIC, MIN_V1_BUFFER, SHT_LLVM_OFFLOADING,
+    STRING_ENTRY_SIZE_V1,
+};
+use crate::profile::Release;
+use crate::rules;
+use binrw::BinRead;
+use std::io::Cursor;
+
+/// `object_error::parse_failed`.
+pub const PARSE_FAILED: &str = "Invalid data was encountered while parsing the file";
+/// `object_error::unexpected_eof`.
+pub const UNEXPECTED_EOF: &str = "The end of the file was unexpectedly encountered";
+/// `object_error::invalid_file_type`, as `llvm-objdump` prints it.
+pub const NOT_OBJECT: &str = "The file was not recognized as a valid object file";
+
+/// Why a release's read did not produce images.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The release reports `message` and exits 1; `error` is the strict
+    /// counterpart (rule and absolute offset).
+    Error {
+        /// LLVM's message (one of [`PARSE_FAILED`], [`UNEXPECTED_EOF`], …).
+        message: String,
+        /// The rule and offset behind it.
+        error: Error,
+    },
+    /// The release reads memory it does not own here (it dies of SIGSEGV or
+    /// prints or writes whatever it finds). offload-kit reports `error`.
+    Unsafe {
+        /// The violated rule at its offset, with what LLVM does.
+        error: Error,
+    },
+}
+
+impl Failure {
+    /// The strict error behind the failure.
+    pub fn error(&self) -> &Error {
+        match self {
+            Failure::Error { error, .. } | Failure::Unsafe { error } => error,
+        }
+    }
+
+    fn eof(rule: rules::Rule, at: u64, msg: impl Into<String>) -> Failure {
+        Failure::Error {
+            message: UNEXPECTED_EOF.into(),
+            error: Error::at(rule, at, msg),
+        }
+    }
+
+    fn parse(rule: rules::Rule, at: u64, msg: impl Into<String>) -> Failure {
+        Failure::Error {
+            message: PARSE_FAILED.into(),
+            error: Error::at(rule, at, msg),
+        }
+    }
+}
+
+/// One image as a release reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlvmImage<'a> {
+    /// Stored image kind value.
+    pub image_kind: u16,
+    /// Stored offload kind value.
+    pub offload_kind: u16,
+    /// Flags.
+    pub flags: u32,
+    /// Key/value pairs in string-entry order, read as C strings.
+    pub strings: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The image, or the error for an image that lies past its binary
+    /// (reading it reads memory the release does not own).
+    pub image: Result<&'a [u8], Error>,
+    /// Absolute offset of the image.
+    pub image_offset: u64,
+    /// The image size field.
+    pub image_size: u64,
+    /// Absolute offset of the binary.
+    pub binary_offset: u64,
+    /// The buffer identifier: the input path, or the archive member name.
+    pub identifier: String,
+}
+
+impl LlvmImage<'_> {
+    /// `getString(key)`: the last value stored for `key`, empty when absent.
+    pub fn get(&self, key: &[u8]) -> &[u8] {
+        self.strings
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map_or(&[][..], |(_, v)| v.as_slice())
+    }
+
+    /// `getTriple()`.
+    pub fn triple(&self) -> String {
+        String::from_utf8_lossy(self.get(b"triple")).into_owned()
+    }
+
+    /// `getArch()`.
+    pub fn arch(&self) -> String {
+        String::from_utf8_lossy(self.get(b"arch")).into_owned()
+    }
+}
+
+/// Key/value pairs as read.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// What `OffloadBinary::create` found.
+struct Created {
+    size: u64,
+    entry: RawEntry,
+    entry_pos: u64,
+}
+
+/// `OffloadBinary::create(buf)` of `release` (v1 era): header checks, the
+/// entry, and the string reads of the constructor. `base` is the absolute
+/// offset of `buf[0]`.
+fn create(
+    buf: &[u8],
+    base: u64,
+    release: Release,
+    first: bool,
+) -> Result<(Created, Pairs), Failure> {
+    let len = buf.len() as u64;
+    if !buf.starts_with(&MAGIC) {
+        let rule = if first { rules::OB_1 } else { rules::OB_15 };
+        return Err(Failure::parse(
+            rule,
+            base,
+            "the bytes here do not start with the magic 10 FF 10 AD",
+        ));
+    }
+    if len < MIN_V1_BUFFER {
+        return Err(Failure::parse(
+            rules::OB_3,
+            base + len,
+            format!(
+                "a binary needs at least {MIN_V1_BUFFER} bytes (header and entry), {len} remain"
+            ),
+        ));
+    }
+    let h = RawHeader::read(&mut Cursor::new(buf))
+        .map_err(|_| Failure::parse(rules::OB_3, base, "the header is incomplete"))?;
+    if h.version != 1 {
+        return Err(Failure::parse(
+            rules::OB_2,
+            base + 4,
+            format!(
+                "version {} (LLVM {release} reads only version 1)",
+                h.version
+            ),
+        ));
+    }
+    let size = h.size;
+    if size > len {
+        return Err(Failure::eof(
+            rules::OB_4,
+            base + 8,
+            format!("size {size} runs past the end of the data ({len} bytes)"),
+        ));
+    }
+    if release >= Release::L19 && size < ENTRY_SIZE {
+        return Err(Failure::eof(
+            rules::OB_4,
+            base + 8,
+            format!("size {size} is smaller than an entry"),
+        ));
+    }
+    // 16 computes these differences without checking `size` first; they
+    // wrap for sizes below 40 and 32.
+    if h.entry_offset > size.wrapping_sub(ENTRY_SIZE) {
+        return Err(Failure::eof(
+            rules::OB_6,
+            base + 16,
+            format!("the entry at {} runs past the size {size}", h.entry_offset),
+        ));
+    }
+    if h.entry_size_or_count > size.wrapping_sub(HEADER_SIZE_V1) {
+        return Err(Failure::eof(
+            rules::OB_6,
+            base + 24,
+            format!("entry size {} exceeds size - 32", h.entry_size_or_count),
+        ));
+    }
+    let entry_pos = h.entry_offset;
+    let entry = match entry_pos
+        .checked_add(ENTRY_SIZE)
+        .filter(|&e| e <= len)
+        .and_then(|_| RawEntry::read(&mut Cursor::new(&buf[entry_pos as usize..])).ok())
+    {
+        Some(e) => e,
+        None => {
+            return Err(Failure::Unsafe {
+                error: Error::at(
+                    rules::OB_6,
+                    base + 16,
+                    format!(
+                        "the entry at {entry_pos} lies outside the data ({len} bytes): LLVM {release} accepts the size {size} (the check wraps) and reads the entry from memory it does not own"
+                    ),
+                ),
+            })
+        }
+    };
+    if entry.image_offset > len || entry.string_offset > len {
+        let (at, what, v) = if entry.image_offset > len {
+            (entry_pos + 24, "image offset", entry.image_offset)
+        } else {
+            (entry_pos + 8, "string offset", entry.string_offset)
+        };
+        let rule = if entry.image_offset > len {
+            rules::OB_9
+        } else {
+            rules::OB_7
+        };
+        return Err(Failure::eof(
+            rule,
+            base + at,
+            format!("{what} {v} lies past the end of the data ({len} bytes)"),
+        ));
+    }
+    let strings = read_strings(buf, base, &entry, entry_pos, release)?;
+    Ok((
+        Created {
+            size,
+            entry,
+            entry_pos,
+        },
+        strings,
+    ))
+}
+
+/// The constructor's string reads over `buf` (NUL-terminated by LLVM's
+/// memory buffers): unsafe when a string entry or a string starts past it.
+fn read_strings(
+    buf: &[u8],
+    base: u64,
+    e: &RawEntry,
+    entry_pos: u64,
+    release: Release,
+) -> Result<Pairs, Failure> {
+    let len = buf.len() as u64;
+    let end = e
+        .num_strings
+        .checked_mul(STRING_ENTRY_SIZE_V1)
+        .and_then(|n| e.string_offset.checked_add(n));
+    if end.is_none_or(|end| end > len) {
+        return Err(Failure::Unsafe {
+            error: Error::at(
+                rules::OB_7,
+                base + entry_pos + 16,
+                format!(
+                    "{} string entries at {} run past the binary ({len} bytes): LLVM {release} reads them from memory it does not own (SIGSEGV for large counts, nstr_huge.pk)",
+                    e.num_strings, e.string_offset
+                ),
+            ),
+        });
+    }
+    let mut out = Vec::with_capacity(e.num_strings as usize);
+    for j in 0..e.num_strings {
+        let spos = e.string_offset + j * STRING_ENTRY_SIZE_V1;
+        let (Some(ko), Some(vo)) = (
+            crate::format::offload_binary::read_u64(buf, spos),
+            crate::format::offload_binary::read_u64(buf, spos + 8),
+        ) else {
+            return Err(Failure::Unsafe {
+                error: Error::at(rules::OB_7, base + spos, "string entry past the binary"),
+            });
+        };
+        let mut pair = Vec::with_capacity(2);
+        for (off, field, what) in [(ko, spos, "key"), (vo, spos + 8, "value")] {
+            if off > len {
+                let effect = if release == Release::L16 {
+                    "LLVM 16 dies of SIGSEGV (keyoff_big.pk)"
+                } else {
+                    "LLVM reads heap memory there (19 and 22 were seen to print an empty string)"
+                };
+                return Err(Failure::Unsafe {
+                    error: Error::at(
+                        rules::OB_8,
+                        base + field,
+                        format!(
+                            "string entry {j}: {what} offset {off} lies outside the binary ({len} bytes): {effect}"
+                        ),
+                    ),
+                });
+            }
+            let rest = &buf[off as usize..];
+            let n = memchr::memchr(0, rest).unwrap_or(rest.len());
+            pair.push(rest[..n].to_vec());
+        }
+        let v = pair.pop().unwrap_or_default();
+        let k = pair.pop().unwrap_or_default();
+        out.push((k, v));
+    }
+    Ok(out)
+}
+
+/// `extractOffloadFiles(contents)` of `release`: the binaries that fill
+/// `contents` (a raw file, a section, an archive member), each read twice
+/// as LLVM does (once in place, once from a copy of exactly its size).
+pub fn extract_offload_files<'a>(
+    contents: &'a [u8],
+    base: u64,
+    identifier: &str,
+    release: Release,
+) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let mut out = Vec::new();
+    let len = contents.len() as u64;
+    let mut off = 0u64;
+    while off < len {
+        let rest = &contents[off as usize..];
+        let (pass1, _) = create(rest, base + off, release, off == 0)?;
+        let size = pass1.size;
+        let copy = &rest[..size as usize];
+        let (c, strings) = create(copy, base + off, release, off == 0)?;
+        let e = c.entry;
+        let image = match e.image_offset.checked_add(e.image_size) {
+            Some(end) if end <= size => Ok(&copy[e.image_offset as usize..end as usize]),
+            _ => Err(Error::at(
+                rules::OB_9,
+                base + off + c.entry_pos + 32,
+                format!(
+                    "image [{}, +{}) runs past the binary ({size} bytes): LLVM {release} reads memory it does not own to extract it (imgsize_big.pk)",
+                    e.image_offset, e.image_size
+                ),
+            )),
+        };
+        out.push(LlvmImage {
+            image_kind: e.image_kind,
+            offload_kind: e.offload_kind,
+            flags: e.flags,
+            strings,
+            image,
+            image_offset: (base + off).saturating_add(e.image_offset),
+            image_size: e.image_size,
+            binary_offset: base + off,
+            identifier: identifier.to_string(),
+        });
+        off += size;
+    }
+    Ok(out)
+}
+
+/// What kind of file `extractOffloadBinaries` sees (`identify_magic`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// Starts with the offload-binary magic.
+    OffloadBinary,
+    /// An ELF object, executable or shared object.
+    Elf,
+    /// A Unix archive.
+    Archive,
+    /// LLVM bitcode (LLVM reads `!llvm.embedded.objects`; not modelled).
+    Bitcode,
+    /// Anything else: no offloading data, not an error.
+    Other,
+}
+
+/// Classify `data` as `identify_magic` does for `extractOffloadBinaries`.
+pub fn input_kind(data: &[u8]) -> InputKind {
+    if data.starts_with(&MAGIC) {
+        return InputKind::OffloadBinary;
+    }
+    match crate::elf::detect(data) {
+        crate::elf::ObjectFormat::Elf => {
+            // identify_magic needs the class and the file type.
+            let t = data.get(16).copied().unwrap_or(0);
+            if data.len() >= 18 && matches!(t, 1..=3) {
+                InputKind::Elf
+            } else {
+                InputKind::Other
+            }
+        }
+        crate::elf::ObjectFormat::Archive if data.starts_with(b"!<arch>\n") => InputKind::Archive,
+        crate::elf::ObjectFormat::Bitcode => InputKind::Bitcode,
+        _ => InputKind::Other,
+    }
+}
+
+/// Maximum archive nesting followed (LLVM recurses without a bound).
+const MAX_DEPTH: u32 = 16;
+
+/// `extractOffloadBinaries(buffer)` of `release`: raw binaries, ELF
+/// sections of type `SHT_LLVM_OFFLOADING`, archive members (recursively).
+/// `identifier` is the buffer's name (the input path).
+pub fn extract_offload_binaries<'a>(
+    data: &'a [u8],
+    identifier: &str,
+    release: Release,
+) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let mut out = Vec::new();
+    extract_into(data, 0, identifier, release, 0, &mut out)?;
+    Ok(out)
+}
+
+fn extract_into<'a>(
+    data: &'a [u8],
+    base: u64,
+    identifier: &str,
+    release: Release,
+    depth: u32,
+    out: &mut Vec<LlvmImage<'a>>,
+) -> Result<(), Failure> {
+    match input_kind(data) {
+        InputKind::OffloadBinary => {
+            out.extend(extract_offload_files(data, base, identifier, release)?);
+        }
+        InputKind::Elf => {
+            let elf = Elf::parse(data).map_err(|e| Failure::Error {
+                message: e.message().to_string(),
+                error: e.rebase(base),
+            })?;
+            for s in &elf.sections {
+                if s.sh_type != SHT_LLVM_OFFLOADING {
+                    continue;
+                }
+                let contents = s.data(data).ok_or_else(|| Failure::Error {
+                    message: format!(
+                        "section [index {}] has a sh_offset (0x{:x}) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
+                        s.index,
+                        s.offset,
+                        s.size,
+                        data.len()
+                    ),
+                    error: Error::at(
+                        rules::OB_20,
+                        base + s.header_pos,
+                        format!("section {} lies outside the file", s.index),
+                    ),
+                })?;
+                out.extend(extract_offload_files(
+                    contents,
+                    base + s.offset,
+                    identifier,
+                    release,
+                )?);
+            }
+        }
+        InputKind::Archive => {
+            if depth >= MAX_DEPTH {
+                return Err(Failure::Error {
+                    message: "archives nested too deeply".into(),
+                    error: Error::at(rules::OB_21, base, "archives nested more than 16 deep"),
+                });
+            }
+            let members = archive::members(data, base).map_err(|e| Failure::Error {
+                message: e.message().to_string(),
+                error: e,
+            })?;
+            for m in members {
+                let body = &data[(m.data_offset - base) as usize..][..m.size as usize];
+                extract_into(body, m.data_offset, &m.name, release, depth + 1, out)?;
+            }
+        }
+        InputKind::Bitcode => {
+            return Err(Failure::Error {
+                message:
+                    "LLVM bitcode inputs (!llvm.embedded.objects) are not supported by offload-kit"
+                        .into(),
+                error: Error::at(
+                    rules::OB_21,
+                    base,
+                    "LLVM bitcode: offload binaries in bitcode globals are not read by offload-kit",
+                ),
+            });
+        }
+        InputKind::Other => {}
+    }
+    Ok(())
+}
+
+/// The file format name `llvm-objdump` prints for an ELF file.
+pub fn elf_format_name(elf: &Elf<'_>) -> String {
+    let le = !elf.encoding.big_endian;
+    let m = elf.machine;
+    let s = if elf.encoding.is64 {
+        match m {
+            3 => "elf64-i386",
+            62 => "elf64-x86-64",
+            183 if le => "elf64-littleaarch64",
+            183 => "elf64-bigaarch64",
+            21 if le => "elf64-powerpcle",
+            21 => "elf64-powerpc",
+            243 => "elf64-littleriscv",
+            22 => "elf64-s390",
+            43 => "elf64-sparc",
+            8 => "elf64-mips",
+            224 => "elf64-amdgpu",
+            247 => "elf64-bpf",
+            251 => "elf64-ve",
+            258 => "elf64-loongarch",
+            _ => "elf64-unknown",
+        }
+    } else {
+        match m {
+            4 => "elf32-m68k",
+            3 => "elf32-i386",
+            6 => "elf32-iamcu",
+            62 => "elf32-x86-64",
+            40 if le => "elf32-littlearm",
+            40 => "elf32-bigarm",
+            83 => "elf32-avr",
+            164 => "elf32-hexagon",
+            244 => "elf32-lanai",
+            8 => "elf32-mips",
+            105 => "elf32-msp430",
+            20 if le => "elf32-powerpcle",
+            20 => "elf32-powerpc",
+            243 => "elf32-littleriscv",
+            252 => "elf32-csky",
+            2 | 18 => "elf32-sparc",
+            224 => "elf32-amdgpu",
+            258 => "elf32-loongarch",
+            94 => "elf32-xtensa",
+            _ => "elf32-unknown",
+        }
+    };
+    s.to_string()
+}
+
+/// What `llvm-objdump --offloading <file>` of a release does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjdumpRun {
+    /// Standard output.
+    pub stdout: String,
+    /// The error line after `llvm-objdump: error: ` (the program prefix
+    /// depends on argv\[0\]), if it fails; the exit status is then 1.
+    pub error: Option<String>,
+    /// Set when the release would read memory it does not own: the
+    /// rule and offset; `stdout` and `error` are then what precedes it.
+    pub unsafe_read: Option<Error>,
+}
+
+fn print_image(out: &mut String, img: &LlvmImage<'_>, i: usize, release: Release) {
+    use std::fmt::Write as _;
+    let _ = write!(
+        out,
+        "\nOFFLOADING IMAGE [{i}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
+        "kind",
+        image_kind_objdump_name(img.image_kind, release),
+        "arch",
+        img.arch(),
+        "triple",
+        img.triple(),
+        "producer",
+        offload_kind_name(img.offload_kind, release)
+    );
+}
+
+/// `llvm-objdump --offloading` of `release` on `data` named `file` (as
+/// given on the command line). `None` for LLVM 14, which has no
+/// `--offloading`.
+pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<ObjdumpRun> {
+    if release == Release::L14 {
+        return None;
+    }
+    let mut run = ObjdumpRun {
+        stdout: String::new(),
+        error: None,
+        unsafe_read: None,
+    };
+    let fail = |run: &mut ObjdumpRun, f: Failure, prefix: &str| match f {
+        Failure::Error { message, .. } => run.error = Some(format!("{prefix}{message}")),
+        Failure::Unsafe { error } => run.unsafe_read = Some(error),
+    };
+    match input_kind(data) {
+        InputKind::OffloadBinary => {
+            // createBinary: OffloadBinary::create on the whole file.
+            if let Err(f) = create(data, 0, release, true) {
+                fail(&mut run, f, &format!("'{file}': "));
+                return Some(run);
+            }
+            match extract_offload_files(data, 0, file, release) {
+                Ok(imgs) => {
+                    for (i, img) in imgs.iter().enumerate() {
+                        print_image(&mut run.stdout, img, i, release);
+                    }
+                }
+                Err(f) => fail(
+                    &mut run,
+                    f,
+                    &format!("'{file}': while extracting offloading files: "),
+                ),
+            }
+        }
+        InputKind::Elf => objdump_elf(data, 0, file, file, release, &mut run),
+        InputKind::Archive => match archive::members(data, 0) {
+            Ok(members) => {
+                for m in members {
+                    let body = &data[m.data_offset as usize..][..m.size as usize];
+                    if input_kind(body) == InputKind::OffloadBinary {
+                        // `getAsBinary` reads the member in place: a member
+                        // that is not 8-aligned in the file fails, one that
+                        // parses is "not an object file".
+                        let r = if m.data_offset % 8 != 0 {
+                            Err(Failure::parse(rules::OB_21, m.data_offset, "misaligned"))
+                        } else {
+                            create(body, m.data_offset, release, true).map(|_| ())
+                        };
+                        run.error = Some(match r {
+                            Err(Failure::Error { message, .. }) => {
+                                format!("{file}({}): {message}", m.name)
+                            }
+                            Err(Failure::Unsafe { error }) => {
+                                run.unsafe_read = Some(error);
+                                break;
+                            }
+                            Ok(()) => format!("'{file}': {NOT_OBJECT}"),
+                        });
+                        break;
+                    }
+                    if input_kind(body) != InputKind::Elf {
+                        continue;
+                    }
+                    let shown = format!("{file}({})", m.name);
+                    objdump_elf(body, m.data_offset, &shown, &m.name, release, &mut run);
+                    if run.error.is_some() || run.unsafe_read.is_some() {
+                        break;
+                    }
+                }
+            }
+            Err(e) => run.error = Some(format!("'{file}': {}", e.message())),
+        },
+        _ => run.error = Some(format!("'{file}': {NOT_OBJECT}")),
+    }
+    Some(run)
+}
+
+fn objdump_elf(
+    data: &[u8],
+    base: u64,
+    shown: &str,
+    identifier: &str,
+    release: Release,
+    run: &mut ObjdumpRun,
+) {
+    let elf = match Elf::parse(data) {
+        Ok(e) => e,
+        Err(e) => {
+            run.error = Some(format!("'{shown}': {}", e.message()));
+            return;
+        }
+    };
+    run.stdout.push_str(&format!(
+        "\n{shown}:\tfile format {}\n",
+        elf_format_name(&elf)
+    ));
+    let mut imgs = Vec::new();
+    if let Err(f) = extract_into(data, base, identifier, release, 1, &mut imgs) {
+        match f {
+            Failure::Error { message, .. } => {
+                run.error = Some(format!(
+                    "'{shown}': while extracting offloading files: {message}"
+                ))
+            }
+            Failure::Unsafe { error } => run.unsafe_read = Some(error),
+        }
+        return;
+    }
+    for (i, img) in imgs.iter().enumerate() {
+        print_image(&mut run.stdout, img, i, release);
+    }
+}

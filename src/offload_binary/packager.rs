@@ -1,0 +1,347 @@
+//! The operations of `clang-offload-packager` (16, 19) and
+//! `llvm-offload-binary` (22): packaging `--image=key=value,…` arguments
+//! into version 1 binaries, and extracting images that match filters
+//! (OB-17, OB-18, OB-22, OB-23). I/O stays with the caller: packaging
+//! reads files through a closure, extraction returns a plan of writes.
+
+use super::kinds::{image_kind_extension, offload_kind_value, ImageKind};
+use super::llvm::LlvmImage;
+use super::order::packager_string_order;
+use super::{layout_v1, ImageSpec};
+use crate::profile::Release;
+use std::borrow::Cow;
+
+/// The arguments of one `--image`, as `getImageArguments` collects them
+/// into a `DenseMap`: split at ',', each piece at its first '=' (a piece
+/// without '=' is a key with an empty value), repeated keys joined with ','.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageArgs {
+    /// Distinct keys with their (joined) values, in first-occurrence order.
+    pub pairs: Vec<(String, String)>,
+}
+
+impl ImageArgs {
+    /// Parse one `--image` value.
+    pub fn parse(spec: &str) -> ImageArgs {
+        let mut pairs: Vec<(String, String)> = Vec::new();
+        for piece in spec.split(',') {
+            let (k, v) = piece.split_once('=').unwrap_or((piece, ""));
+            match pairs.iter_mut().find(|(pk, _)| pk == k) {
+                Some((_, pv)) => {
+                    pv.push(',');
+                    pv.push_str(v);
+                }
+                None => pairs.push((k.to_string(), v.to_string())),
+            }
+        }
+        ImageArgs { pairs }
+    }
+
+    /// The (joined) value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Whether `key` was given.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The pairs other than `file` and `kind` in the order `release`
+    /// writes them as string entries (OB-18).
+    pub fn string_entries(&self, release: Release) -> Vec<(&str, &str)> {
+        let keys: Vec<&[u8]> = self.pairs.iter().map(|(k, _)| k.as_bytes()).collect();
+        let order = packager_string_order(release, &keys).unwrap_or_default();
+        order
+            .into_iter()
+            .filter_map(|k| self.pairs.iter().find(|(pk, _)| pk.as_bytes() == k))
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+}
+
+/// Whether `data` starts with an LLVM bitcode magic (`identify_magic`'s
+/// `file_magic::bitcode`: raw or wrapper).
+pub fn is_bitcode(data: &[u8]) -> bool {
+    data.starts_with(b"BC\xc0\xde") || data.starts_with(&[0xde, 0xc0, 0x17, 0x0b])
+}
+
+/// `sys::path::filename` (POSIX): the last component; "." for a path
+/// ending in '/', "/" for the root.
+pub fn path_filename(path: &str) -> &str {
+    if path.is_empty() {
+        return "";
+    }
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return "/";
+    }
+    if trimmed.len() != path.len() {
+        return ".";
+    }
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `sys::path::extension`: from the last '.' of the file name on (a leading
+/// dot counts), empty for "." and "..".
+pub fn path_extension(path: &str) -> &str {
+    let f = path_filename(path);
+    if f == "." || f == ".." {
+        return "";
+    }
+    f.rfind('.').map_or("", |p| &f[p..])
+}
+
+/// `sys::path::stem`: the file name without its extension.
+pub fn path_stem(path: &str) -> &str {
+    let f = path_filename(path);
+    if f == "." || f == ".." {
+        return f;
+    }
+    f.rfind('.').map_or(f, |p| &f[..p])
+}
+
+/// The image kind `release` stores for `file` with contents `data`: LLVM
+/// bitcode by magic, else by extension.
+pub fn image_kind_for(file: &str, data: &[u8], release: Release) -> u16 {
+    if is_bitcode(data) {
+        return ImageKind::Bitcode.value();
+    }
+    let ext = path_extension(file);
+    ImageKind::from_extension(ext.strip_prefix('.').unwrap_or(ext), release).value()
+}
+
+/// Why packaging failed: LLVM's message (printed after `error: `).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageError(pub String);
+
+/// Package `images` as `release` does and return the output bytes: one
+/// version 1 binary per image (per file in 19 and 22, which split `file`
+/// at ','), concatenated. `read(path)` reads an input file or returns the
+/// message LLVM prints for it ("No such file or directory").
+pub fn package(
+    images: &[ImageArgs],
+    release: Release,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<u8>, PackageError> {
+    if release == Release::L14 {
+        return Err(PackageError("LLVM 14 has no clang-offload-packager".into()));
+    }
+    let mut out = Vec::new();
+    for args in images {
+        let required = if release >= Release::L22 {
+            !args.has("file")
+        } else {
+            !args.has("file") || !args.has("triple")
+        };
+        if required {
+            return Err(PackageError(
+                if release >= Release::L22 {
+                    "'file' is a required image arguments"
+                } else {
+                    "'file' and 'triple' are required image arguments"
+                }
+                .into(),
+            ));
+        }
+        let file_value = args.get("file").unwrap_or_default();
+        let files: Vec<&str> = if release >= Release::L19 {
+            file_value.split(',').collect()
+        } else {
+            vec![file_value]
+        };
+        let offload_kind = args
+            .get("kind")
+            .map_or(0, |k| offload_kind_value(k, release));
+        let strings: Vec<(&[u8], &[u8])> = args
+            .string_entries(release)
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes(), v.as_bytes()))
+            .collect();
+        for f in files {
+            let data = read(f).map_err(PackageError)?;
+            let spec = ImageSpec {
+                image_kind: image_kind_for(f, &data, release),
+                offload_kind,
+                flags: 0,
+                strings: strings.clone(),
+                image_size: data.len() as u64,
+            };
+            let l = layout_v1(&spec).map_err(|e| PackageError(e.to_string()))?;
+            out.reserve(l.size as usize);
+            l.write(&mut out, |_, w| {
+                w.extend_from_slice(&data);
+                Ok(())
+            })
+            .map_err(|e| PackageError(e.to_string()))?;
+        }
+    }
+    Ok(out)
+}
+
+/// One step of an extraction, in the order the release performs them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Write image `image` (an index into the images read) to `path`.
+    /// `generated` names come from the input's strings and must be kept
+    /// inside the current directory.
+    WriteFile {
+        /// The file name as the release computes it.
+        path: String,
+        /// The image.
+        image: usize,
+        /// Whether the name was generated from untrusted strings.
+        generated: bool,
+    },
+    /// Write a GNU archive of the images to `path`; members are named by
+    /// each image's buffer identifier.
+    WriteArchive {
+        /// The archive path.
+        path: String,
+        /// The images, in order.
+        members: Vec<usize>,
+    },
+    /// Print `<argv0>: warning: <text>`.
+    Warn(String),
+}
+
+/// Whether `img` matches the filter `args` in `release`: every key other
+/// than `file` equals the stored string (a missing string is empty);
+/// `kind` is compared as the offload kind enumeration.
+pub fn matches(img: &LlvmImage<'_>, args: &ImageArgs, release: Release) -> bool {
+    args.pairs.iter().all(|(k, v)| match k.as_str() {
+        "file" => true,
+        "kind" => img.offload_kind == offload_kind_value(v, release),
+        _ => img.get(k.as_bytes()) == v.as_bytes(),
+    })
+}
+
+/// The name a release generates for an extracted image:
+/// `<stem(input)>-<triple>-<arch>.<idx>.<image kind name>`.
+pub fn generated_name(input: &str, img: &LlvmImage<'_>, idx: usize, release: Release) -> String {
+    format!(
+        "{}-{}-{}.{idx}.{}",
+        path_stem(input),
+        img.triple(),
+        img.arch(),
+        image_kind_extension(img.image_kind, release)
+    )
+}
+
+/// Plan the extraction of `images` (read from `input`) for the filters
+/// `filters` as `release` does. Returns the steps and, when the release
+/// stops with an error after them, its message.
+pub fn plan_extraction(
+    images: &[LlvmImage<'_>],
+    input: &str,
+    filters: &[ImageArgs],
+    release: Release,
+    archive: bool,
+) -> (Vec<Action>, Option<String>) {
+    let mut acts = Vec::new();
+    for args in filters {
+        let matched: Vec<usize> = images
+            .iter()
+            .enumerate()
+            .filter(|(_, img)| matches(img, args, release))
+            .map(|(i, _)| i)
+            .collect();
+        if release <= Release::L16 {
+            // 16 writes every match as it finds it, named with the index
+            // over all images; with `file=` the last match wins silently.
+            for &i in &matched {
+                acts.push(match args.get("file") {
+                    Some(f) => Action::WriteFile {
+                        path: f.to_string(),
+                        image: i,
+                        generated: false,
+                    },
+                    None => Action::WriteFile {
+                        path: generated_name(input, &images[i], i, release),
+                        image: i,
+                        generated: true,
+                    },
+                });
+            }
+            continue;
+        }
+        if matched.is_empty() {
+            continue;
+        }
+        if archive {
+            let Some(f) = args.get("file") else {
+                return (acts, Some("Image must have a 'file' argument.".into()));
+            };
+            acts.push(Action::WriteArchive {
+                path: f.to_string(),
+                members: matched,
+            });
+        } else if let Some(f) = args.get("file") {
+            if matched.len() > 1 {
+                acts.push(Action::Warn(format!(
+                    "Multiple inputs match to a single file, '{f}'"
+                )));
+            }
+            acts.push(Action::WriteFile {
+                path: f.to_string(),
+                image: *matched.last().unwrap_or(&0),
+                generated: false,
+            });
+        } else {
+            for (idx, &i) in matched.iter().enumerate() {
+                acts.push(Action::WriteFile {
+                    path: generated_name(input, &images[i], idx, release),
+                    image: i,
+                    generated: true,
+                });
+            }
+        }
+    }
+    (acts, None)
+}
+
+/// The archive members (name, data) of a `WriteArchive` step; `None` if an
+/// image lies past its binary.
+pub fn archive_members<'a>(
+    images: &'a [LlvmImage<'a>],
+    members: &[usize],
+) -> Option<Vec<(Cow<'a, str>, &'a [u8])>> {
+    members
+        .iter()
+        .map(|&i| {
+            let img = images.get(i)?;
+            Some((
+                Cow::Borrowed(img.identifier.as_str()),
+                *img.image.as_ref().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn args_like_llvm() {
+        let a = ImageArgs::parse("file=a.o,triple=t,foo,,=v,arch=x,arch=y");
+        assert_eq!(a.get("foo"), Some(""));
+        assert_eq!(a.get(""), Some(",v"));
+        assert_eq!(a.get("arch"), Some("x,y"));
+    }
+
+    #[test]
+    fn paths_like_llvm() {
+        assert_eq!(path_extension("dir/a.bc"), ".bc");
+        assert_eq!(path_extension(".bc"), ".bc");
+        assert_eq!(path_extension("a"), "");
+        assert_eq!(path_extension("a.b/c"), "");
+        assert_eq!(path_stem("../../pk.19"), "pk");
+        assert_eq!(path_stem(".bin"), "");
+        assert_eq!(path_stem("-"), "-");
+        assert_eq!(path_stem("x/"), ".");
+    }
+}
