@@ -8,6 +8,7 @@
 
 use crate::bundle::binary::{self, Layout, LlvmView};
 use crate::bundle::ccob::{self, LlvmDecompress};
+use crate::bundle::object;
 use crate::error::Error;
 use crate::id::target_id;
 use crate::profile::Release;
@@ -131,6 +132,9 @@ pub enum Piece {
     WholeInput,
     /// An empty file.
     Empty,
+    /// Bytes computed by the plan (the host object of a fat object with its
+    /// bundle sections removed, as LLVM 19 and 22 write it).
+    Owned(Vec<u8>),
 }
 
 impl Job {
@@ -344,12 +348,49 @@ impl Job {
                 "-type={}: offload-kit does not implement text bundles yet",
                 self.file_type
             ))),
+            Some(FileType::Object | FileType::Archive) if object::is_object_file(data) => {
+                let entries = object::llvm_list(data, self.release)
+                    .map_err(|e| BundlerError::with("invalid object file", e))?;
+                Ok(entries
+                    .into_iter()
+                    .map(|e| binary::Entry {
+                        id: e.id,
+                        offset: e.offset,
+                        size: e.size,
+                        record_pos: e.record_pos,
+                        id_pos: e.id_pos,
+                    })
+                    .collect())
+            }
             _ => match binary::llvm_read(data, 0, self.release) {
                 LlvmView::NoBundles => Ok(vec![]),
                 LlvmView::Entries(e) => Ok(e),
                 LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
             },
         }
+    }
+
+    /// What unbundling writes for entry `e`: its bytes, except that in an
+    /// object file a section of exactly one 0x00 byte stands for the host
+    /// object (OBJ-11): 14/16 write the whole input, 19/22 strip it.
+    fn piece_for(&self, input: &[u8], e: &binary::Entry<'_>) -> Result<Piece, BundlerError> {
+        let is_object = matches!(
+            FileType::parse(&self.file_type, self.release),
+            Some(FileType::Object | FileType::Archive)
+        ) && object::is_object_file(input);
+        let marker = is_object && e.size == 1 && e.payload(input) == Some(&[0u8][..]);
+        if !marker {
+            return Ok(Piece::Range {
+                offset: e.offset,
+                size: e.size,
+            });
+        }
+        if self.release <= Release::L16 {
+            return Ok(Piece::WholeInput);
+        }
+        object::strip(input)
+            .map(Piece::Owned)
+            .map_err(|err| BundlerError::with("cannot remove the bundle sections", err))
     }
 
     /// IDs `-list` prints for `input` (already decompressed, see [`Job::decompress_input`]).
@@ -408,10 +449,7 @@ impl Job {
             }
             let t = worklist.remove(pos);
             let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
-            pieces[idx] = Some(Piece::Range {
-                offset: e.offset,
-                size: e.size,
-            });
+            pieces[idx] = Some(self.piece_for(input, e)?);
             if r.target_info(&id).is_some_and(|i| i.kind == "host") {
                 found_host = true;
             }

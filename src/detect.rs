@@ -4,7 +4,7 @@
 //! and list what is inside with absolute offsets.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
-use crate::bundle::ccob;
+use crate::bundle::{ccob, fatbin};
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
@@ -18,6 +18,8 @@ pub enum Container {
     BinaryBundle,
     /// `CCOB` compressed bundle(s).
     CompressedBundle,
+    /// An ELF file: object-file bundle sections and/or `.hip_fatbin`.
+    Elf,
 }
 
 impl Container {
@@ -26,6 +28,7 @@ impl Container {
         match self {
             Container::BinaryBundle => "binary-bundle",
             Container::CompressedBundle => "compressed-bundle",
+            Container::Elf => "elf",
         }
     }
 }
@@ -37,6 +40,9 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     }
     if ccob::is_ccob(data) {
         return Some(Container::CompressedBundle);
+    }
+    if data.starts_with(b"\x7fELF") {
+        return Some(Container::Elf);
     }
     None
 }
@@ -58,6 +64,9 @@ pub struct ListedEntry {
     /// `CCOB` blob; `offset` is then relative to the decompressed bundle.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ccob_offset: Option<u64>,
+    /// For an entry found in an ELF file: the section that holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
 }
 
 /// A listing of an input.
@@ -78,7 +87,8 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
     let Some(c) = detect(data) else {
         return Err(vec![unknown_container(data)]);
     };
-    match c {
+    let mode = release.map_or("strict".into(), |r| format!("llvm-{r}"));
+    let entries = match c {
         Container::BinaryBundle => {
             let entries: Vec<binary::Entry> = match release {
                 None => binary::parse_strict(data, 0, Extent::Standalone)?.entries,
@@ -88,78 +98,133 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                     LlvmView::Crash(e) => return Err(vec![e]),
                 },
             };
-            Ok(Listing {
-                container: c.name(),
-                mode: release.map_or("strict".into(), |r| format!("llvm-{r}")),
-                entries: entries
-                    .iter()
-                    .map(|e| ListedEntry {
-                        id: e.id_str().into_owned(),
-                        offset: e.offset,
-                        size: e.size,
-                        bundle: 0,
-                        container: c.name(),
-                        ccob_offset: None,
-                    })
-                    .collect(),
-            })
+            entries
+                .iter()
+                .map(|e| ListedEntry {
+                    id: e.id_str().into_owned(),
+                    offset: e.offset,
+                    size: e.size,
+                    bundle: 0,
+                    container: c.name(),
+                    ccob_offset: None,
+                    section: None,
+                })
+                .collect()
         }
         Container::CompressedBundle => {
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
-                let blob = &data[b.offset as usize..(b.offset + b.len) as usize];
-                let inner = match release {
-                    None => {
-                        ccob::decompress_strict(blob, b.offset)
-                            .map_err(|e| vec![e])?
-                            .data
+                entries.extend(ccob_entries(data, b.offset, b.len, k, release)?);
+            }
+            entries
+        }
+        Container::Elf => {
+            let l = match release {
+                None => fatbin::list_strict(data)?,
+                Some(_) => fatbin::inspect(data).map_err(|e| vec![e])?,
+            };
+            let mut entries = Vec::new();
+            for e in l.entries {
+                match e.kind {
+                    fatbin::Kind::Compressed { .. } => {
+                        let mut inner = ccob_entries(data, e.offset, e.size, e.bundle, release)?;
+                        for i in inner.iter_mut() {
+                            i.section = Some(e.section.clone());
+                        }
+                        entries.extend(inner);
                     }
-                    Some(r) => match ccob::llvm_decompress(blob, r) {
-                        ccob::LlvmDecompress::Data(d) => d,
-                        ccob::LlvmDecompress::Plain => {
-                            return Err(vec![Error::at(
-                                rules::CCOB_1,
-                                b.offset,
-                                format!("LLVM {r} does not read compressed bundles"),
-                            )])
-                        }
-                        ccob::LlvmDecompress::Fails(m, e) => {
-                            return Err(vec![e.context(format!("LLVM {r}: {m}"))])
-                        }
-                    },
-                };
-                if detect(&inner).is_none() {
-                    let head: String = inner.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                    return Err(vec![Error::at(
-                        rules::CCOB_9,
-                        b.offset,
-                        format!(
-                            "the compressed bundle at 0x{:x} holds {} bytes that are not a bundle (first bytes: {head}{})",
-                            b.offset,
-                            inner.len(),
-                            if inner.starts_with(b"\x7fELF") { ", an ELF file" } else { "" }
-                        ),
-                    )]);
-                }
-                let inner_list = list(&inner, release).map_err(|es| {
-                    es.into_iter()
-                        .map(|e| e.context(format!("inside the compressed bundle at 0x{:x} (offsets are within the decompressed bundle)", b.offset)).with_rule_if_none(rules::CCOB_9))
-                        .collect::<Vec<_>>()
-                })?;
-                for mut e in inner_list.entries {
-                    e.bundle = k;
-                    e.ccob_offset = Some(b.offset);
-                    entries.push(e);
+                    kind => entries.push(ListedEntry {
+                        id: e.id,
+                        offset: e.offset,
+                        size: e.size,
+                        bundle: e.bundle,
+                        container: if kind == fatbin::Kind::Section {
+                            "object-bundle"
+                        } else {
+                            "binary-bundle"
+                        },
+                        ccob_offset: None,
+                        section: Some(e.section),
+                    }),
                 }
             }
-            Ok(Listing {
-                container: c.name(),
-                mode: release.map_or("strict".into(), |r| format!("llvm-{r}")),
-                entries,
-            })
+            entries
         }
+    };
+    Ok(Listing {
+        container: c.name(),
+        mode,
+        entries,
+    })
+}
+
+/// The entries of the compressed bundle at `data[at..at + len]`, decoded
+/// strictly (verified) or as `release` decodes it.
+fn ccob_entries(
+    data: &[u8],
+    at: u64,
+    len: u64,
+    bundle: usize,
+    release: Option<Release>,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let blob = usize::try_from(at)
+        .ok()
+        .zip(usize::try_from(at.saturating_add(len)).ok())
+        .and_then(|(s, e)| data.get(s..e))
+        .ok_or_else(|| {
+            vec![Error::at(
+                rules::CCOB_4,
+                at,
+                "compressed bundle out of range",
+            )]
+        })?;
+    let inner = match release {
+        None => ccob::decompress_strict(blob, at).map_err(|e| vec![e])?.data,
+        Some(r) => match ccob::llvm_decompress(blob, r) {
+            ccob::LlvmDecompress::Data(d) => d,
+            ccob::LlvmDecompress::Plain => {
+                return Err(vec![Error::at(
+                    rules::CCOB_1,
+                    at,
+                    format!("LLVM {r} does not read compressed bundles"),
+                )])
+            }
+            ccob::LlvmDecompress::Fails(m, e) => {
+                return Err(vec![e.rebase(at).context(format!("LLVM {r}: {m}"))])
+            }
+        },
+    };
+    if detect(&inner).is_none() {
+        let head: String = inner.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        return Err(vec![Error::at(
+            rules::CCOB_9,
+            at,
+            format!(
+                "the compressed bundle at 0x{at:x} holds {} bytes that are not a bundle (first bytes: {head}{})",
+                inner.len(),
+                if inner.starts_with(b"\x7fELF") { ", an ELF file" } else { "" }
+            ),
+        )]);
     }
+    let inner_list = list(&inner, release).map_err(|es| {
+        es.into_iter()
+            .map(|e| {
+                e.context(format!(
+                    "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
+                ))
+            })
+            .collect::<Vec<_>>()
+    })?;
+    Ok(inner_list
+        .entries
+        .into_iter()
+        .map(|mut e| {
+            e.bundle = bundle;
+            e.ccob_offset = Some(at);
+            e
+        })
+        .collect())
 }
 
 /// The payload of a listed entry: a slice of `data`, or for an entry

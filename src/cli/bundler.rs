@@ -3,7 +3,7 @@
 
 use super::cl::{self, Kind, Spec};
 use super::{copy_range, io_message, Input};
-use offload_kit::bundle::ccob;
+use offload_kit::bundle::{ccob, object};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::OutputFile;
 use offload_kit::Release;
@@ -149,7 +149,7 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         }
     };
     if p.flag("help") || p.flag("h") {
-        print!("{HELP}");
+        outln!("{}", HELP.trim_end_matches('\n'));
         return 0;
     }
     let release: Release = match p.value("llvm-version").unwrap_or("22").parse() {
@@ -160,7 +160,7 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         }
     };
     if p.flag("version") {
-        println!(
+        outln!(
             "offload-kit clang-offload-bundler (reproducing LLVM {release}) version {}",
             env!("CARGO_PKG_VERSION")
         );
@@ -371,9 +371,6 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         if !supported {
             return Err(not_yet(&job.file_type));
         }
-        if v.file_type == FileType::Object && object_magic(input.bytes()) {
-            return Err(not_yet("o (ELF host object)"));
-        }
         let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
@@ -385,9 +382,6 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
         if !supported {
             return Err(not_yet(&job.file_type));
-        }
-        if v.file_type == FileType::Object && object_magic(input.bytes()) {
-            return Err(not_yet("o (ELF host object)"));
         }
         let pieces = job
             .plan_unbundle(&v, input.bytes())
@@ -405,6 +399,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
                     copy_range(&input, 0, len, &mut o).map_err(|e| e.to_string())?
                 }
                 Piece::Empty => {}
+                Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
             }
             staged.push(o);
         }
@@ -422,10 +417,18 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     if !supported {
         return Err(not_yet(&job.file_type));
     }
+    // LLVM picks the handler from the host input (the first input when a
+    // HIP-only bundle has none): an object file gets an object-file bundle.
     if v.file_type == FileType::Object {
         let host = v.host_index.unwrap_or(0);
-        if object_magic(inputs[host].bytes()) {
-            return Err(not_yet("o (ELF host object)"));
+        if object::is_object_file(inputs[host].bytes()) {
+            let targets: Vec<&str> = job.targets.iter().map(String::as_str).collect();
+            let bytes: Vec<&[u8]> = inputs.iter().map(Input::bytes).collect();
+            let out = object::bundle(job.release, &targets, &bytes)
+                .map_err(|e| format!("cannot write the object-file bundle [{e}]"))?;
+            let mut o = OutputFile::create(&job.outputs[0]).map_err(|e| e.to_string())?;
+            o.write_all(&out).map_err(|e| e.to_string())?;
+            return o.commit().map_err(|e| e.to_string());
         }
     }
     let sizes: Vec<u64> = inputs.iter().map(|i| i.bytes().len() as u64).collect();
@@ -508,10 +511,6 @@ fn open(p: &std::path::Path) -> Result<Input, String> {
             )
         }
     })
-}
-
-fn object_magic(b: &[u8]) -> bool {
-    b.starts_with(b"\x7fELF")
 }
 
 fn not_yet(t: &str) -> String {

@@ -3,6 +3,27 @@
 //! - [`bundler`]: the drop-in `clang-offload-bundler` (LLVM option syntax);
 //! - [`native`]: `offload-kit list|extract|validate|demo` (clap).
 
+/// `println!` that never panics: a closed pipe (`offload-kit list … | head`)
+/// ends the program quietly; another write error ends it with status 1.
+macro_rules! outln {
+    ($($t:tt)*) => {
+        $crate::cli::write_line(format_args!($($t)*))
+    };
+}
+
+/// Write one line to standard output (see `outln!`).
+pub fn write_line(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|()| o.write_all(b"\n")) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("offload-kit: error: cannot write to standard output: {e}");
+        std::process::exit(1);
+    }
+}
+
 pub mod bundler;
 pub mod cl;
 pub mod native;

@@ -45,6 +45,10 @@ enum Cmd {
         /// Directory for --all.
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Only entries of the k-th bundle (as `list` numbers them; a
+        /// `.hip_fatbin` holds several).
+        #[arg(long)]
+        bundle: Option<usize>,
     },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
@@ -141,7 +145,9 @@ pub fn main(args: Vec<String>) -> i32 {
     };
     let r = match cli.cmd {
         Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
-        Cmd::Packager { args } => return super::packager::main("offload-kit packager", args, false),
+        Cmd::Packager { args } => {
+            return super::packager::main("offload-kit packager", args, false)
+        }
         Cmd::Conformance { args } => return offload_kit::conformance::cli_main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
         Cmd::Extract {
@@ -150,7 +156,8 @@ pub fn main(args: Vec<String>) -> i32 {
             output,
             all,
             dir,
-        } => extract(&file, id, output, all, dir),
+            bundle,
+        } => extract(&file, id, output, all, dir, bundle),
         Cmd::Validate { file, json } => validate(&file, json),
         Cmd::Demo { dir } => demo(&dir),
         Cmd::Compress {
@@ -192,10 +199,27 @@ pub fn main(args: Vec<String>) -> i32 {
 
 fn print_listing(l: &Listing, json: bool) {
     if json {
-        println!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
+        outln!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
     } else {
         for e in &l.entries {
-            println!("{:<48} offset 0x{:x} size {}", e.id, e.offset, e.size);
+            let mut place = String::new();
+            if let Some(sec) = &e.section {
+                place.push_str(&format!(" in {sec}"));
+            }
+            if l.entries.iter().any(|x| x.bundle != 0) {
+                place.push_str(&format!(" bundle {}", e.bundle));
+            }
+            if let Some(c) = e.ccob_offset {
+                place.push_str(&format!(
+                    " (compressed at 0x{c:x}; offset within the decompressed bundle)"
+                ));
+            }
+            outln!(
+                "{:<48} offset 0x{:x} size {}{place}",
+                e.id,
+                e.offset,
+                e.size
+            );
         }
     }
 }
@@ -213,9 +237,13 @@ fn extract(
     output: Option<PathBuf>,
     all: bool,
     dir: Option<PathBuf>,
+    bundle: Option<usize>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let l = detect::list(input.bytes(), None)?;
+    let mut l = detect::list(input.bytes(), None)?;
+    if let Some(k) = bundle {
+        l.entries.retain(|e| e.bundle == k);
+    }
     let mut jobs = Vec::new();
     if all {
         let dir = dir.expect("clap requires --dir");
@@ -236,6 +264,17 @@ fn extract(
         }
     } else {
         let id = id.expect("clap requires --id");
+        let matching: Vec<usize> = l
+            .entries
+            .iter()
+            .filter(|e| e.id == id)
+            .map(|e| e.bundle)
+            .collect();
+        if matching.len() > 1 {
+            return Err(vec![Error::other(format!(
+                "'{id}' is in bundles {matching:?}: choose one with --bundle"
+            ))]);
+        }
         let Some(e) = l.entries.iter().find(|e| e.id == id) else {
             let known: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
             return Err(vec![Error::other(format!(
@@ -278,7 +317,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
                 })).collect::<Vec<_>>()
             }),
         };
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&v).expect("serialisable")
         );
@@ -286,7 +325,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     }
     match res {
         Ok(l) => {
-            println!(
+            outln!(
                 "{}: valid {} with {} entries",
                 file.display(),
                 l.container,
@@ -312,20 +351,20 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     let bytes = binary::write_to_vec(&entries, 4096).map_err(|e| vec![e])?;
     let path = dir.join("demo.bundle");
     output::write_file(&path, &bytes).map_err(|e| vec![e])?;
-    println!(
+    outln!(
         "wrote {} ({} bytes, 3 entries, --bundle-align=4096)",
         path.display(),
         bytes.len()
     );
-    println!("\n$ offload-kit list {}", path.display());
+    outln!("\n$ offload-kit list {}", path.display());
     let l = detect::list(&bytes, None)?;
     print_listing(&l, false);
     for r in Release::ALL {
         let l = detect::list(&bytes, Some(r))?;
         let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
-        println!("LLVM {r} -list order: {}", ids.join(", "));
+        outln!("LLVM {r} -list order: {}", ids.join(", "));
     }
-    println!("\n$ offload-kit validate {}", path.display());
+    outln!("\n$ offload-kit validate {}", path.display());
     validate(&path, false)?;
     let out = dir.join("gfx906.co");
     extract(
@@ -334,8 +373,9 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         Some(out.clone()),
         false,
         None,
+        None,
     )?;
-    println!(
+    outln!(
         "\nextracted hip-amdgcn-amd-amdhsa--gfx906 to {}",
         out.display()
     );
@@ -343,13 +383,13 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     bad[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
     let badp = dir.join("corrupt.bundle");
     output::write_file(&badp, &bad).map_err(|e| vec![e])?;
-    println!(
+    outln!(
         "\n$ offload-kit validate {}   (payload size of entry 0 set to 2^64-1)",
         badp.display()
     );
     if let Err(es) = detect::list(&bad, None) {
         for e in es {
-            println!("  {e}");
+            outln!("  {e}");
         }
     }
     Ok(0)
@@ -429,7 +469,7 @@ fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
     for b in &blobs {
         let blob = &data[b.offset as usize..(b.offset + b.len) as usize];
         match ccob::decompress_strict(blob, b.offset) {
-            Ok(d) => println!(
+            Ok(d) => outln!(
                 "0x{:x}: CCOB v{} {:?}, {} -> {} bytes, hash 0x{:016x}: ok",
                 b.offset,
                 b.header.version,
