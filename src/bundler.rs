@@ -8,7 +8,7 @@
 
 use crate::bundle::binary::{self, Layout, LlvmView};
 use crate::bundle::ccob::{self, LlvmDecompress};
-use crate::bundle::object;
+use crate::bundle::{object, text};
 use crate::error::Error;
 use crate::id::target_id;
 use crate::profile::Release;
@@ -344,10 +344,8 @@ impl Job {
     /// The entries the release's file handler yields, in its order.
     fn llvm_entries<'a>(&self, data: &'a [u8]) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
         match FileType::parse(&self.file_type, self.release) {
-            Some(FileType::Text(_)) => Err(BundlerError::llvm(format!(
-                "-type={}: offload-kit does not implement text bundles yet",
-                self.file_type
-            ))),
+            Some(FileType::Text(c)) => text::llvm_entries(data, 0, c, self.release)
+                .map_err(|e| BundlerError::with("malformed text bundle", e)),
             Some(FileType::Object | FileType::Archive) if object::is_object_file(data) => {
                 let entries = object::llvm_list(data, self.release)
                     .map_err(|e| BundlerError::with("invalid object file", e))?;
@@ -393,8 +391,22 @@ impl Job {
             .map_err(|err| BundlerError::with("cannot remove the bundle sections", err))
     }
 
+    /// The walk `UnbundleFiles` makes over the input: for text bundles the
+    /// text reader, which only reads a bundle's content when a target
+    /// matches it; for the others the handler's entry list.
+    fn walk<'a>(&self, data: &'a [u8]) -> Result<Walk<'a>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            return Ok(Walk::Text(text::LlvmReader::new(data, 0, c, self.release)));
+        }
+        Ok(Walk::Entries(self.llvm_entries(data)?.into_iter()))
+    }
+
     /// IDs `-list` prints for `input` (already decompressed, see [`Job::decompress_input`]).
     pub fn plan_list(&self, input: &[u8]) -> Result<Vec<String>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            return text::llvm_list(input, 0, c, self.release)
+                .map_err(|e| BundlerError::with("malformed text bundle", e));
+        }
         Ok(self
             .llvm_entries(input)?
             .iter()
@@ -405,22 +417,22 @@ impl Job {
     /// Decide what each output of an unbundling receives.
     pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
         let r = self.release;
-        let entries = self.llvm_entries(input)?;
+        let mut walk = self.walk(input)?;
         let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
         let mut worklist: Vec<&str> = r.stringmap_order(&keys);
         let mut pieces: Vec<Option<Piece>> = vec![None; v.targets.len()];
         let mut found_host = false;
-        for e in &entries {
-            if worklist.is_empty() {
+        while !worklist.is_empty() {
+            let Some(start) = walk.next_start() else {
                 break;
-            }
-            let id = e.id_str();
+            };
+            let id = start.id_str();
             if r == Release::L22 && !Release::llvm22_well_formed(&id) {
                 return Err(BundlerError::with(
                     "invalid bundle id read from the bundle",
                     Error::at(
                         rules::ID_1,
-                        e.id_pos,
+                        start.id_pos(),
                         format!(
                             "entry ID '{}' does not have 5 or 6 '-'-separated fields",
                             id.escape_debug()
@@ -434,6 +446,9 @@ impl Job {
             else {
                 continue;
             };
+            let e = walk
+                .read(&start)
+                .map_err(|err| BundlerError::with("malformed bundle", err))?;
             if e.offset.checked_add(e.size).is_none() {
                 return Err(BundlerError::with(
                     "malformed bundle header",
@@ -449,7 +464,7 @@ impl Job {
             }
             let t = worklist.remove(pos);
             let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
-            pieces[idx] = Some(self.piece_for(input, e)?);
+            pieces[idx] = Some(self.piece_for(input, &e)?);
             if r.target_info(&id).is_some_and(|i| i.kind == "host") {
                 found_host = true;
             }
@@ -588,5 +603,52 @@ mod tests {
         assert_eq!(s(&["a"]), "Can't find bundles for a");
         assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
         assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
+    }
+}
+
+/// What unbundling walks: a handler's entry list, or the text reader.
+enum Walk<'a> {
+    Entries(std::vec::IntoIter<binary::Entry<'a>>),
+    Text(text::LlvmReader<'a>),
+}
+
+/// A bundle found by [`Walk::next_start`], not yet read.
+enum Found<'a> {
+    Entry(binary::Entry<'a>),
+    Text(text::Start<'a>),
+}
+
+impl<'a> Found<'a> {
+    fn id_str(&self) -> std::borrow::Cow<'a, str> {
+        match self {
+            Found::Entry(e) => e.id_str(),
+            Found::Text(s) => s.id_str(),
+        }
+    }
+    fn id_pos(&self) -> u64 {
+        match self {
+            Found::Entry(e) => e.id_pos,
+            Found::Text(s) => s.id_pos,
+        }
+    }
+}
+
+impl<'a> Walk<'a> {
+    /// `ReadBundleStart`.
+    fn next_start(&mut self) -> Option<Found<'a>> {
+        match self {
+            Walk::Entries(it) => it.next().map(Found::Entry),
+            Walk::Text(r) => r.read_bundle_start().map(Found::Text),
+        }
+    }
+    /// `ReadBundle` + `ReadBundleEnd` for a bundle a target matched.
+    fn read(&mut self, f: &Found<'a>) -> Result<binary::Entry<'a>, Error> {
+        match (self, f) {
+            (_, Found::Entry(e)) => Ok(*e),
+            (Walk::Text(r), Found::Text(s)) => r.read_bundle(s),
+            (Walk::Entries(_), Found::Text(_)) => {
+                unreachable!("text starts come from the text walk")
+            }
+        }
     }
 }

@@ -4,7 +4,7 @@
 //! and list what is inside with absolute offsets.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
-use crate::bundle::{ccob, fatbin};
+use crate::bundle::{ccob, fatbin, text};
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
@@ -20,6 +20,8 @@ pub enum Container {
     CompressedBundle,
     /// An ELF file: object-file bundle sections and/or `.hip_fatbin`.
     Elf,
+    /// A text bundle (`-type=i/ii/cui/hipi/d/ll/s`).
+    TextBundle,
 }
 
 impl Container {
@@ -29,6 +31,7 @@ impl Container {
             Container::BinaryBundle => "binary-bundle",
             Container::CompressedBundle => "compressed-bundle",
             Container::Elf => "elf",
+            Container::TextBundle => "text-bundle",
         }
     }
 }
@@ -44,7 +47,17 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     if data.starts_with(b"\x7fELF") {
         return Some(Container::Elf);
     }
+    if text_comment(data).is_some() {
+        return Some(Container::TextBundle);
+    }
     None
+}
+
+/// The comment string of the text bundle `data` starts with, if any.
+pub fn text_comment(data: &[u8]) -> Option<&'static str> {
+    ["//", "#", ";"]
+        .into_iter()
+        .find(|c| text::is_text_bundle(data, c))
 }
 
 /// One listed entry.
@@ -106,6 +119,25 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                     size: e.size,
                     bundle: 0,
                     container: c.name(),
+                    ccob_offset: None,
+                    section: None,
+                })
+                .collect()
+        }
+        Container::TextBundle => {
+            let c = text_comment(data).expect("detected");
+            let entries = match release {
+                None => text::parse_strict(data, 0, c)?.entries,
+                Some(r) => text::llvm_entries(data, 0, c, r).map_err(|e| vec![e])?,
+            };
+            entries
+                .iter()
+                .map(|e| ListedEntry {
+                    id: e.id_str().into_owned(),
+                    offset: e.offset,
+                    size: e.size,
+                    bundle: 0,
+                    container: "text-bundle",
                     ccob_offset: None,
                     section: None,
                 })

@@ -3,7 +3,7 @@
 
 use super::cl::{self, Kind, Spec};
 use super::{copy_range, io_message, Input};
-use offload_kit::bundle::{ccob, object};
+use offload_kit::bundle::{ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::OutputFile;
 use offload_kit::Release;
@@ -365,7 +365,7 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
 
 fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
-    let supported = matches!(v.file_type, FileType::Binary | FileType::Object);
+    let supported = !matches!(v.file_type, FileType::Archive);
     if job.list {
         let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
         if !supported {
@@ -434,53 +434,26 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     let sizes: Vec<u64> = inputs.iter().map(|i| i.bytes().len() as u64).collect();
     let layout = job.plan_bundle(&v, &sizes).map_err(|e| e.to_string())?;
     let mut o = OutputFile::create(&job.outputs[0]).map_err(|e| e.to_string())?;
+    if let FileType::Text(c) = v.file_type {
+        let entries: Vec<(&[u8], &[u8])> = v
+            .targets
+            .iter()
+            .zip(&inputs)
+            .map(|(t, i)| (t.as_bytes(), i.bytes()))
+            .collect();
+        if comp.compress {
+            let bundle = text::write_to_vec(&entries, c);
+            return write_compressed(o, &bundle, comp);
+        }
+        text::write(&mut o, &entries, c).map_err(|e| e.to_string())?;
+        return o.commit().map_err(|e| e.to_string());
+    }
     if comp.compress {
         let mut bundle = Vec::with_capacity(layout.total as usize);
         layout
             .write(&mut bundle, |i, w| w.write_all(inputs[i].bytes()))
             .map_err(|e| e.to_string())?;
-        let opts = ccob::WriteOptions {
-            version: comp.version,
-            method: ccob::Method::Zstd,
-            level: comp.level.unwrap_or(3),
-        };
-        let started = std::time::Instant::now();
-        let blob = ccob::compress(&bundle, opts).map_err(|e| e.to_string())?;
-        if comp.verbose {
-            let secs = started.elapsed().as_secs_f64().max(1e-9);
-            let hsize = blob.len() - ccob::compress_payload_len(&blob);
-            let payload = (blob.len() - hsize) as f64;
-            eprintln!("Compressed bundle format version: {}", opts.version);
-            eprintln!(
-                "Total file size (including headers): {} bytes",
-                commas(blob.len() as u64)
-            );
-            eprintln!("Compression method used: zstd");
-            eprintln!("Compression level: {}", opts.level);
-            eprintln!(
-                "Binary size before compression: {} bytes",
-                commas(bundle.len() as u64)
-            );
-            eprintln!(
-                "Binary size after compression: {} bytes",
-                commas(payload as u64)
-            );
-            eprintln!("Compression rate: {:.2}", bundle.len() as f64 / payload);
-            eprintln!(
-                "Compression ratio: {:.2}%",
-                100.0 * payload / bundle.len() as f64
-            );
-            eprintln!(
-                "Compression speed: {:.2} MB/s",
-                bundle.len() as f64 / 1e6 / secs
-            );
-            eprintln!(
-                "Truncated MD5 hash: {:#016x}",
-                u64::from_le_bytes(ccob::truncated_md5(&bundle))
-            );
-        }
-        o.write_all(&blob).map_err(|e| e.to_string())?;
-        return o.commit().map_err(|e| e.to_string());
+        return write_compressed(o, &bundle, comp);
     }
     o.write_all(&layout.header).map_err(|e| e.to_string())?;
     let mut pos = layout.header.len() as u64;
@@ -495,6 +468,52 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;
         pos = layout.offsets[i] + sizes[i];
     }
+    o.commit().map_err(|e| e.to_string())
+}
+
+/// Compress `bundle` as the release does and write it.
+fn write_compressed(mut o: OutputFile, bundle: &[u8], comp: &Compression) -> Result<(), String> {
+    let opts = ccob::WriteOptions {
+        version: comp.version,
+        method: ccob::Method::Zstd,
+        level: comp.level.unwrap_or(3),
+    };
+    let started = std::time::Instant::now();
+    let blob = ccob::compress(bundle, opts).map_err(|e| e.to_string())?;
+    if comp.verbose {
+        let secs = started.elapsed().as_secs_f64().max(1e-9);
+        let hsize = blob.len() - ccob::compress_payload_len(&blob);
+        let payload = (blob.len() - hsize) as f64;
+        eprintln!("Compressed bundle format version: {}", opts.version);
+        eprintln!(
+            "Total file size (including headers): {} bytes",
+            commas(blob.len() as u64)
+        );
+        eprintln!("Compression method used: zstd");
+        eprintln!("Compression level: {}", opts.level);
+        eprintln!(
+            "Binary size before compression: {} bytes",
+            commas(bundle.len() as u64)
+        );
+        eprintln!(
+            "Binary size after compression: {} bytes",
+            commas(payload as u64)
+        );
+        eprintln!("Compression rate: {:.2}", bundle.len() as f64 / payload);
+        eprintln!(
+            "Compression ratio: {:.2}%",
+            100.0 * payload / bundle.len() as f64
+        );
+        eprintln!(
+            "Compression speed: {:.2} MB/s",
+            bundle.len() as f64 / 1e6 / secs
+        );
+        eprintln!(
+            "Truncated MD5 hash: {:#016x}",
+            u64::from_le_bytes(ccob::truncated_md5(bundle))
+        );
+    }
+    o.write_all(&blob).map_err(|e| e.to_string())?;
     o.commit().map_err(|e| e.to_string())
 }
 
