@@ -92,3 +92,23 @@ pub fn bundler_plan(data: &[u8]) {
         let _ = job.plan_list(&bundle);
     }
 }
+
+/// Every container reader through auto-detection, strictly and as every
+/// release reads it, plus the text, CCOB and ELF readers directly.
+pub fn any_container(data: &[u8]) {
+    let _ = crate::detect::list(data, None);
+    for r in Release::ALL {
+        let _ = crate::detect::list(data, Some(r));
+        for c in ["//", "#", ";"] {
+            let _ = crate::bundle::text::llvm_entries(data, 0, c, r);
+            let _ = crate::bundle::text::llvm_list(data, 0, c, r);
+        }
+        let _ = crate::bundle::ccob::llvm_decompress(data, r);
+    }
+    for c in ["//", "#", ";"] {
+        let _ = crate::bundle::text::parse_strict(data, 0, c);
+    }
+    let _ = crate::bundle::ccob::decompress_strict(data, 0);
+    let _ = crate::bundle::fatbin::inspect(data);
+    let _ = crate::bundle::object::parse_strict(data);
+}

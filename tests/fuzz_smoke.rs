@@ -102,3 +102,31 @@ fn smoke_bundler_plan() {
         fuzzing::bundler_plan(&s);
     }
 }
+
+#[test]
+fn smoke_any_container() {
+    let mut inputs = seeds();
+    // Mutations of real containers: text, compressed, ELF.
+    let text = offload_kit::bundle::text::write_to_vec(
+        &[
+            (b"host-x86_64-unknown-linux-gnu-", b"host\n"),
+            (b"hip-amdgcn-amd-amdhsa--gfx906", b"dev"),
+        ],
+        "#",
+    );
+    let ccob = offload_kit::bundle::ccob::compress(&text, Default::default()).unwrap();
+    let mut rng = Lcg(99);
+    for base in [text, ccob] {
+        for _ in 0..500 {
+            let mut d = base.clone();
+            let at = (rng.next() as usize) % d.len();
+            d[at] = rng.next() as u8;
+            inputs.push(d);
+            let cut = (rng.next() as usize) % base.len();
+            inputs.push(base[..cut].to_vec());
+        }
+    }
+    for s in inputs {
+        fuzzing::any_container(&s);
+    }
+}
