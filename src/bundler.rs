@@ -593,19 +593,6 @@ fn original(t: &target_id::TargetId) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn missing_messages() {
-        let s = |v: &[&'static str]| missing_message(&v.iter().copied().collect());
-        assert_eq!(s(&["a"]), "Can't find bundles for a");
-        assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
-        assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
-    }
-}
-
 /// What unbundling walks: a handler's entry list, or the text reader.
 enum Walk<'a> {
     Entries(std::vec::IntoIter<binary::Entry<'a>>),
@@ -650,5 +637,18 @@ impl<'a> Walk<'a> {
                 unreachable!("text starts come from the text walk")
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_messages() {
+        let s = |v: &[&'static str]| missing_message(&v.iter().copied().collect());
+        assert_eq!(s(&["a"]), "Can't find bundles for a");
+        assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
+        assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
     }
 }

@@ -42,7 +42,7 @@ rules! {
     BIN_13 = "BIN-13", "binary-bundle.md", "A bundle holds at most one host entry";
     ID_1 = "ID-1", "bundle-id.md", "Bundle entry ID syntax: kind-arch-vendor-os[-env[-target-id]], printable ASCII";
     ID_2 = "ID-2", "bundle-id.md", "The offload kind is one of host, hip, hipv4, openmp (case-sensitive)";
-    ID_3 = "ID-3", "bundle-id.md", "The triple's architecture is known";
+    ID_3 = "ID-3", "bundle-id.md", "The triple's components are known";
     ID_4 = "ID-4", "bundle-id.md", "Canonical spelling: six fields, 4-field triple, normalized components";
     ID_5 = "ID-5", "bundle-id.md", "A five-field ID whose fifth field names a processor is ambiguous";
     ID_6 = "ID-6", "bundle-id.md", "A host entry has no target ID";

@@ -187,6 +187,25 @@ def bundling():
              {"targets": [HOST, GFX906, GFX908X], "inputs": ["h", "d1", "d2"], "bundle_align": al},
              {"h": u("HOSTDATA"), "d1": u("DEV1"), "d2": u("DEVICE22")}, {"bundle": {}},
              source=f"{LLVM_TEST} (-bundle-align); {MATRIX} §1.2")
+    short = build([(HOST.encode(), b"HOSTDATA"), (GFX906.encode(), b"")], 16)
+    assert len(short) == 160
+    case("bundle/align-empty-last-entry", "-bundle-align=16 with an empty last input: the padding before it is written",
+         ["BIN-11", "BIN-5"], "bundle",
+         {"targets": [HOST, GFX906], "inputs": ["host", "empty"], "bundle_align": 16},
+         {"host": u("HOSTDATA"), "empty": u("")}, {"bundle": {}},
+         [note([14, 16], "BIN-5", {"outputs": [hx(short[:152])]},
+               "14 and 16 stop after the last non-empty payload: the empty entry's offset (160) lies past the end of "
+               "the 152-byte file, and reading that bundle back crashes 14 and 16 (SIGSEGV); the 14/16 profiles "
+               "reproduce the bytes (byte identity)", profile=True,
+               ref="found by offload-kit conformance --random 100 --seed 42 (minimal case: bundle/align-empty-only-entry)")],
+         source="offload-kit conformance --random")
+    case("bundle/align-empty-only-entry", "-bundle-align=7 with a single empty input (minimal reproducer from --random)",
+         ["BIN-11", "BIN-5"], "bundle",
+         {"targets": [GFX908X], "inputs": ["empty"], "bundle_align": 7}, {"empty": u("")}, {"bundle": {}},
+         [note([14, 16], "BIN-5", "success",
+               "14 and 16 write only the header: the entry's offset lies past the end of the file (the 14/16 "
+               "profiles reproduce the bytes)", profile=True, ref="offload-kit conformance --random 100 --seed 42")],
+         source="offload-kit conformance --random 100 --seed 42 (shrunk)")
     case("bundle/align-0", "-bundle-align=0 is refused (alignment must be at least 1)",
          ["BIN-11"], "bundle",
          {"targets": [HOST, GFX906], "inputs": ["host", "dev"], "bundle_align": 0}, HD, {"fail": "BIN-11"},
@@ -520,7 +539,7 @@ def malformed():
     ln, un = nobundles("BIN-1", "no magic")
     pair("trunc8", "8 bytes of the magic", ["BIN-1"], good_recipe(truncate=8), "BIN-1", ln, un, src)
     pair("empty-file", "an empty file", ["BIN-1"], u(""), "BIN-1", ln, un, src)
-    pair("no-magic", "bytes that are not a bundle", ["BIN-1"], u("\x7fELF but not really\n"), "BIN-1", ln, un)
+    pair("no-magic", "bytes that are not a bundle", ["BIN-1"], u("neither a bundle nor any other container\n"), "BIN-1", ln, un)
     ln, un = nobundles("BIN-3", "zero entries")
     pair("n0", "entry count 0", ["BIN-3"], good_recipe(count=0), "BIN-3", ln, un, src)
     pair("n3", "entry count 3, two records present", ["BIN-2"], good_recipe(count=3), "BIN-2",

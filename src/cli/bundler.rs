@@ -468,6 +468,12 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;
         pos = layout.offsets[i] + sizes[i];
     }
+    if let Some(i) = (0..sizes.len()).find(|&i| layout.offsets[i] > pos) {
+        eprintln!(
+            "offload-kit: warning: as LLVM {} does, entry {i} ('{}') is empty and recorded at offset {}, past the end of the file ({pos} bytes): the bundle violates BIN-5 and LLVM 14/16 crash reading it back",
+            job.release, v.targets[i], layout.offsets[i]
+        );
+    }
     o.commit().map_err(|e| e.to_string())
 }
 

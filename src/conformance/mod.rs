@@ -182,7 +182,7 @@ Runs conformance/corpus/**/*.json against every available implementation
 
 options:
   --impl NAME        run only this implementation (glob; repeatable)
-  --case GLOB        run only matching cases, e.g. 'binary/**' (repeatable)
+  --case GLOB        run only matching cases, e.g. 'malformed/**' (repeatable)
   --adapter FILE     add an adapter file (e.g. conformance/adapters-test/broken-align.json)
   --root DIR         the conformance directory (default: found automatically)
   --json FILE        write the JSON report
@@ -191,7 +191,7 @@ options:
   --timeout SECONDS  time limit per run (default: the adapter's, 10 s)
   --summary-only     do not print the matrix
   --allow-new-llvm   new LLVM divergences are reported but do not fail the run
-  --list-impls       list adapters and whether they are available
+  --list-impls       list every adapter, whether it runs by default and is installed
   --random N --seed S [--repro-dir DIR]
                      differential mode: N random valid bundles, list + unbundle
                      on every implementation; disagreements are shrunk and written
@@ -340,12 +340,14 @@ pub fn cli_main(args: Vec<String>) -> i32 {
         }
     };
     if cli.list_impls {
-        for a in &adapters {
+        let all = Adapter::load_dir(&layout.adapters(), &layout.messages()).unwrap_or_default();
+        for a in &all {
             println!(
-                "{:<22} {:<9} release {:<4} {}  {}",
+                "{:<22} {:<9} release {:<4} {:<10} {}  {}",
                 a.name,
                 format!("{:?}", a.role).to_lowercase(),
                 a.release.map_or("-".into(), |r| r.to_string()),
+                if a.default { "default" } else { "on request" },
                 if a.available(&offload_kit) {
                     "available"
                 } else {

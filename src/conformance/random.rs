@@ -5,7 +5,8 @@
 
 use super::adapter::{Adapter, Role};
 use super::case::{
-    Args, BundleRecipe, Case, Data, EntryRecipe, Expect, Fact, IdSpec, InputSpec, Op,
+    Args, BundleRecipe, Case, Data, EntryRecipe, Expect, Fact, IdSpec, InputSpec, KnownDivergence,
+    NoteOutcome, Op,
 };
 use super::judge::{run_case_in, RunContext, Status, Verdict};
 use super::run_matrix;
@@ -223,10 +224,29 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
                 bundle: Some(super::case::BundleExpect::default()),
                 ..Expect::default()
             },
+            known_divergence: empty_last_padding(&payloads, align),
             ..out[0].clone()
         });
     }
     out
+}
+
+/// LLVM 14 and 16 do not write the padding before an empty last payload
+/// (corpus case `bundle/align-empty-last-entry`; their profiles reproduce
+/// the bytes): documented, so random bundles that hit it are not reported as new.
+fn empty_last_padding(payloads: &[Vec<u8>], align: u64) -> Vec<KnownDivergence> {
+    if align > 1 && payloads.last().is_some_and(Vec::is_empty) {
+        vec![KnownDivergence {
+            releases: vec![14, 16],
+            rule: "BIN-5".into(),
+            outcome: NoteOutcome::Word("success".into()),
+            profile: true,
+            note: "14 and 16 do not write the padding before an empty last payload (bundle/align-empty-last-entry)".into(),
+            reference: None,
+        }]
+    } else {
+        vec![]
+    }
 }
 
 fn fails_same(case: &Case, a: &Adapter, rc: &RunContext, status: Status) -> Option<Verdict> {
@@ -414,7 +434,7 @@ pub fn run(
         let bad: Vec<(usize, &Verdict)> = row
             .iter()
             .enumerate()
-            .filter(|(_, v)| v.status != Status::Pass && v.status != Status::NotApplicable)
+            .filter(|(_, v)| v.status.is_new())
             .collect();
         if bad.is_empty() {
             continue;
@@ -447,6 +467,15 @@ pub fn run(
                 Err(e) => println!("  {}: {} (cannot write reproducer: {e})", a.name, sv.detail),
             }
         }
+    }
+    let documented = verdicts
+        .iter()
+        .filter(|v| v.status == Status::Documented)
+        .count();
+    if documented > 0 {
+        println!(
+            "{documented} result(s) are documented divergences (bundle/align-empty-last-entry)"
+        );
     }
     let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
     println!(

@@ -153,7 +153,36 @@ impl BundleEntryId {
                 message: format!("unknown architecture '{arch}'"),
             });
         }
+        let vendor_pos = arch_pos + arch.len() + 1;
+        if vendor != "unknown" && triple::parse_vendor(vendor).is_none() {
+            errs.push(IdError {
+                rule: rules::ID_3,
+                pos: vendor_pos,
+                message: format!("unknown vendor '{vendor}' (write 'unknown' when there is none)"),
+            });
+        }
+        let os_pos = vendor_pos + vendor.len() + 1;
+        if triple::parse_os(os).is_none() {
+            errs.push(IdError {
+                rule: rules::ID_3,
+                pos: os_pos,
+                message: format!("unknown OS '{os}'"),
+            });
+        }
         let env_pos = kind.len() + arch.len() + vendor.len() + os.len() + 4;
+        if let Some(e) = env {
+            if !e.is_empty()
+                && e != "unknown"
+                && triple::parse_environment(e).is_none()
+                && !processor::is_offload_arch(e)
+            {
+                errs.push(IdError {
+                    rule: rules::ID_3,
+                    pos: env_pos,
+                    message: format!("unknown environment '{e}'"),
+                });
+            }
+        }
         if tid.is_none() {
             if let Some(e) = env {
                 if processor::is_offload_arch(e.split(':').next().unwrap_or("")) || e.contains(':')
@@ -275,6 +304,9 @@ mod tests {
     fn violations() {
         assert_eq!(rule_of("HOST-x86_64-unknown-linux-gnu"), "ID-2");
         assert_eq!(rule_of("openmp-bogus-unknown-linux"), "ID-3");
+        assert_eq!(rule_of("host-x86_64-linux-gnu-"), "ID-3");
+        assert_eq!(rule_of("hip-amdgcn-AMD-AMDHSA--gfx906"), "ID-3");
+        assert_eq!(rule_of("hip-amdgcn--amdhsa--gfx906"), "ID-3");
         assert_eq!(rule_of("hip-amdgcn-amd-amdhsa-gfx906"), "ID-5");
         assert_eq!(rule_of("host-x86_64-unknown-linux-gnu-gfx906"), "ID-6");
         assert_eq!(rule_of("openmp-nvptx64"), "ID-1");
