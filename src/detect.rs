@@ -191,6 +191,64 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
     })
 }
 
+/// Compressed bundles larger than this are listed from a verified prefix.
+const LARGE_CCOB: u64 = 64 << 20;
+/// How much of a large compressed bundle is kept for its header.
+const LARGE_CCOB_PREFIX: u64 = 16 << 20;
+
+/// Entries of a large compressed binary bundle from the first bytes of its
+/// (verified) uncompressed form: the header and IDs are checked strictly;
+/// payload ranges against the full size.
+fn large_binary_entries(
+    prefix: &[u8],
+    total: u64,
+    at: u64,
+    bundle: usize,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let ctx = |e: Error| {
+        e.context(format!(
+            "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
+        ))
+    };
+    let scan = binary::scan_prefix(prefix, total, 0)
+        .ok_or_else(|| vec![ctx(Error::at(rules::BIN_2, 24, "bundle header cut short"))])?;
+    if scan.stop.is_some() || scan.entries.len() as u64 != scan.num_entries {
+        return Err(vec![ctx(Error::at(
+            rules::BIN_2,
+            scan.header_end,
+            format!(
+                "the bundle header is malformed or longer than the {} bytes read ahead",
+                prefix.len()
+            ),
+        ))]);
+    }
+    let mut errs = Vec::new();
+    for e in &scan.entries {
+        if let Err(es) = crate::id::BundleEntryId::parse_strict(&e.id_str()) {
+            errs.extend(
+                es.into_iter()
+                    .map(|ie| ctx(Error::at(ie.rule, e.id_pos + ie.pos as u64, ie.message))),
+            );
+        }
+    }
+    if !errs.is_empty() {
+        return Err(errs);
+    }
+    Ok(scan
+        .entries
+        .iter()
+        .map(|e| ListedEntry {
+            id: e.id_str().into_owned(),
+            offset: e.offset,
+            size: e.size,
+            bundle,
+            container: "binary-bundle",
+            ccob_offset: Some(at),
+            section: None,
+        })
+        .collect())
+}
+
 /// The entries of the compressed bundle at `data[at..at + len]`, decoded
 /// strictly (verified) or as `release` decodes it.
 fn ccob_entries(
@@ -211,6 +269,17 @@ fn ccob_entries(
                 "compressed bundle out of range",
             )]
         })?;
+    if release.is_none() {
+        // Large bundles: verify while streaming, keep only the header part.
+        let h = ccob::parse_header(blob, at).map_err(|e| vec![e])?;
+        if h.uncompressed_size > LARGE_CCOB {
+            let (_, prefix) =
+                ccob::verify_prefix(blob, at, LARGE_CCOB_PREFIX).map_err(|e| vec![e])?;
+            if binary::is_binary_bundle(&prefix) {
+                return large_binary_entries(&prefix, h.uncompressed_size, at, bundle);
+            }
+        }
+    }
     let inner = match release {
         None => ccob::decompress_strict(blob, at).map_err(|e| vec![e])?.data,
         Some(r) => match ccob::llvm_decompress(blob, r) {

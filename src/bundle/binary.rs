@@ -86,6 +86,13 @@ pub fn is_binary_bundle(data: &[u8]) -> bool {
 /// absolute offset of `data[0]` in the outermost input. Returns `None` when
 /// the magic or count is missing. Never allocates from the count field.
 pub fn scan(data: &[u8], base: u64) -> Option<Scan<'_>> {
+    scan_prefix(data, data.len() as u64, base)
+}
+
+/// [`scan`] over the first bytes of a bundle whose full length is `total`
+/// (a bundle being decompressed): records must lie in `data`, payload
+/// ranges are checked against `total`.
+pub fn scan_prefix(data: &[u8], total: u64, base: u64) -> Option<Scan<'_>> {
     let header = RawHeader::read(&mut Cursor::new(data)).ok()?;
     let len = data.len() as u64;
     let n = header.num_entries;
@@ -115,7 +122,7 @@ pub fn scan(data: &[u8], base: u64) -> Option<Scan<'_>> {
         let id_pos = pos;
         pos += rec.id_len;
         let end = rec.offset.wrapping_add(rec.size);
-        if rec.offset == 0 || end > len {
+        if rec.offset == 0 || end > total {
             stop = Some(Stop::BadRange {
                 index,
                 at: base + rec_pos,

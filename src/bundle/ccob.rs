@@ -346,6 +346,101 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
     Ok(n)
 }
 
+/// Stream the blob at the start of `data` through the decoder, verifying
+/// its size and hash (CCOB-5..7) as a whole, and write only the bytes
+/// `[offset, offset + size)` of the uncompressed bundle to `out`. Memory
+/// stays bounded by the decoder's window, whatever the bundle's size.
+pub fn extract_range<W: Write>(
+    data: &[u8],
+    base: u64,
+    offset: u64,
+    size: u64,
+    out: &mut W,
+) -> Result<()> {
+    struct Tap<'w, W: Write> {
+        pos: u64,
+        from: u64,
+        to: u64,
+        md5: Md5,
+        out: &'w mut W,
+    }
+    impl<W: Write> Write for Tap<'_, W> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.md5.update(buf);
+            let start = self.pos;
+            let end = start + buf.len() as u64;
+            let a = self.from.max(start);
+            let b = self.to.min(end);
+            if a < b {
+                self.out
+                    .write_all(&buf[(a - start) as usize..(b - start) as usize])?;
+            }
+            self.pos = end;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.out.flush()
+        }
+    }
+    let h = parse_header(data, base)?;
+    let end = blob_len(&h, data, base)?;
+    let to = offset
+        .checked_add(size)
+        .ok_or_else(|| Error::other("entry range overflows"))?;
+    let mut tap = Tap {
+        pos: 0,
+        from: offset,
+        to,
+        md5: Md5::new(),
+        out,
+    };
+    let n = decode_into(
+        &h,
+        &data[h.header_size as usize..end as usize],
+        base + h.header_size,
+        &mut tap,
+    )?;
+    if n != h.uncompressed_size {
+        return Err(Error::at(
+            rules::CCOB_6,
+            base + uncompressed_size_field(h.version),
+            format!(
+                "the stream yields {n} bytes, the header says {}",
+                h.uncompressed_size
+            ),
+        ));
+    }
+    if to > n {
+        return Err(Error::other(format!(
+            "entry range ends at {to}, past the {n}-byte bundle"
+        )));
+    }
+    let digest = tap.md5.finalize();
+    if digest[..8] != h.hash {
+        return Err(Error::at(
+            rules::CCOB_7,
+            base + h.header_size - 8,
+            format!(
+                "hash mismatch: header 0x{:016x}, MD5 of the uncompressed bundle gives 0x{:016x}",
+                h.hash_u64(),
+                u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Stream-verify the blob at the start of `data` (size and hash, as
+/// [`decompress_strict`]) while keeping only the first `keep` bytes of the
+/// uncompressed bundle: enough to list a large compressed bundle without
+/// holding it in memory.
+pub fn verify_prefix(data: &[u8], base: u64, keep: u64) -> Result<(Header, Vec<u8>)> {
+    let h = parse_header(data, base)?;
+    let mut prefix = Vec::new();
+    extract_range(data, base, 0, keep.min(h.uncompressed_size), &mut prefix)?;
+    Ok((h, prefix))
+}
+
 /// One compressed blob found in a sequence (a `.hip_fatbin` section holds
 /// several back to back).
 #[derive(Debug, Clone, PartialEq, Eq)]

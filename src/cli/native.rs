@@ -287,9 +287,10 @@ fn extract(
     let mut staged = Vec::new();
     for (e, path) in jobs {
         let mut o = OutputFile::create(&path).map_err(|e| vec![e])?;
-        if e.ccob_offset.is_some() {
-            let bytes = detect::payload(input.bytes(), &e).map_err(|e| vec![e])?;
-            std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
+        if let Some(at) = e.ccob_offset {
+            // Streamed: verified as a whole, only the entry's bytes kept.
+            ccob::extract_range(&input.bytes()[at as usize..], at, e.offset, e.size, &mut o)
+                .map_err(|e| vec![e])?;
         } else {
             copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
         }
