@@ -6,6 +6,7 @@
 use crate::bundle::binary::{self, Extent, LlvmView};
 use crate::bundle::{ccob, fatbin, text};
 use crate::error::Error;
+use crate::offload_binary;
 use crate::profile::Release;
 use crate::rules;
 use serde::Serialize;
@@ -22,6 +23,10 @@ pub enum Container {
     Elf,
     /// A text bundle (`-type=i/ii/cui/hipi/d/ll/s`).
     TextBundle,
+    /// Offload binaries (magic `10 FF 10 AD`, clang-offload-packager).
+    OffloadBinary,
+    /// A GNU/BSD `ar` archive (members holding offload binaries).
+    Archive,
 }
 
 impl Container {
@@ -32,6 +37,8 @@ impl Container {
             Container::CompressedBundle => "compressed-bundle",
             Container::Elf => "elf",
             Container::TextBundle => "text-bundle",
+            Container::OffloadBinary => "offload-binary",
+            Container::Archive => "archive",
         }
     }
 }
@@ -49,6 +56,12 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     }
     if text_comment(data).is_some() {
         return Some(Container::TextBundle);
+    }
+    if data.starts_with(&[0x10, 0xFF, 0x10, 0xAD]) {
+        return Some(Container::OffloadBinary);
+    }
+    if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
+        return Some(Container::Archive);
     }
     None
 }
@@ -80,6 +93,10 @@ pub struct ListedEntry {
     /// For an entry found in an ELF file: the section that holds it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
+    /// For an offload-binary image: its kind, producer, strings and where
+    /// its binary lies (`id` is then `<producer>-<triple>-<arch>`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image: Option<offload_binary::ListedImage>,
 }
 
 /// A listing of an input.
@@ -121,6 +138,7 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                     container: c.name(),
                     ccob_offset: None,
                     section: None,
+                    image: None,
                 })
                 .collect()
         }
@@ -140,9 +158,11 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                     container: "text-bundle",
                     ccob_offset: None,
                     section: None,
+                    image: None,
                 })
                 .collect()
         }
+        Container::OffloadBinary | Container::Archive => images(data, release)?,
         Container::CompressedBundle => {
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
             let mut entries = Vec::new();
@@ -178,9 +198,11 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                         },
                         ccob_offset: None,
                         section: Some(e.section),
+                        image: None,
                     }),
                 }
             }
+            entries.extend(images(data, release)?);
             entries
         }
     };
@@ -189,6 +211,35 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
         mode,
         entries,
     })
+}
+
+/// The offload-binary images of `data` (raw binaries, `.llvm.offloading`
+/// sections of an ELF file, archive members).
+fn images(data: &[u8], release: Option<Release>) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    Ok(offload_binary::list_with(data, release)?
+        .into_iter()
+        .map(|i| ListedEntry {
+            id: format!("{}-{}-{}", i.producer, i.triple, i.arch),
+            offset: i.offset,
+            size: i.size,
+            bundle: i.index,
+            container: "offload-binary",
+            ccob_offset: None,
+            section: i.section.clone(),
+            image: Some(i),
+        })
+        .collect())
+}
+
+/// The bytes of offload-binary image `img` (the `index`-th image of the
+/// input, as [`list`] numbers them); inflated for compressed v3 binaries.
+pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec<u8>, Vec<Error>> {
+    let all = offload_binary::container::read_all(data, Default::default())?;
+    all.iter()
+        .flat_map(|(_, bins)| bins.iter().flat_map(|b| b.entries.iter()))
+        .nth(img.index)
+        .map(|e| e.image.to_vec())
+        .ok_or_else(|| vec![Error::other(format!("no image {}", img.index))])
 }
 
 /// Compressed bundles larger than this are listed from a verified prefix.
@@ -245,6 +296,7 @@ fn large_binary_entries(
             container: "binary-bundle",
             ccob_offset: Some(at),
             section: None,
+            image: None,
         })
         .collect())
 }

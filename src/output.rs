@@ -11,13 +11,15 @@ use std::path::{Component, Path, PathBuf};
 
 /// An output being written; dropped without [`OutputFile::commit`] it leaves nothing behind.
 pub struct OutputFile {
-    tmp: Option<tempfile::NamedTempFile>,
+    tmp: Option<(PathBuf, File)>,
     path: PathBuf,
     stdout: Option<io::Stdout>,
 }
 
 impl OutputFile {
-    /// Start writing `path` (`-` means standard output).
+    /// Start writing `path` (`-` means standard output). The temporary file
+    /// is created in the same directory with mode 0666 less the umask, as
+    /// LLVM's outputs are, so the renamed file has the usual permissions.
     pub fn create(path: &Path) -> Result<OutputFile> {
         if path == Path::new("-") {
             return Ok(OutputFile {
@@ -30,21 +32,38 @@ impl OutputFile {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".offload-kit-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
-        Ok(OutputFile {
-            tmp: Some(tmp),
-            path: path.to_path_buf(),
-            stdout: None,
-        })
+        let mut last = None;
+        for n in 0..1000u32 {
+            let tmp = dir.join(format!(".offload-kit-{}-{n}.tmp", std::process::id()));
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                o.mode(0o666);
+            }
+            match o.open(&tmp) {
+                Ok(f) => {
+                    return Ok(OutputFile {
+                        tmp: Some((tmp, f)),
+                        path: path.to_path_buf(),
+                        stdout: None,
+                    })
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return Err(Error::other(format!("'{}': {e}", path.display()))),
+            }
+        }
+        Err(Error::other(format!(
+            "'{}': no temporary file name left: {}",
+            path.display(),
+            last.map_or(String::new(), |e| e.to_string())
+        )))
     }
 
     /// The underlying file, for `io::copy` fast paths; `None` for standard output.
     pub fn file(&mut self) -> Option<&mut File> {
-        self.tmp.as_mut().map(|t| t.as_file_mut())
+        self.tmp.as_mut().map(|(_, f)| f)
     }
 
     /// Rename the finished output into place.
@@ -53,24 +72,35 @@ impl OutputFile {
             s.flush()?;
             return Ok(());
         }
-        let tmp = self.tmp.take().expect("file output");
-        tmp.persist(&self.path)
-            .map_err(|e| Error::other(format!("'{}': {}", self.path.display(), e.error)))?;
+        let (tmp, mut f) = self.tmp.take().expect("file output");
+        let done = f.flush().and_then(|()| std::fs::rename(&tmp, &self.path));
+        if let Err(e) = done {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(Error::other(format!("'{}': {e}", self.path.display())));
+        }
         Ok(())
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if let Some((tmp, _)) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match (&mut self.tmp, &mut self.stdout) {
-            (Some(t), _) => t.write(buf),
+            (Some((_, f)), _) => f.write(buf),
             (None, Some(s)) => s.write(buf),
             _ => unreachable!(),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match (&mut self.tmp, &mut self.stdout) {
-            (Some(t), _) => t.flush(),
+            (Some((_, f)), _) => f.flush(),
             (None, Some(s)) => s.flush(),
             _ => Ok(()),
         }

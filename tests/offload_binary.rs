@@ -544,7 +544,8 @@ proptest! {
             prop_assert_eq!(l.len(), imgs.len());
             for (a, b) in l.iter().zip(&imgs) {
                 prop_assert_eq!(a.image.as_ref().unwrap().to_vec(), b.image.clone());
-                prop_assert_eq!(&a.strings, &b.strings);
+                let got: Vec<(Vec<u8>, Vec<u8>)> = a.strings.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+                prop_assert_eq!(&got, &b.strings);
             }
         }
     }
@@ -1376,33 +1377,50 @@ fn diff_extraction_on_malformed() {
 fn strict_rules_of_malformed_variants() {
     let want: &[(&str, &[&str])] = &[
         ("cut4", &["OB-3"]),
+        ("cut8", &["OB-3"]),
+        ("cut16", &["OB-3"]),
         ("cut31", &["OB-3"]),
         ("cut32", &["OB-4", "OB-6"]),
+        ("cut71", &["OB-4", "OB-6"]),
+        ("cut72", &["OB-4", "OB-7", "OB-9"]),
         ("cut100", &["OB-4", "OB-7", "OB-9"]),
+        ("cut143", &["OB-4", "OB-9"]),
+        ("cut144", &["OB-4", "OB-9"]),
+        ("cut159", &["OB-4", "OB-9"]),
         ("size0", &["OB-4"]),
+        ("size39", &["OB-15", "OB-5", "OB-6"]),
+        ("size64", &["OB-15", "OB-6"]),
         ("size157", &["OB-15", "OB-5", "OB-9"]),
+        ("size100", &["OB-15", "OB-5", "OB-7", "OB-9"]),
         ("size10000", &["OB-4"]),
         ("entryoff_big", &["OB-6"]),
         ("entrysize0", &["OB-6"]),
         ("stroff_big", &["OB-7"]),
+        ("stroff_edge", &["OB-7"]),
         ("imgoff_big", &["OB-9"]),
         ("imgsize_big", &["OB-9"]),
+        ("imgsize_huge", &["OB-9"]),
         ("keyoff_big", &["OB-8"]),
         ("keyoff_end", &["OB-8"]),
+        ("valoff_big", &["OB-8"]),
         ("nstr_huge", &["OB-7"]),
+        ("nstr_3", &["OB-10", "OB-8"]),
         ("imgkind99", &["OB-12"]),
         ("offkind99", &["OB-13"]),
+        ("version0", &["OB-2"]),
         ("version2", &["OB-6"]),
         ("version99", &["OB-2"]),
         ("badmagic", &["OB-1"]),
         ("unterminated", &["OB-8"]),
         ("trailing_junk", &["OB-15"]),
         ("zero_pad", &["OB-15"]),
+        ("second_truncated", &["OB-4", "OB-9"]),
         ("junk_first", &["OB-1"]),
         ("unpadded_last", &["OB-5"]),
         ("empty", &["OB-1"]),
         ("pk22", &[]),
     ];
+    assert_eq!(want.len(), malformed_variants().len());
     let vars = malformed_variants();
     let mut bad = Vec::new();
     for (name, rules) in want {
@@ -1484,7 +1502,21 @@ fn diff_objdump_on_elf_archives_and_links() {
         );
         sh(&lld, &["-r", "emb.o", "omp16.o", "-o", "padded.o"]);
         sh(&ar, &["rc", "lib.a", "emb.o", "omp.o"]);
-        for f in ["emb.o", "omp.o", "linked.o", "padded.o", "lib.a", "pk.22"] {
+        // A raw binary as a member: misaligned after emb.o, 8-aligned
+        // after an 8-byte member (llvm-objdump reads members in place).
+        std::fs::write(p.join("x8"), b"12345678").unwrap();
+        sh(&ar, &["rc", "mixed.a", "emb.o", "pk.22", "a.o"]);
+        sh(&ar, &["rc", "aligned.a", "x8", "pk.22"]);
+        for f in [
+            "emb.o",
+            "omp.o",
+            "linked.o",
+            "padded.o",
+            "lib.a",
+            "mixed.a",
+            "aligned.a",
+            "pk.22",
+        ] {
             if let Some(m) = objdump_mismatch(n, p, f) {
                 failures.push(m);
             }
@@ -1524,9 +1556,11 @@ fn diff_objdump_on_elf_archives_and_links() {
             ("omp.o", "--image=arch=gfx906"),
             ("lib.a", "--image=kind=openmp"),
             ("linked.o", "--image=triple=amdgcn-amd-amdhsa,file=x"),
+            ("mixed.a", "--image=kind=openmp"),
+            ("aligned.a", "--image=arch=sm_70"),
         ] {
             let setup = |dir: &Path| {
-                for f in ["omp.o", "lib.a", "linked.o"] {
+                for f in ["omp.o", "lib.a", "linked.o", "mixed.a", "aligned.a"] {
                     std::fs::copy(p.join(f), dir.join(f)).unwrap();
                 }
             };
@@ -1554,4 +1588,63 @@ fn diff_objdump_on_elf_archives_and_links() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Hostile counts cost linear time: 200 000 string entries whose keys all
+/// start inside long runs without a NUL (every key overlapping the others),
+/// then the same keys split over two equal runs (every key repeated).
+#[test]
+fn ob_8_many_strings_linear_time() {
+    fn build(n: u64, runs: &[u64], key: impl Fn(u64) -> u64) -> Vec<u8> {
+        let tab = 72 + 16 * n;
+        let size = (tab + runs.iter().sum::<u64>()).next_multiple_of(8);
+        let mut d = vec![b'k'; size as usize];
+        d[..tab as usize].fill(0);
+        d[..4].copy_from_slice(&[0x10, 0xff, 0x10, 0xad]);
+        d[4] = 1;
+        put64(&mut d, 8, size);
+        put64(&mut d, 16, 32);
+        put64(&mut d, 24, 40);
+        put64(&mut d, 40, 72);
+        put64(&mut d, 48, n);
+        put64(&mut d, 56, size);
+        let mut end = tab;
+        for r in runs {
+            end += r;
+            if end < size {
+                d[end as usize - 1] = 0;
+            }
+        }
+        for j in 0..n {
+            let at = (72 + 16 * j) as usize;
+            put64(&mut d, at, tab + key(j));
+            put64(&mut d, at + 8, tab + key(j));
+        }
+        d
+    }
+    let t = std::time::Instant::now();
+    let n = 200_000u64;
+    let run = 2u64 << 20;
+    // One run to the end of the binary: no key is terminated.
+    let d = build(n, &[run], |j| j * 7 % run);
+    match strict(&d) {
+        Err(es) => assert!(es.iter().all(|e| e.rule_id() == Some("OB-8"))),
+        Ok(_) => panic!("accepted"),
+    }
+    for r in [Release::L16, Release::L19, Release::L22] {
+        let _ = llvm::extract_offload_binaries(&d, "f", r);
+    }
+    // Two equal runs, each key at the same place in one of them.
+    let half = run / 2;
+    let d = build(n, &[half, half, 8], |j| {
+        (j / 2) * 5 % (half - 1) + (j % 2) * half
+    });
+    match strict(&d) {
+        Err(es) => {
+            assert!(es.iter().all(|e| e.rule_id() == Some("OB-11")));
+            assert_eq!(es.len() as u64, n / 2);
+        }
+        Ok(_) => panic!("accepted"),
+    }
+    assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
 }

@@ -287,7 +287,10 @@ fn extract(
     let mut staged = Vec::new();
     for (e, path) in jobs {
         let mut o = OutputFile::create(&path).map_err(|e| vec![e])?;
-        if let Some(at) = e.ccob_offset {
+        if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
+            let bytes = detect::image_bytes(input.bytes(), img)?;
+            std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
+        } else if let Some(at) = e.ccob_offset {
             // Streamed: verified as a whole, only the entry's bytes kept.
             ccob::extract_range(&input.bytes()[at as usize..], at, e.offset, e.size, &mut o)
                 .map_err(|e| vec![e])?;

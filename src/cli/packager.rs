@@ -17,6 +17,26 @@ use offload_kit::Release;
 use std::io::{Read, Write};
 use std::path::Path;
 
+/// Write a line to standard error; a failed write is ignored (never panics).
+macro_rules! elog {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stderr().lock(), $($t)*);
+    }};
+}
+
+/// Write a line to standard output; a failed write is ignored (never panics).
+macro_rules! olog {
+    ($($t:tt)*) => {{
+        let _ = writeln!(std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// Write text to standard output; a failed write is ignored (never panics).
+fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
+}
+
 /// How a value is taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -259,7 +279,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
     let args = match cl::expand_response_files(args) {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("{argv0}: error: {e}");
+            elog!("{argv0}: error: {e}");
             return 1;
         }
     };
@@ -275,14 +295,14 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
             match v.parse::<Release>() {
                 Ok(r) => release = r,
                 Err(e) => {
-                    eprintln!("{argv0}: error: {e}");
+                    elog!("{argv0}: error: {e}");
                     return 1;
                 }
             }
         }
     }
     if release == Release::L14 {
-        eprintln!("{argv0}: error: LLVM 14 has no clang-offload-packager (it appeared in LLVM 15)");
+        elog!("{argv0}: error: LLVM 14 has no clang-offload-packager (it appeared in LLVM 15)");
         return 1;
     }
     let base = if direct {
@@ -296,17 +316,17 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         Ok(a) => a,
         Err(lines) => {
             for l in lines {
-                eprintln!("{l}");
+                elog!("{l}");
             }
             return 1;
         }
     };
     if a.help {
-        print!("{}", help(&base, release));
+        out(&help(&base, release));
         return 0;
     }
     if a.version {
-        println!(
+        olog!(
             "offload-kit {base} (reproducing LLVM {release}) version {}",
             env!("CARGO_PKG_VERSION")
         );
@@ -316,18 +336,18 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         && direct
         && packager::path_stem(argv0).ends_with("clang-offload-packager")
     {
-        eprintln!(
+        elog!(
             "warning: 'clang-offload-packager' is deprecated. Use 'llvm-offload-binary' instead."
         );
     }
     let output = a.output.clone().filter(|o| !o.is_empty());
     let input = a.input.clone().filter(|i| !i.is_empty());
     if a.h || (release >= Release::L22 && output.is_none() && input.is_none() && !a.objdump) {
-        print!("{}", help(&base, release));
+        out(&help(&base, release));
         return 0;
     }
     let err = |m: &str| {
-        eprintln!("{argv0}: error: {m}");
+        elog!("{argv0}: error: {m}");
         1
     };
     if a.objdump {
@@ -388,14 +408,14 @@ fn bundle(argv0: &str, out: &str, images: &[String], release: Release) -> i32 {
     let bytes = match packager::package(&parsed, release, &mut read_file) {
         Ok(b) => b,
         Err(e) => {
-            eprintln!("{argv0}: error: {}", e.0);
+            elog!("{argv0}: error: {}", e.0);
             return 1;
         }
     };
     match write_output(out, &bytes) {
         Ok(()) => 0,
         Err(m) => {
-            eprintln!("{argv0}: error: {m}");
+            elog!("{argv0}: error: {m}");
             1
         }
     }
@@ -404,10 +424,10 @@ fn bundle(argv0: &str, out: &str, images: &[String], release: Release) -> i32 {
 fn failure(argv0: &str, f: Failure) -> i32 {
     match f {
         Failure::Error { message, error } => {
-            eprintln!("{argv0}: error: {message} [{error}]");
+            elog!("{argv0}: error: {message} [{error}]");
         }
         Failure::Unsafe { error } => {
-            eprintln!("{argv0}: error: {error}");
+            elog!("{argv0}: error: {error}");
         }
     }
     1
@@ -417,7 +437,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
     let file = match Input::open(Path::new(input)) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("{argv0}: error: '{input}': {}", llvm_io(&e));
+            elog!("{argv0}: error: '{input}': {}", llvm_io(&e));
             return 1;
         }
     };
@@ -440,7 +460,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
         };
         for &i in used {
             if let Some(Err(e)) = images.get(i).map(|img| &img.image) {
-                eprintln!("{argv0}: error: {e}");
+                elog!("{argv0}: error: {e}");
                 return 1;
             }
         }
@@ -448,7 +468,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
     for act in actions {
         let r = match act {
             Action::Warn(w) => {
-                eprintln!("{argv0}: warning: {w}");
+                elog!("{argv0}: warning: {w}");
                 Ok(())
             }
             Action::WriteFile {
@@ -461,7 +481,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                     match output::contained_path(Path::new("."), &path) {
                         Ok(p) => p.to_string_lossy().into_owned(),
                         Err(e) => {
-                            eprintln!("{argv0}: error: {e}");
+                            elog!("{argv0}: error: {e}");
                             return 1;
                         }
                     }
@@ -482,12 +502,12 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
             }
         };
         if let Err(m) = r {
-            eprintln!("{argv0}: error: {m}");
+            elog!("{argv0}: error: {m}");
             return 1;
         }
     }
     if let Some(m) = tail_error {
-        eprintln!("{argv0}: error: {m}");
+        elog!("{argv0}: error: {m}");
         return 1;
     }
     0
@@ -497,22 +517,21 @@ fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
     let file = match Input::open(Path::new(input)) {
         Ok(f) => f,
         Err(e) => {
-            eprintln!("{argv0}: error: '{input}': {}", llvm_io(&e));
+            elog!("{argv0}: error: '{input}': {}", llvm_io(&e));
             return 1;
         }
     };
     let Some(run) = llvm::objdump_offloading(file.bytes(), input, release) else {
-        eprintln!("{argv0}: error: LLVM {release}'s llvm-objdump has no --offloading");
+        elog!("{argv0}: error: LLVM {release}'s llvm-objdump has no --offloading");
         return 1;
     };
-    print!("{}", run.stdout);
-    let _ = std::io::stdout().flush();
+    out(&run.stdout);
     if let Some(e) = run.unsafe_read {
-        eprintln!("{argv0}: error: {e}");
+        elog!("{argv0}: error: {e}");
         return 1;
     }
     if let Some(e) = run.error {
-        eprintln!("{argv0}: error: {e}");
+        elog!("{argv0}: error: {e}");
         return 1;
     }
     0

@@ -18,6 +18,8 @@ pub const ARCHIVE_MAGIC: &[u8; 8] = b"!<arch>\n";
 pub const THIN_MAGIC: &[u8; 8] = b"!<thin>\n";
 /// Size of a member header.
 pub const MEMBER_HEADER_SIZE: u64 = 60;
+/// Longest member name read (bounds the work per member).
+pub const MAX_NAME: u64 = 4096;
 
 /// One member of an archive.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,7 +120,11 @@ pub fn members(data: &[u8], base: u64) -> Result<Vec<Member>> {
             names = body;
             None
         } else if let Some(n) = raw_name.strip_prefix("#1/") {
-            let Some(n) = n.parse::<u64>().ok().filter(|&n| n <= size) else {
+            let Some(n) = n
+                .parse::<u64>()
+                .ok()
+                .filter(|&n| n <= size && n <= MAX_NAME)
+            else {
                 return Err(Error::at(
                     rules::OB_21,
                     base + pos,
@@ -138,7 +144,16 @@ pub fn members(data: &[u8], base: u64) -> Result<Vec<Member>> {
                 ));
             };
             let rest = &names[o..];
-            let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+            let window = &rest[..rest.len().min(MAX_NAME as usize + 2)];
+            let Some(end) = window.iter().position(|&b| b == b'\n') else {
+                return Err(Error::at(
+                    rules::OB_21,
+                    base + pos,
+                    format!(
+                        "long member name at offset {o} of the name table is not ended by '\\n' within {MAX_NAME} bytes"
+                    ),
+                ));
+            };
             let mut nm = &rest[..end];
             if nm.ends_with(b"/") {
                 nm = &nm[..nm.len() - 1];

@@ -83,7 +83,7 @@ pub struct LlvmImage<'a> {
     /// Flags.
     pub flags: u32,
     /// Key/value pairs in string-entry order, read as C strings.
-    pub strings: Vec<(Vec<u8>, Vec<u8>)>,
+    pub strings: Vec<(&'a [u8], &'a [u8])>,
     /// The image, or the error for an image that lies past its binary
     /// (reading it reads memory the release does not own).
     pub image: Result<&'a [u8], Error>,
@@ -103,8 +103,8 @@ impl LlvmImage<'_> {
         self.strings
             .iter()
             .rev()
-            .find(|(k, _)| k == key)
-            .map_or(&[][..], |(_, v)| v.as_slice())
+            .find(|(k, _)| *k == key)
+            .map_or(&[][..], |(_, v)| *v)
     }
 
     /// `getTriple()`.
@@ -118,8 +118,8 @@ impl LlvmImage<'_> {
     }
 }
 
-/// Key/value pairs as read.
-type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+/// Key/value pairs as read (borrowed from the data).
+type Pairs<'a> = Vec<(&'a [u8], &'a [u8])>;
 
 /// What `OffloadBinary::create` found.
 struct Created {
@@ -130,13 +130,15 @@ struct Created {
 
 /// `OffloadBinary::create(buf)` of `release` (v1 era): header checks, the
 /// entry, and the string reads of the constructor. `base` is the absolute
-/// offset of `buf[0]`.
+/// offset of `buf[0]`. `scan`: read the strings (else only check that the
+/// constructor's reads stay inside `buf`).
 fn create(
     buf: &[u8],
     base: u64,
     release: Release,
     first: bool,
-) -> Result<(Created, Pairs), Failure> {
+    scan: bool,
+) -> Result<(Created, Pairs<'_>), Failure> {
     let len = buf.len() as u64;
     if !buf.starts_with(&MAGIC) {
         let rule = if first { rules::OB_1 } else { rules::OB_15 };
@@ -234,7 +236,7 @@ fn create(
             format!("{what} {v} lies past the end of the data ({len} bytes)"),
         ));
     }
-    let strings = read_strings(buf, base, &entry, entry_pos, release)?;
+    let strings = read_strings(buf, base, &entry, entry_pos, release, scan)?;
     Ok((
         Created {
             size,
@@ -247,13 +249,14 @@ fn create(
 
 /// The constructor's string reads over `buf` (NUL-terminated by LLVM's
 /// memory buffers): unsafe when a string entry or a string starts past it.
-fn read_strings(
-    buf: &[u8],
+fn read_strings<'b>(
+    buf: &'b [u8],
     base: u64,
     e: &RawEntry,
     entry_pos: u64,
     release: Release,
-) -> Result<Pairs, Failure> {
+    scan: bool,
+) -> Result<Pairs<'b>, Failure> {
     let len = buf.len() as u64;
     let end = e
         .num_strings
@@ -271,7 +274,8 @@ fn read_strings(
             ),
         });
     }
-    let mut out = Vec::with_capacity(e.num_strings as usize);
+    let mut out = Vec::with_capacity(if scan { e.num_strings as usize } else { 0 });
+    let mut nuls = super::NulIndex::new(if scan { buf } else { &[] });
     for j in 0..e.num_strings {
         let spos = e.string_offset + j * STRING_ENTRY_SIZE_V1;
         let (Some(ko), Some(vo)) = (
@@ -282,7 +286,7 @@ fn read_strings(
                 error: Error::at(rules::OB_7, base + spos, "string entry past the binary"),
             });
         };
-        let mut pair = Vec::with_capacity(2);
+        let mut pair: [&'b [u8]; 2] = [&[], &[]];
         for (off, field, what) in [(ko, spos, "key"), (vo, spos + 8, "value")] {
             if off > len {
                 let effect = if release == Release::L16 {
@@ -300,13 +304,15 @@ fn read_strings(
                     ),
                 });
             }
-            let rest = &buf[off as usize..];
-            let n = memchr::memchr(0, rest).unwrap_or(rest.len());
-            pair.push(rest[..n].to_vec());
+            let n = nuls.find(off as usize).unwrap_or(buf.len());
+            if scan {
+                pair[usize::from(what == "value")] = &buf[off as usize..n];
+            }
         }
-        let v = pair.pop().unwrap_or_default();
-        let k = pair.pop().unwrap_or_default();
-        out.push((k, v));
+        let [k, v] = pair;
+        if scan {
+            out.push((k, v));
+        }
     }
     Ok(out)
 }
@@ -325,10 +331,10 @@ pub fn extract_offload_files<'a>(
     let mut off = 0u64;
     while off < len {
         let rest = &contents[off as usize..];
-        let (pass1, _) = create(rest, base + off, release, off == 0)?;
+        let (pass1, _) = create(rest, base + off, release, off == 0, false)?;
         let size = pass1.size;
         let copy = &rest[..size as usize];
-        let (c, strings) = create(copy, base + off, release, off == 0)?;
+        let (c, strings) = create(copy, base + off, release, off == 0, true)?;
         let e = c.entry;
         let image = match e.image_offset.checked_add(e.image_size) {
             Some(end) if end <= size => Ok(&copy[e.image_offset as usize..end as usize]),
@@ -582,7 +588,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
     match input_kind(data) {
         InputKind::OffloadBinary => {
             // createBinary: OffloadBinary::create on the whole file.
-            if let Err(f) = create(data, 0, release, true) {
+            if let Err(f) = create(data, 0, release, true, false) {
                 fail(&mut run, f, &format!("'{file}': "));
                 return Some(run);
             }
@@ -611,7 +617,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                         let r = if m.data_offset % 8 != 0 {
                             Err(Failure::parse(rules::OB_21, m.data_offset, "misaligned"))
                         } else {
-                            create(body, m.data_offset, release, true).map(|_| ())
+                            create(body, m.data_offset, release, true, false).map(|_| ())
                         };
                         run.error = Some(match r {
                             Err(Failure::Error { message, .. }) => {

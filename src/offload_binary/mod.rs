@@ -18,6 +18,7 @@
 
 pub mod archive;
 pub mod container;
+mod keys;
 pub mod kinds;
 pub mod llvm;
 pub mod order;
@@ -39,6 +40,17 @@ use binrw::BinRead;
 use std::borrow::Cow;
 use std::io::{self, Cursor, Read, Write};
 use strtab::StrTab;
+
+/// A key or value for a message: lossy UTF-8, escaped, at most 64
+/// characters (keys in hostile inputs can be megabytes long).
+pub fn show(bytes: &[u8]) -> String {
+    let cut = &bytes[..bytes.len().min(64)];
+    let mut t = String::from_utf8_lossy(cut).escape_debug().to_string();
+    if bytes.len() > 64 {
+        t.push('…');
+    }
+    t
+}
 
 /// Whether `data` starts with the offload-binary magic (OB-1).
 pub fn is_offload_binary(data: &[u8]) -> bool {
@@ -438,6 +450,9 @@ fn check_body<'a>(
     let (table, note) = opts.table();
     let ses = string_entry_size(h.version);
     let mut entries = Vec::with_capacity(count as usize);
+    let mut nuls = NulIndex::new(bin);
+    // (key start, key end, entry, string entry, field) of every key read.
+    let mut all_keys: Vec<(usize, usize, u64, u64, u64)> = Vec::new();
     for i in 0..count {
         let epos = eoff + i * ENTRY_SIZE;
         let e = RawEntry::read(&mut Cursor::new(&bin[epos as usize..])).ok()?;
@@ -481,6 +496,7 @@ fn check_body<'a>(
             .checked_mul(ses)
             .and_then(|n| e.string_offset.checked_add(n));
         let mut strings = Vec::new();
+        let mut string_pos = Vec::new();
         match strings_end {
             Some(end) if end <= size => {
                 if e.num_strings > 0 {
@@ -496,8 +512,18 @@ fn check_body<'a>(
                 strings.reserve(e.num_strings as usize);
                 for j in 0..e.num_strings {
                     let spos = e.string_offset + j * ses;
-                    if let Some(p) = check_string_entry(bin, spos, h.version, i, j, &mut cx, &mut regions) {
+                    if let Some(p) = check_string_entry(
+                        bin,
+                        &mut nuls,
+                        spos,
+                        h.version,
+                        i,
+                        j,
+                        &mut cx,
+                        &mut regions,
+                    ) {
                         strings.push(p);
+                        string_pos.push(spos);
                     }
                 }
             }
@@ -510,18 +536,17 @@ fn check_body<'a>(
                 ),
             ),
         }
-        // OB-11: keys are unique.
-        for (j, p) in strings.iter().enumerate() {
-            if let Some(k) = strings[..j].iter().position(|q| q.key == p.key) {
-                let at = e.string_offset + j as u64 * ses;
-                cx.err(
-                    rules::OB_11,
+        // OB-11 is checked after the loop, over the keys of every entry.
+        for (p, &at) in strings.iter().zip(&string_pos) {
+            if let Some(k) = read_u64(bin, at) {
+                let start = k as usize;
+                all_keys.push((
+                    start,
+                    start + p.key.len(),
+                    i,
+                    (at - e.string_offset) / ses,
                     at,
-                    format!(
-                        "entry {i}: string entry {j} repeats the key '{}' of string entry {k} (LLVM keeps the last value)",
-                        String::from_utf8_lossy(&p.key).escape_debug()
-                    ),
-                );
+                ));
             }
         }
         // OB-9: the image lies inside the binary.
@@ -562,6 +587,26 @@ fn check_body<'a>(
             entry_offset: base + epos,
         });
     }
+    // OB-11: keys are unique within each entry.
+    let spans: Vec<(usize, usize)> = all_keys.iter().map(|k| (k.0, k.1)).collect();
+    let classes = keys::key_classes(bin, &spans);
+    let mut seen: std::collections::HashMap<(u64, usize), u64> =
+        std::collections::HashMap::with_capacity(all_keys.len());
+    for (&(start, end, i, j, at), class) in all_keys.iter().zip(classes) {
+        match seen.get(&(i, class)) {
+            Some(&k) => cx.err(
+                rules::OB_11,
+                at,
+                format!(
+                    "entry {i}: string entry {j} repeats the key '{}' of string entry {k} (LLVM keeps the last value)",
+                    show(&bin[start..end])
+                ),
+            ),
+            None => {
+                seen.insert((i, class), j);
+            }
+        }
+    }
     // OB-10: regions do not overlap (strings may share bytes with strings).
     check_overlaps(&regions, &mut cx);
     // OB-16: bytes outside every region are zero (only meaningful when the
@@ -572,8 +617,10 @@ fn check_body<'a>(
     Some(entries)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn check_string_entry<'a>(
     bin: &'a [u8],
+    nuls: &mut NulIndex<'a>,
     spos: u64,
     version: u32,
     i: u64,
@@ -584,7 +631,7 @@ fn check_string_entry<'a>(
     let size = bin.len() as u64;
     let key_off = read_u64(bin, spos)?;
     let value_off = read_u64(bin, spos + 8)?;
-    let key = c_string(bin, key_off);
+    let key = nuls.c_string(key_off);
     let mut ok = true;
     let key = match key {
         Some(k) => {
@@ -605,7 +652,7 @@ fn check_string_entry<'a>(
         }
     };
     let value: Option<&[u8]> = if version == 1 {
-        match c_string(bin, value_off) {
+        match nuls.c_string(value_off) {
             Some(v) => {
                 regions.push(Region {
                     start: value_off,
@@ -676,27 +723,76 @@ fn string_problem(bin: &[u8], off: u64, what: &str, i: u64, j: u64) -> String {
     }
 }
 
-/// The NUL-terminated string at `off`, if it ends inside `bin`.
-fn c_string(bin: &[u8], off: u64) -> Option<&[u8]> {
-    let start = usize::try_from(off).ok()?;
-    let rest = bin.get(start..)?;
-    let n = memchr::memchr(0, rest)?;
-    Some(&rest[..n])
+/// Finds the NUL that ends a C string, scanning every byte of the data at
+/// most once whatever the queries (many strings may start inside one long
+/// unterminated run): scanned runs are remembered as `start → (end, found)`,
+/// where `end` is the NUL's position, or the data length when none was found.
+pub(crate) struct NulIndex<'a> {
+    data: &'a [u8],
+    spans: std::collections::BTreeMap<usize, (usize, bool)>,
 }
 
+impl<'a> NulIndex<'a> {
+    /// An index over `data`.
+    pub(crate) fn new(data: &'a [u8]) -> Self {
+        NulIndex {
+            data,
+            spans: std::collections::BTreeMap::new(),
+        }
+    }
+
+    /// The position of the first NUL at or after `o`, if there is one.
+    pub(crate) fn find(&mut self, o: usize) -> Option<usize> {
+        let len = self.data.len();
+        if o >= len {
+            return None;
+        }
+        if let Some((_, &(end, found))) = self.spans.range(..=o).next_back() {
+            if o <= end && (found || o < end) {
+                return found.then_some(end);
+            }
+        }
+        let next = self.spans.range(o + 1..).next().map(|(&s, &v)| (s, v));
+        let limit = next.map_or(len, |(s, _)| s);
+        match memchr::memchr(0, &self.data[o..limit]) {
+            Some(k) => {
+                self.spans.insert(o, (o + k, true));
+                Some(o + k)
+            }
+            None => match next {
+                Some((s, (end, found))) => {
+                    self.spans.remove(&s);
+                    self.spans.insert(o, (end, found));
+                    found.then_some(end)
+                }
+                None => {
+                    self.spans.insert(o, (len, false));
+                    None
+                }
+            },
+        }
+    }
+
+    /// The NUL-terminated string at `off` (without its NUL), if it ends
+    /// inside the data.
+    pub(crate) fn c_string(&mut self, off: u64) -> Option<&'a [u8]> {
+        let start = usize::try_from(off).ok()?;
+        let end = self.find(start)?;
+        Some(&self.data[start..end])
+    }
+}
+
+/// One sweep in start order: every region that overlaps an earlier one
+/// (other than a string overlapping strings) is reported once, against the
+/// earlier region that reaches furthest. O(n log n) for any input.
 fn check_overlaps(regions: &[Region], cx: &mut Ctx<'_>) {
     let mut sorted: Vec<&Region> = regions.iter().filter(|r| r.end > r.start).collect();
     sorted.sort_by_key(|r| (r.start, r.end));
-    for (a_i, a) in sorted.iter().enumerate() {
-        for b in &sorted[a_i + 1..] {
-            if b.start >= a.end {
-                break;
-            }
-            if a.is_string && b.is_string {
-                continue;
-            }
-            // Report at the field of the region that starts later (or the
-            // second one of the pair).
+    let mut reach_any: Option<&Region> = None;
+    let mut reach_solid: Option<&Region> = None;
+    for b in sorted {
+        let against = if b.is_string { reach_solid } else { reach_any };
+        if let Some(a) = against.filter(|a| a.end > b.start) {
             cx.err(
                 rules::OB_10,
                 b.field,
@@ -705,6 +801,12 @@ fn check_overlaps(regions: &[Region], cx: &mut Ctx<'_>) {
                     b.what, b.index, b.start, b.end, a.what, a.index, a.start, a.end
                 ),
             );
+        }
+        if reach_any.is_none_or(|a| b.end > a.end) {
+            reach_any = Some(b);
+        }
+        if !b.is_string && reach_solid.is_none_or(|a| b.end > a.end) {
+            reach_solid = Some(b);
         }
     }
 }
@@ -943,7 +1045,7 @@ fn check_strings(strings: &[(&[u8], &[u8])], version: u32) -> Result<()> {
                 rules::OB_8,
                 format!(
                     "key '{}' contains a NUL byte; keys are NUL-terminated",
-                    String::from_utf8_lossy(k).escape_debug()
+                    show(k)
                 ),
             ));
         }
@@ -952,7 +1054,7 @@ fn check_strings(strings: &[(&[u8], &[u8])], version: u32) -> Result<()> {
                 rules::OB_8,
                 format!(
                     "the value of key '{}' contains a NUL byte; version 1 values are NUL-terminated",
-                    String::from_utf8_lossy(k).escape_debug()
+                    show(k)
                 ),
             ));
         }
