@@ -8,9 +8,13 @@
 //!   which case those trials are ignored;
 //! - corpus checks: every case loads, there are at least 150, and every
 //!   rule of `offload_kit::rules::ALL` is exercised by a case;
+//! - corpus checks: every `known_bugs` entry names offload-kit adapters;
 //! - self-tests: a deliberately broken implementation
 //!   (`conformance/adapters-test/broken-align.json`, which drops
-//!   `-bundle-align`) is caught, and random samples pass on offload-kit.
+//!   `-bundle-align`) is caught, random samples pass on offload-kit, a
+//!   recorded bug that no longer shows fails the run, and the time limit
+//!   kills LLVM's endless `-list` of a text bundle (reported as a documented
+//!   hang).
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use offload_kit::conformance::{
@@ -22,15 +26,7 @@ use std::sync::Arc;
 /// Spec chapters whose rules the corpus does not cover yet, with the issue
 /// that adds them. The coverage trial fails for every other uncovered rule.
 /// Remove a chapter from this list in the change that adds its cases.
-const PENDING_CHAPTERS: &[(&str, &str)] = &[
-    ("text-bundle.md", "issue 4 (text bundles)"),
-    (
-        "object-bundle.md",
-        "issue 4 (object-file bundles, .hip_fatbin)",
-    ),
-    ("ccob.md", "issue 5 (compressed bundles)"),
-    ("offload-binary.md", "issue 6 (offload binaries)"),
-];
+const PENDING_CHAPTERS: &[(&str, &str)] = &[("offload-binary.md", "issue 6 (offload binaries)")];
 
 fn layout() -> Layout {
     Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"))
@@ -73,6 +69,7 @@ fn main() {
     };
     let adapters = Adapter::load_dir(&root.adapters(), &root.messages())
         .expect("conformance/adapters/*.json load");
+    let adapters = Arc::new(adapters);
     let cases: Arc<Vec<Case>> = Arc::new(cases);
     let rc = Arc::new(rc());
 
@@ -110,10 +107,37 @@ fn main() {
         }));
     }
 
+    {
+        let (cases, adapters) = (cases.clone(), adapters.clone());
+        trials.push(Trial::test(
+            "corpus::known_bugs_name_offload_kit_adapters",
+            move || {
+                let mut bad = Vec::new();
+                for c in cases.iter() {
+                    for b in &c.known_bugs {
+                        for g in &b.adapters {
+                            let subjects = adapters.iter().filter(|a| {
+                                a.role == Role::Subject && conformance::glob_match(g, &a.name)
+                            });
+                            if subjects.count() == 0 {
+                                bad.push(format!("{}: '{g}' names no offload-kit adapter", c.id));
+                            }
+                        }
+                    }
+                }
+                if bad.is_empty() {
+                    Ok(())
+                } else {
+                    Err(bad.join("\n").into())
+                }
+            },
+        ));
+    }
+
     // Every adapter of conformance/adapters, default or not: offload-kit at
     // every release, its strict reader, and the LLVM releases.
     let no_llvm = conformance::llvm_optional();
-    for a in adapters {
+    for a in adapters.iter().cloned() {
         let available = a.available(&rc.offload_kit);
         let missing = conformance::missing_message(&a, &rc.offload_kit);
         let a = Arc::new(a);
@@ -213,6 +237,72 @@ fn main() {
                 }
             },
         ));
+    }
+    {
+        let rc = rc.clone();
+        trials.push(Trial::test(
+            "self_test::a_fixed_known_bug_fails_the_run",
+            move || {
+                // A case offload-kit passes, with a bug recorded for it: the
+                // marker is stale and must be reported as a new divergence.
+                let l = layout();
+                let ok = Adapter::load(&l.adapters().join("offload-kit.json"), &l.messages())
+                    .map_err(Failed::from)?;
+                let cases = load_corpus(&l.corpus()).map_err(|e| Failed::from(e.join("\n")))?;
+                let mut c = cases
+                    .into_iter()
+                    .find(|c| c.id == "unbundle/round-trip")
+                    .ok_or("unbundle/round-trip is missing")?;
+                c.known_bugs = vec![conformance::case::KnownBug {
+                    adapters: vec!["offload-kit".into()],
+                    note: "a bug that is not there".into(),
+                    reference: None,
+                }];
+                let v = run_case(&c, &ok, &rc);
+                if v.status == Status::Differs && v.detail.contains("known_bugs") {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "expected a stale-marker failure, got {:?}: {}",
+                        v.status, v.detail
+                    )
+                    .into())
+                }
+            },
+        ));
+    }
+    {
+        let (cases, rc, adapters) = (cases.clone(), rc.clone(), adapters.clone());
+        let llvm22 = adapters.iter().find(|a| a.name == "llvm-22").cloned();
+        let available = llvm22
+            .as_ref()
+            .is_some_and(|a| a.available(&rc.offload_kit));
+        let t = Trial::test("self_test::endless_list_is_killed", move || {
+            let a = llvm22.ok_or("conformance/adapters/llvm-22.json is missing")?;
+            if !a.available(&rc.offload_kit) {
+                return Err(conformance::missing_message(&a, &rc.offload_kit).into());
+            }
+            let c = cases
+                .iter()
+                .find(|c| c.id == "text/txt-7-last-start-list")
+                .ok_or("text/txt-7-last-start-list is missing")?;
+            let limit = f64::from(c.timeout_seconds.ok_or("the case sets no time limit")?);
+            let v = run_case(c, &a, &rc);
+            if v.status == Status::Documented
+                && v.underlying == Some(Status::TimedOut)
+                && v.observed == "timed out"
+                && v.seconds < limit + 5.0
+            {
+                Ok(())
+            } else {
+                Err(format!(
+                    "expected a documented hang killed after {limit} s, got {:?}/{:?} after {:.1} s: {}",
+                    v.status, v.underlying, v.seconds, v.observed
+                )
+                .into())
+            }
+        });
+        trials.push(t.with_ignored_flag(!available && no_llvm));
     }
     libtest_mimic::run(&args, trials).exit();
 }

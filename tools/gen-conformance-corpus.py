@@ -9,7 +9,12 @@ Three sources, one case format (conformance/README.md):
   inputs of shared/research/malformed/*.bin are rebuilt from recipes or
   embedded as hex);
 * parse-id cases from the "written" vectors of tests/data/llvm-id-vectors.json;
-* compatible cases from its "match" vectors.
+* compatible cases from its "match" vectors;
+* text, object and ccob cases, one or more per rule of spec/text-bundle.md,
+  spec/object-bundle.md and spec/ccob.md, with the differential fixtures of
+  tests/text_bundle.rs, tests/object_bundle.rs and tests/ccob.rs rebuilt as
+  recipes, and real LLVM outputs from conformance/fixtures/ (see its README;
+  --rebuild-fixtures remakes them with the installed LLVM 14/16/19/22).
 
 Expectations are the spec's. For the vector cases the spec verdict comes
 from offload-kit's strict layer (`offload-kit conformance spec ...`) and was
@@ -19,13 +24,14 @@ hand-written cases are written out below, each with the research section
 that documents it.
 
 Usage: cargo build --release && python3 tools/gen-conformance-corpus.py
-       [--offload-kit target/release/offload-kit]
+       [--offload-kit target/release/offload-kit] [--rebuild-fixtures]
 
 The output is deterministic; the directory is rewritten (stale files removed).
 Only the Python standard library is used.
 """
 
 import argparse
+import base64
 import hashlib
 import json
 import os
@@ -81,8 +87,13 @@ def bundle(entries, **kw):
     return {"bundle": b}
 
 
-def note(releases, rule, outcome, text, profile=False, ref=None):
-    n = {"releases": list(releases), "rule": rule, "outcome": outcome, "note": text}
+def note(releases, rule, outcome, text, profile=False, ref=None, adapters=None):
+    n = {}
+    if releases:
+        n["releases"] = list(releases)
+    if adapters:
+        n["adapters"] = list(adapters)
+    n.update({"rule": rule, "outcome": outcome, "note": text})
     if profile:
         n["profile"] = True
     if ref:
@@ -90,22 +101,34 @@ def note(releases, rule, outcome, text, profile=False, ref=None):
     return n
 
 
-def case(path, title, rules, op, args=None, inputs=None, expect=None, notes=(), source=None):
+def case(path, title, rules, op, args=None, inputs=None, expect=None, notes=(), source=None, timeout=None, bugs=()):
     assert path not in CASES, path
     c = {"$schema": "../../case.schema.json" if path.count("/") == 1 else "../../../case.schema.json",
          "title": title}
     if source:
         c["source"] = source
-    c["rules"] = rules
+    c["rules"] = list(dict.fromkeys(rules))
     if inputs:
         c["inputs"] = inputs
     c["op"] = op
     if args:
         c["args"] = args
     c["expect"] = expect
+    if timeout:
+        c["timeout_seconds"] = timeout
     if notes:
         c["known_divergence"] = list(notes)
+    if bugs:
+        c["known_bugs"] = list(bugs)
     CASES[path] = c
+
+
+def bug(adapters, text, ref="reported with the conformance corpus of issues 4 and 5"):
+    """An offload-kit bug the case exposes: an expected failure of these adapters until it is fixed."""
+    return {"adapters": list(adapters), "note": text, "ref": ref}
+
+
+DROP_INS = ["offload-kit", "offload-kit-14", "offload-kit-16", "offload-kit-19"]
 
 
 # ---------------------------------------------------------------------------
@@ -656,6 +679,1180 @@ def listing():
 
 
 # ---------------------------------------------------------------------------
+# Fixtures: small objects and LLVM outputs, made once by real LLVM
+# (--rebuild-fixtures) and kept in conformance/fixtures/ (see its README).
+# ---------------------------------------------------------------------------
+
+FIXTURES = os.path.join(ROOT, "conformance", "fixtures")
+K_HIP = os.path.join(ROOT, "tests", "fixtures", "k.hip")
+HOST_C = "int host_fn(void) { return 42; }\n"
+HOST_OBJECTS = {  # fixture -> clang-22 --target
+    "host-x86_64.o": "x86_64-unknown-linux-gnu",
+    "host-i386.o": "i386-unknown-linux-gnu",
+    "host-ppc64.o": "powerpc64-unknown-linux-gnu",
+    "host-macho.o": "x86_64-apple-darwin",
+    "host-coff.o": "x86_64-pc-windows-msvc",
+}
+
+
+def llvm_bin(r, tool):
+    return f"/usr/lib/llvm-{r}/bin/{tool}"
+
+
+# Inputs of the -compress goldens: name -> (type, targets, payloads).
+def big_payload(seed):
+    return "".join("  v_add_u32 v%d, v%d, s%d ; kernel %d line %d\n" % (i % 256, (i * seed) % 256, i % 102, seed, i)
+                   for i in range(120))
+
+
+GOLDEN_INPUTS = {
+    "good": ("bc", ["host-x86_64-unknown-linux-gnu", GFX906], ["HOSTDATA", "DEVDATA"]),
+    "big": ("bc", ["host-x86_64-unknown-linux-gnu", GFX906, GFX90AX], ["HOSTDATA", big_payload(7), big_payload(13)]),
+    "text": ("s", ["host-x86_64-unknown-linux-gnu", GFX906], ["host line 1\nhost line 2\n", "dev no newline"]),
+}
+# Golden runs: name -> (input, release, extra options, environment).
+GOLDEN_RUNS = {
+    "good-22": ("good", 22, [], {}),
+    "good-22-v2": ("good", 22, [], {"COMPRESSED_BUNDLE_FORMAT_VERSION": "2"}),
+    "good-19": ("good", 19, [], {}),
+    "big-22": ("big", 22, [], {}),
+    "big-22-level-1": ("big", 22, ["-compression-level=1"], {}),
+    "big-19-level-1": ("big", 19, ["-compression-level=1"], {}),
+    "big-22-level-19": ("big", 22, ["-compression-level=19"], {}),
+    "big-19": ("big", 19, [], {}),
+    "big-19-level-19": ("big", 19, ["-compression-level=19"], {}),
+    "text-22": ("text", 22, [], {}),
+    "text-19": ("text", 19, [], {}),
+}
+
+
+def rebuild_fixtures():
+    import tempfile
+    os.makedirs(FIXTURES, exist_ok=True)
+    with tempfile.TemporaryDirectory() as t:
+        src = os.path.join(t, "h.c")
+        open(src, "w").write(HOST_C)
+        for name, triple in HOST_OBJECTS.items():
+            subprocess.run([llvm_bin(22, "clang"), "--target=" + triple, "-c", "h.c", "-o",
+                            os.path.join(FIXTURES, name)], cwd=t, check=True)
+        shutil.copy(K_HIP, os.path.join(t, "k.hip"))
+        for r in ALL:
+            subprocess.run([llvm_bin(r, "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "--offload-arch=gfx906",
+                            "-fgpu-rdc", "-c", "k.hip", "-o", os.path.join(FIXTURES, f"k-rdc-{r}.o")], cwd=t, check=True)
+        for r in (19, 22):
+            subprocess.run([llvm_bin(r, "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "--offload-arch=gfx906",
+                            "--offload-compress", "-c", "k.hip", "-o", os.path.join(FIXTURES, f"k-compress-{r}.o")],
+                           cwd=t, check=True)
+    rebuild_goldens()
+
+
+def rebuild_goldens():
+    import tempfile
+    with tempfile.TemporaryDirectory() as t:
+        goldens = {}
+        for name, (inp, r, opts, env) in sorted(GOLDEN_RUNS.items()):
+            ty, targets, payloads = GOLDEN_INPUTS[inp]
+            files = []
+            for i, p in enumerate(payloads):
+                f = os.path.join(t, f"{inp}{i}")
+                open(f, "w").write(p)
+                files.append(f)
+            out = os.path.join(t, name + ".out")
+            e = {k: v for k, v in os.environ.items() if not k.startswith(("OFFLOAD_BUNDLER_", "COMPRESSED_BUNDLE"))}
+            e.update(env)
+            argv = [llvm_bin(r, "clang-offload-bundler"), f"-type={ty}", "-targets=" + ",".join(targets)] + \
+                [f"-input={f}" for f in files] + [f"-output={out}", "-compress"] + opts
+            subprocess.run(argv, check=True, env=e)
+            goldens[name] = {"input": inp, "release": r, "options": opts, "env": env,
+                             "hex": open(out, "rb").read().hex()}
+        with open(os.path.join(FIXTURES, "compress-goldens.json"), "w") as f:
+            f.write(json.dumps(goldens, indent=1, sort_keys=True) + "\n")
+
+
+def fixture(name):
+    return open(os.path.join(FIXTURES, name), "rb").read()
+
+
+def b64(b):
+    return {"base64": base64.b64encode(b).decode()}
+
+
+def goldens():
+    return json.load(open(os.path.join(FIXTURES, "compress-goldens.json")))
+
+
+def elf_sections(b):
+    """[(name, type, flags, offset, size)] of an ELF file (any class, either byte order), section 0 excluded."""
+    is64 = b[4] == 2
+    e = ">" if b[5] == 2 else "<"
+    if is64:
+        shoff, = struct.unpack_from(e + "Q", b, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from(e + "HHH", b, 0x3a)
+    else:
+        shoff, = struct.unpack_from(e + "I", b, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from(e + "HHH", b, 0x2e)
+    hdrs = []
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if is64:
+            name, typ, flags, _, off, size = struct.unpack_from(e + "IIQQQQ", b, at)
+        else:
+            name, typ, flags, _, off, size = struct.unpack_from(e + "IIIIII", b, at)
+        hdrs.append((name, typ, flags, off, size))
+    stroff = hdrs[shstrndx][3]
+    out = []
+    for name, typ, flags, off, size in hdrs[1:]:
+        end = b.index(b"\0", stroff + name)
+        out.append((b[stroff + name:end].decode(), typ, flags, off, size))
+    return out
+
+
+def host_sections(b):
+    """Section names of an object without its bundle sections (what OBJ-11 unbundles)."""
+    return [n for n, *_ in elf_sections(b) if not n.startswith("__CLANG_OFFLOAD_BUNDLE__")]
+
+
+def bundle_sections(b):
+    """[(id, contents)] of the bundle sections, in section order."""
+    return [(n[len("__CLANG_OFFLOAD_BUNDLE__"):], b[off:off + size]) for n, _, _, off, size in elf_sections(b)
+            if n.startswith("__CLANG_OFFLOAD_BUNDLE__")]
+
+
+# ---------------------------------------------------------------------------
+# Text bundles (spec/text-bundle.md)
+# ---------------------------------------------------------------------------
+
+TXT = "spec/text-bundle.md"
+TXT_TEST = "tests/text_bundle.rs"
+COMMENT = {"i": "//", "ii": "//", "cui": "//", "hipi": "//", "d": "#", "ll": ";", "s": "#"}
+GFX90A = "hip-amdgcn-amd-amdhsa--gfx90a"
+HOST_CONTENT = "host line 1\nhost line 2\n"
+DEV_CONTENT = "dev no newline"
+
+
+def tline(c, kind, id_):
+    """A START or END line: LF C SP __CLANG_OFFLOAD_BUNDLE____<kind>__ SP id LF."""
+    return f"\n{c} __CLANG_OFFLOAD_BUNDLE____{kind}__ {id_}\n"
+
+
+def tbytes(c, entries):
+    """The bytes every release writes for [(id, content)] (TXT-2)."""
+    return "".join(tline(c, "START", i) + p + tline(c, "END", i) for i, p in entries)
+
+
+def text(ty, *parts, **kw):
+    r = {"type": ty, "parts": list(parts)}
+    r.update(kw)
+    return {"text": r}
+
+
+def tent(id_, payload=""):
+    return {"entry": id_, "payload": payload if isinstance(payload, dict) else u(payload)}
+
+
+def host_spelling(releases):
+    """The host ID as these releases write it (14/16 verbatim, 19/22 with the trailing '-')."""
+    return HOST if set(releases) <= {14, 16} else HOST + "-"
+
+
+def good_text(ty="s"):
+    return text(ty, tent(W(HOST), HOST_CONTENT), tent(GFX906, DEV_CONTENT))
+
+
+def strict_unreachable(what, rule):
+    """The native list never reaches the strict text reader's diagnostics for such a file."""
+    return bug(["offload-kit-strict"], f"offload-kit list (and validate) of {what} reports 'no offload container "
+               "recognised' (BIN-1): src/detect.rs::text_comment only recognises a text bundle that starts with "
+               "LF + comment + START marker, so text::parse_strict, which reports this file under " + rule +
+               " with its offset and line, is never reached from the command line")
+
+
+def strict_undetected(rule, why):
+    """The native list has no -type: it recognises a text bundle only by its first bytes."""
+    return note(None, rule, {"fail": "BIN-1"},
+                "the native list has no -type and recognises a text bundle by its first bytes "
+                f"(LF + comment + START marker): {why}, so it reports 'no offload container recognised'",
+                profile=True, adapters=["offload-kit-strict"], ref=f"{TXT} (Reading strictly); spec/ccob.md CCOB-1")
+
+
+def text_cases():
+    src = f"{TXT_TEST} (differential fixtures)"
+    # TXT-1: the marker bytes of every type, written, listed and unbundled.
+    for ty, c in COMMENT.items():
+        hipi14 = [note([14], "TXT-1", {"fail": "*"}, "14 has no -type=hipi: 'hipi': invalid file type specified",
+                       profile=True, ref=f"{TXT} TXT-1; spec/cli.md (options)")] if ty == "hipi" else []
+        want = tbytes(c, [(GFX906, "gfx906 code\n"), (GFX90AX, "gfx90a code")])
+        case(f"text/txt-1-bundle-{ty}", f"-type={ty} frames each entry with '{c}' comment lines (exact bytes)",
+             ["TXT-1", "TXT-2"], "bundle", {"type": ty, "targets": [GFX906, GFX90AX], "inputs": ["a", "b"]},
+             {"a": u("gfx906 code\n"), "b": u("gfx90a code")}, {"outputs": [u(want)]}, hipi14,
+             source=f"{TXT} TXT-1, TXT-2; {TXT_TEST}::llvm14_write … llvm22_write")
+        case(f"text/txt-1-list-{ty}", f"-list -type={ty} of a '{c}' text bundle", ["TXT-1", "TXT-13"], "list",
+             {"type": ty, "inputs": ["in"]}, {"in": good_text(ty)}, {"list": [W(HOST), GFX906]}, hipi14,
+             source=f"{TXT} TXT-1")
+        case(f"text/txt-1-unbundle-{ty}", f"-unbundle -type={ty} of a '{c}' text bundle", ["TXT-1", "TXT-2"],
+             "unbundle", {"type": ty, "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": good_text(ty)},
+             {"outputs": [u(HOST_CONTENT), u(DEV_CONTENT)]}, hipi14, source=f"{TXT} TXT-1")
+    case("text/txt-1-wrong-comment-list", "A '#' text bundle listed as -type=ll: no START line for ';'",
+         ["TXT-1", "TXT-3"], "list", {"type": "ll", "inputs": ["in"]}, {"in": good_text("s")}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"list": []}, "LLVM searches for the ';' START marker only and finds no bundle",
+               profile=True, ref=f"{TXT} TXT-1"),
+          note(None, "TXT-1", {"list": [W(HOST), GFX906]},
+               "the native list has no -type: it recognises the '#' bundle by its first bytes and lists it",
+               profile=True, adapters=["offload-kit-strict"])])
+    case("text/txt-1-wrong-comment-unbundle", "A '#' text bundle unbundled as -type=i: no START line for '//'",
+         ["TXT-1", "TXT-3"], "unbundle", {"type": "i", "targets": [GFX906], "inputs": ["in"]},
+         {"in": good_text("s")}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"fail": "CLI-4"}, "LLVM finds no '//' bundle: Can't find bundles for …", profile=True,
+               ref=f"{TXT} TXT-1")])
+
+    # TXT-2: the writer.
+    c = "#"
+    example = tbytes(c, [(HOST + "-", HOST_CONTENT), (GFX906, DEV_CONTENT)])
+    assert len(example) == 304
+    case("text/txt-2-example-s", "The chapter's example: host with a final newline, device without (304 bytes)",
+         ["TXT-2", "ID-4"], "bundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["h", "d"]},
+         {"h": u(HOST_CONTENT), "d": u(DEV_CONTENT)}, {"outputs": [u(example)]},
+         [note([14, 16], "ID-4", {"outputs": [u(tbytes(c, [(HOST, HOST_CONTENT), (GFX906, DEV_CONTENT)]))]},
+               "14 and 16 write the host ID verbatim, without the trailing '-' (302 bytes)", profile=True,
+               ref=f"{TXT} (Layout, example); spec/bundle-id.md")], source=f"{TXT} (Layout)")
+    contents = [("newline-and-none", b"line 1\nline 2\n", b"no final newline"),
+                ("empty-and-newline", b"", b"\n"),
+                ("blank-lines-and-empty", b"\n\n", b""),
+                ("cr-nul-ff", b"a\r\nb\r\n\0\xff", b"\0")]
+    for name, a, b in contents:
+        wb = (tline(c, "START", GFX906).encode() + a + tline(c, "END", GFX906).encode() +
+              tline(c, "START", GFX90AX).encode() + b + tline(c, "END", GFX90AX).encode())
+        ins = {"a": hx(a), "b": hx(b)}
+        case(f"text/txt-2-contents-{name}", f"Contents are written verbatim: {name.replace('-', ' ')}",
+             ["TXT-2"], "bundle", {"type": "s", "targets": [GFX906, GFX90AX], "inputs": ["a", "b"]}, ins,
+             {"outputs": [hx(wb)]}, source=f"{TXT} TXT-2; {TXT_TEST}::diff_write")
+        rt = {"in": text("s", tent(GFX906, ins["a"]), tent(GFX90AX, ins["b"])), **ins}
+        case(f"text/txt-2-round-trip-{name}", f"Contents come back byte for byte: {name.replace('-', ' ')}",
+             ["TXT-2", "TXT-13"], "unbundle", {"type": "s", "targets": [GFX906, GFX90AX], "inputs": ["in"]}, rt,
+             {"outputs": [{"input": "a"}, {"input": "b"}]}, source=f"{TXT} TXT-2")
+    case("text/txt-2-host-not-moved", "Entries keep -targets order; the host is not moved first",
+         ["TXT-2", "TXT-13"], "bundle", {"type": "ll", "targets": [GFX906, HOST, GFX90AX], "inputs": ["a", "b", "c"]},
+         {"a": u("; dev 1\n"), "b": u("; host\n"), "c": u("; dev 2\n")}, {"bundle": {}},
+         source=f"{LLVM_TEST} (CK-TEXTS-UNORDERED)")
+
+    # TXT-3: where the first bundle starts.
+    noln = text("s", tent(GFX906, "d1"), tent(W(HOST), "h"), skip=1)
+    case("text/txt-3-no-leading-newline-list", "The first START line has no leading LF: LLVM never sees it",
+         ["TXT-3"], "list", {"type": "s", "inputs": ["in"]}, {"in": noln}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"list": [W(HOST)]}, "LLVM searches for LF + START marker: the first bundle is not listed",
+               profile=True, ref=f"{TXT} TXT-3"),
+          ], source=src + " no-leading-newline",
+         bugs=[strict_unreachable("a text bundle whose first START line lacks its LF", "TXT-3")])
+    case("text/txt-3-no-leading-newline-unbundle", "The first START line has no leading LF: its bundle is not found",
+         ["TXT-3"], "unbundle", {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": noln}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"fail": "CLI-4"}, "LLVM does not see the first bundle: Can't find bundles for …",
+               profile=True, ref=f"{TXT} TXT-3")], source=src + " no-leading-newline")
+    before = text("s", u("junk\n"), tent(W(HOST), HOST_CONTENT), tent(GFX906, DEV_CONTENT))
+    case("text/txt-3-text-before-list", "Text before the first START line", ["TXT-3"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": before}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"list": [W(HOST), GFX906]}, "LLVM skips text before the first START marker",
+               profile=True, ref=f"{TXT} TXT-3"),
+          ], source=src + " text-before",
+         bugs=[strict_unreachable("a text bundle with text before its first START line", "TXT-3")])
+    case("text/txt-3-text-before-unbundle", "Text before the first START line: unbundle", ["TXT-3"], "unbundle",
+         {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": before}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"outputs": [u(HOST_CONTENT), u(DEV_CONTENT)]},
+               "LLVM skips text before the first START marker", profile=True, ref=f"{TXT} TXT-3")],
+         source=src + " text-before")
+    case("text/txt-3-empty-list", "An empty file is not a text bundle", ["TXT-3"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": u("")}, {"fail": "TXT-3"},
+         [note(ALL, "TXT-3", {"list": []}, "LLVM lists nothing", profile=True, ref=f"{TXT} TXT-3"),
+          strict_undetected("TXT-3", "the file is empty")], source=src + " empty")
+    plain = {"plain": u("int main() { return 0; }\n")}
+    case("text/txt-3-not-a-bundle-unbundle", "A file without START marker holds none of the targets",
+         ["TXT-3", "CLI-4"], "unbundle", {"type": "i", "targets": [HOST, GFX906], "inputs": ["plain"]}, plain,
+         {"fail": "CLI-4"}, source=src + " not-a-bundle")
+    case("text/txt-3-not-a-bundle-allow-missing", "A file without START marker with -allow-missing-bundles: the host output is the input",
+         ["TXT-3", "CLI-4"], "unbundle",
+         {"type": "i", "targets": [HOST, GFX906], "inputs": ["plain"], "allow_missing_bundles": True}, plain,
+         {"outputs": [{"input": "plain"}, u("")]}, source=f"{TXT} TXT-3; spec/cli.md CLI-4")
+
+    # TXT-4: the START line ends with LF.
+    nonl = text("s", tent(W(HOST), HOST_CONTENT), tent(GFX906, DEV_CONTENT),
+                u("\n# __CLANG_OFFLOAD_BUNDLE____START__ " + GFX90A))
+    case("text/txt-4-start-without-newline-list", "The last START line has no LF (end of file)", ["TXT-4"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": nonl}, {"fail": "TXT-4"},
+         [note(ALL, "TXT-4", {"list": [W(HOST), GFX906]}, "LLVM finds no bundle where the ID has no LF; the ones before are read",
+               profile=True, ref=f"{TXT} TXT-4")], source=src + " start-without-newline")
+    case("text/txt-4-start-without-newline-unbundle", "The last START line has no LF: unbundling the bundles before it",
+         ["TXT-4"], "unbundle", {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": nonl}, {"fail": "TXT-4"},
+         [note(ALL, "TXT-4", {"outputs": [u(DEV_CONTENT)]}, "LLVM reads the bundles before the broken START line",
+               profile=True, ref=f"{TXT} TXT-4")], source=src + " start-without-newline")
+    case("text/txt-4-bundle-lf-in-target", "A target holding an LF must be refused (its START line would end early)",
+         ["TXT-4"], "bundle", {"type": "s", "targets": [HOST + "\nfoo", GFX906], "inputs": ["h", "d"]},
+         {"h": u(HOST_CONTENT), "d": u(DEV_CONTENT)}, {"fail": "TXT-4"},
+         [note(ALL, "TXT-4", {"bundle": {}}, "no release checks targets for LF: the file reads back with 'foo' opening the "
+               "host content (silent corruption); the profiles write the same bytes", profile=True,
+               ref=f"{TXT} TXT-4; {TXT_TEST}::diff_write")])
+
+    # TXT-5: IDs.
+    for name, bad, rule in [("empty-id", "", "TXT-5"), ("bogus-id", "bogus", "ID-1")]:
+        inp = text("s", tent(bad, "A"), tent(W(HOST), "h"))
+        case(f"text/txt-5-{name}-list", f"A START line with the ID {bad!r}", ["TXT-5", rule], "list",
+             {"type": "s", "inputs": ["in"]}, {"in": inp}, {"fail": rule},
+             [note(ALL, rule, {"list": [bad, W(HOST)]}, "LLVM lists IDs without checking them", profile=True,
+                   ref=f"{TXT} TXT-5")], source=src + " " + name)
+        n = [note([14, 16, 19], rule, {"outputs": [u("h")]}, "14-19 skip the entry: its ID matches no target",
+                  profile=True, ref=f"{TXT} TXT-5")]
+        if rule != "ID-1":
+            n.append(note([22], rule, {"fail": "ID-1"},
+                          "22 refuses the whole file once it reads that START line: invalid bundle id read from the bundle",
+                          profile=True, ref=f"{TXT} TXT-5"))
+        case(f"text/txt-5-{name}-unbundle", f"A START line with the ID {bad!r}: unbundling another entry",
+             ["TXT-5", rule], "unbundle", {"type": "s", "targets": [HOST], "inputs": ["in"]}, {"in": inp},
+             {"fail": rule}, n, source=src + " " + name)
+    five = text("s", tent(W(HOST), "h"), tent("hip-amdgcn-amd-amdhsa-gfx906", "d"))
+    case("text/txt-5-five-field-id-list", "clang 14/16 text artifacts carry five-field device IDs (ID-5)",
+         ["TXT-5", "ID-5"], "list", {"type": "s", "inputs": ["in"]}, {"in": five}, {"fail": "ID-5"},
+         [note(ALL, "ID-5", {"list": [W(HOST), "hip-amdgcn-amd-amdhsa-gfx906"]}, "LLVM lists IDs without checking them",
+               profile=True, ref=f"{TXT} TXT-5; {TXT_TEST}::clang14_artifacts")])
+
+    # TXT-6: CR.
+    crlf = text("s", tent(W(HOST), HOST_CONTENT), tent(GFX906, DEV_CONTENT), crlf=True)
+    case("text/txt-6-crlf-list", "A text bundle converted to CR LF: the IDs keep the CR", ["TXT-6"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": crlf}, {"fail": "TXT-6"},
+         [note([14, 16], "TXT-6", {"list": [HOST + "\r", GFX906 + "\r"]}, "LLVM keeps the CR in each ID", profile=True,
+               ref=f"{TXT} TXT-6"),
+          note([19, 22], "TXT-6", {"list": [HOST + "-\r", GFX906 + "\r"]}, "LLVM keeps the CR in each ID", profile=True,
+               ref=f"{TXT} TXT-6"),
+          ], source=src + " crlf",
+         bugs=[strict_unreachable("a text bundle converted to CR LF", "TXT-6")])
+    case("text/txt-6-crlf-unbundle-host", "CR LF: the host requested", ["TXT-6"], "unbundle",
+         {"type": "s", "targets": [HOST], "inputs": ["in"]}, {"in": crlf}, {"fail": "TXT-6"},
+         [note([14, 19], "TXT-6", {"fail": "CLI-4"}, "14 compares strings and 19 its own spelling: the ID with CR is not found",
+               profile=True, ref=f"{TXT} TXT-6"),
+          note([16, 22], "TXT-6", {"outputs": [u("host line 1\r\nhost line 2\r\n\r")]},
+               "16 and 22 parse the ID leniently and find it; the content keeps the CRs and gains a trailing CR",
+               profile=True, ref=f"{TXT} TXT-6")], source=src + " crlf")
+    case("text/txt-6-bundle-cr-in-target", "A writer must refuse a target ending with CR", ["TXT-6"], "bundle",
+         {"type": "s", "targets": [HOST, GFX906 + "\r"], "inputs": ["h", "d"]},
+         {"h": u(HOST_CONTENT), "d": u(DEV_CONTENT)}, {"fail": "TXT-6"},
+         [note(ALL, "TXT-6", {"bundle": {}}, "no release checks targets for CR: the CR is written into both marker "
+               "lines; the profiles write the same bytes", profile=True, ref=f"{TXT} TXT-6")])
+    case("text/txt-6-crlf-unbundle-device", "CR LF: a device requested ('gfx906\\r' is no processor)", ["TXT-6"],
+         "unbundle", {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": crlf}, {"fail": "TXT-6"},
+         [note(ALL, "TXT-6", {"fail": "CLI-4"}, "the device ID read with its CR matches no request", profile=True,
+               ref=f"{TXT} TXT-6")], source=src + " crlf")
+
+    # TXT-7: START without END.
+    first = text("s", {"start": W(HOST)}, u("hello\n"))
+    case("text/txt-7-only-start-list", "A single START line without END (text_start_no_end.s)", ["TXT-7"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": first}, {"fail": "TXT-7"},
+         [note(ALL, "TXT-7", {"list": [W(HOST)]},
+               "-list prints the ID, its END search wraps to offset 0 and the second pass ends: exit 0",
+               profile=True, ref=f"{TXT} TXT-7; tests/data/malformed/text_start_no_end.s")],
+         source=src + " start-without-end-first")
+    last = text("s", tent(W(HOST), HOST_CONTENT), tent(GFX906, DEV_CONTENT), {"start": GFX90A}, u("no end\n"))
+    case("text/txt-7-last-start-list", "A complete bundle, then a START line without END: LLVM lists forever",
+         ["TXT-7"], "list", {"type": "s", "inputs": ["in"]}, {"in": last}, {"fail": "TXT-7"},
+         [note(ALL, "TXT-7", "timeout",
+               "finding, never golden: the END search of -list returns npos, npos + 1 wraps to 0 and every pass "
+               "meets the START line without END again: it prints IDs forever (killed by the time limit)",
+               ref=f"{TXT} TXT-7")], source=src + " start-without-end-last", timeout=3)
+    case("text/txt-7-requested-unbundle", "The bundle without END is requested: LLVM copies memory past the input",
+         ["TXT-7"], "unbundle", {"type": "s", "targets": [GFX90A], "inputs": ["in"]}, {"in": last},
+         {"fail": "TXT-7", "no_outputs": True},
+         [note(ALL, "TXT-7", "crash",
+               "finding, never golden: the content length is npos - ReadChars; heap memory past the input is written "
+               "to the output, then 'LLVM ERROR: IO failure on output stream: Bad address' (14: SIGABRT, 16+: exit 1)",
+               ref=f"{TXT} TXT-7")], source=src + " start-without-end-last")
+    skip = text("s", {"start": GFX90A}, u("no end\n"), tent(W(HOST), "h"))
+    case("text/txt-7-skipped-unbundle", "A bundle without END that is not requested is skipped", ["TXT-7"],
+         "unbundle", {"type": "s", "targets": [HOST], "inputs": ["in"]}, {"in": skip}, {"fail": "TXT-7"},
+         [note(ALL, "TXT-7", {"outputs": [u("h")]}, "a skipped bundle is not read, so its missing END does no harm",
+               profile=True, ref=f"{TXT} TXT-7")], source=src + " start-without-end-skippable")
+
+    # TXT-8: END lines.
+    other = text("s", {"start": W(HOST)}, u("h"), {"end": GFX90A}, {"start": GFX906}, u("d"), {"end": W(HOST)})
+    case("text/txt-8-end-names-other-id-list", "END lines naming another bundle's ID", ["TXT-8"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": other}, {"fail": "TXT-8"},
+         [note(ALL, "TXT-8", {"list": [W(HOST), GFX906]}, "LLVM never reads the ID of an END line", profile=True,
+               ref=f"{TXT} TXT-8")], source=src + " end-names-other-id")
+    case("text/txt-8-end-names-other-id-unbundle", "END lines naming another bundle's ID: unbundle", ["TXT-8"],
+         "unbundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": other}, {"fail": "TXT-8"},
+         [note(ALL, "TXT-8", {"outputs": [u("h"), u("d")]}, "LLVM never reads the ID of an END line", profile=True,
+               ref=f"{TXT} TXT-8")], source=src + " end-names-other-id")
+    endnl = text("s", tent(W(HOST), HOST_CONTENT), {"start": GFX906}, u(DEV_CONTENT),
+                 u("\n# __CLANG_OFFLOAD_BUNDLE____END__ " + GFX906))
+    case("text/txt-8-end-without-newline-list", "The last END line has no LF", ["TXT-8"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": endnl}, {"fail": "TXT-8"},
+         [note(ALL, "TXT-8", {"list": [W(HOST), GFX906]}, "LLVM accepts an END line without LF", profile=True,
+               ref=f"{TXT} TXT-8")], source=src + " end-without-newline")
+    case("text/txt-8-end-without-newline-unbundle", "The last END line has no LF: unbundle", ["TXT-8"], "unbundle",
+         {"type": "s", "targets": [GFX906, HOST], "inputs": ["in"]},
+         {"in": endnl}, {"fail": "TXT-8"},
+         [note(ALL, "TXT-8", {"outputs": [u(DEV_CONTENT), u(HOST_CONTENT)]}, "LLVM accepts an END line without LF",
+               profile=True, ref=f"{TXT} TXT-8")], source=src + " end-without-newline")
+
+    # TXT-9: START marker inside a content.
+    nested = text("s", {"start": GFX906}, u("d1"), tent(W(HOST), "inner"), u("d2"), {"end": GFX906})
+    case("text/txt-9-nested-start-list", "A content holding a whole bundle: -list", ["TXT-9"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": nested}, {"fail": "TXT-9"},
+         [note(ALL, "TXT-9", {"list": [GFX906]}, "-list reads the outer bundle to its first END marker", profile=True,
+               ref=f"{TXT} TXT-9")], source=src + " nested-start")
+    n9 = []
+    for rs in ([14, 16], [19, 22]):
+        n9.append(note(rs, "TXT-9", {"outputs": [u("d1" + tline(c, "START", host_spelling(rs)) + "inner")]},
+                       "the outer content runs to the inner END marker", profile=True, ref=f"{TXT} TXT-9"))
+    case("text/txt-9-nested-start-unbundle-outer", "A content holding a whole bundle: the outer bundle requested",
+         ["TXT-9"], "unbundle", {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": nested},
+         {"fail": "TXT-9"}, n9, source=src + " nested-start")
+    case("text/txt-9-nested-start-unbundle-inner", "A content holding a whole bundle: the inner bundle requested",
+         ["TXT-9"], "unbundle", {"type": "s", "targets": [HOST], "inputs": ["in"]}, {"in": nested}, {"fail": "TXT-9"},
+         [note(ALL, "TXT-9", {"outputs": [u("inner")]},
+               "skipping the outer bundle leaves the read position after its START line: the inner one is found",
+               profile=True, ref=f"{TXT} TXT-9")], source=src + " nested-start")
+    case("text/txt-9-nested-start-unbundle-both", "A content holding a whole bundle: both requested", ["TXT-9"],
+         "unbundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": nested}, {"fail": "TXT-9"},
+         [note(ALL, "TXT-9", {"fail": "CLI-4"}, "the outer bundle is read first and swallows the inner one: Can't find bundles for the host",
+               profile=True, ref=f"{TXT} TXT-9")], source=src + " nested-start")
+    case("text/txt-9-bundle-start-marker-in-content", "A writer must refuse a content holding a START marker",
+         ["TXT-9"], "bundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["h", "d"]},
+         {"h": u("x" + tline(c, "START", GFX90A) + "y"), "d": u(DEV_CONTENT)}, {"fail": "TXT-9"},
+         [note(ALL, "TXT-9", {"bundle": {}}, "LLVM writes the content verbatim; the profiles write the same bytes",
+               profile=True, ref=f"{TXT} TXT-9, TXT-2")])
+
+    # TXT-10: END marker inside a content.
+    # the host content is "a" + END line + "b": what a writer makes of such a content (TXT-2)
+    own = text("s", {"start": W(HOST)}, u("a"), {"end": W(HOST)}, u("b"), {"end": W(HOST)}, tent(GFX906, "d"))
+    case("text/txt-10-own-end-in-content-list", "A content holding its own END line: -list", ["TXT-10"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": own}, {"fail": "TXT-10"},
+         [note(ALL, "TXT-10", {"list": [W(HOST), GFX906]}, "the content ends at the first END marker; the rest is "
+               "skipped as text between bundles", profile=True, ref=f"{TXT} TXT-10")], source=src + " own-end-in-content")
+    case("text/txt-10-own-end-in-content-unbundle", "A content holding its own END line: unbundle", ["TXT-10"],
+         "unbundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": own}, {"fail": "TXT-10"},
+         [note(ALL, "TXT-10", {"outputs": [u("a"), u("d")]}, "the content is cut at the first END marker (silent truncation)",
+               profile=True, ref=f"{TXT} TXT-10")], source=src + " own-end-in-content")
+    case("text/txt-10-bundle-end-marker-in-content", "A writer must refuse a content holding an END marker",
+         ["TXT-10"], "bundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["h", "d"]},
+         {"h": u("x\n# __CLANG_OFFLOAD_BUNDLE____END__ y\nz"), "d": u(DEV_CONTENT)}, {"fail": "TXT-10"},
+         [note(ALL, "TXT-10", {"bundle": {}}, "LLVM writes the content verbatim (it cannot be read back); the profiles "
+               "write the same bytes", profile=True, ref=f"{TXT} TXT-10; {TXT_TEST}::diff_write")])
+
+    # TXT-11: what follows an END line.
+    noblank = text("s", tent(W(HOST), "h1"), u("# __CLANG_OFFLOAD_BUNDLE____START__ " + GFX906 + "\n"), u("d1"),
+                   {"end": GFX906})
+    case("text/txt-11-no-blank-line-list", "A START line right after an END line (no blank line)", ["TXT-11"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": noblank}, {"fail": "TXT-11"},
+         [note(ALL, "TXT-11", {"list": [W(HOST)]}, "after reading a bundle LLVM searches from past its END line's LF: "
+               "the next START marker, which needs that LF, is not found", profile=True, ref=f"{TXT} TXT-11")],
+         source=src + " no-blank-line")
+    case("text/txt-11-no-blank-line-unbundle-second", "No blank line: the second bundle alone is found", ["TXT-11"],
+         "unbundle", {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": noblank}, {"fail": "TXT-11"},
+         [note(ALL, "TXT-11", {"outputs": [u("d1")]}, "the skipped first bundle leaves the read position after its "
+               "START line, so the END line's LF + START marker is found", profile=True, ref=f"{TXT} TXT-11")],
+         source=src + " no-blank-line")
+    case("text/txt-11-no-blank-line-unbundle-both", "No blank line: both requested", ["TXT-11"], "unbundle",
+         {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": noblank}, {"fail": "TXT-11"},
+         [note(ALL, "TXT-11", {"fail": "CLI-4"}, "reading the first bundle hides the second: Can't find bundles for …",
+               profile=True, ref=f"{TXT} TXT-11")], source=src + " no-blank-line")
+    between = text("s", tent(W(HOST), "h"), u("gap\n"), tent(GFX906, "d"), u("tail"))
+    case("text/txt-11-text-between-list", "Text between bundles and after the last one", ["TXT-11"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": between}, {"fail": "TXT-11"},
+         [note(ALL, "TXT-11", {"list": [W(HOST), GFX906]}, "LLVM skips text between and after bundles", profile=True,
+               ref=f"{TXT} TXT-11")], source=src + " text-between-and-after")
+    case("text/txt-11-text-between-unbundle", "Text between bundles and after the last one: unbundle", ["TXT-11"],
+         "unbundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["in"]}, {"in": between}, {"fail": "TXT-11"},
+         [note(ALL, "TXT-11", {"outputs": [u("h"), u("d")]}, "LLVM skips text between and after bundles", profile=True,
+               ref=f"{TXT} TXT-11")], source=src + " text-between-and-after")
+
+    # TXT-12: duplicate IDs.
+    dup = text("s", tent(GFX906, "first"), tent(W(HOST), "h"), tent(GFX906, "second"))
+    case("text/txt-12-duplicate-ids-list", "Two bundles with the same ID: -list", ["TXT-12"], "list",
+         {"type": "s", "inputs": ["in"]}, {"in": dup}, {"fail": "TXT-12"},
+         [note(ALL, "TXT-12", {"list": [GFX906, W(HOST), GFX906]}, "LLVM lists both", profile=True,
+               ref=f"{TXT} TXT-12")], source=src + " duplicate-ids")
+    case("text/txt-12-duplicate-ids-unbundle", "Two bundles with the same ID: unbundle", ["TXT-12"], "unbundle",
+         {"type": "s", "targets": [GFX906], "inputs": ["in"]}, {"in": dup}, {"fail": "TXT-12"},
+         [note(ALL, "TXT-12", {"outputs": [u("first")]}, "the first wins: the target leaves the worklist when matched "
+               "(binary bundles: the last, BIN-8)", profile=True, ref=f"{TXT} TXT-12")], source=src + " duplicate-ids")
+    case("text/txt-12-bundle-duplicate-targets", "Bundling the same target twice", ["TXT-12", "CLI-3"], "bundle",
+         {"type": "s", "targets": [HOST, GFX906, GFX906], "inputs": ["h", "d", "d"]},
+         {"h": u(HOST_CONTENT), "d": u(DEV_CONTENT)}, {"fail": "CLI-3"}, source=f"{TXT} TXT-12; spec/cli.md CLI-3")
+
+    # TXT-13: file order.
+    order = [GFX90AX, HOST, GFX906, SM70]
+    fo = text("ll", *[tent(W(t), "; " + t + "\n") for t in order])
+    case("text/txt-13-list-file-order", "-list of a text bundle is in file order (not StringMap order)",
+         ["TXT-13"], "list", {"type": "ll", "inputs": ["in"]}, {"in": fo}, {"list": [W(t) for t in order]},
+         source=f"{TXT} TXT-13")
+    case("text/txt-13-unbundle-any-order", "Unbundling requests in another order than the file", ["TXT-13"],
+         "unbundle", {"type": "ll", "targets": [SM70, GFX906, HOST, GFX90AX], "inputs": ["in"]}, {"in": fo},
+         {"outputs": [u("; " + t + "\n") for t in [SM70, GFX906, HOST, GFX90AX]]}, source=f"{TXT} TXT-13")
+
+
+# ---------------------------------------------------------------------------
+# Object-file bundles and .hip_fatbin (spec/object-bundle.md)
+# ---------------------------------------------------------------------------
+
+OBJ = "spec/object-bundle.md"
+OBJ_TEST = "tests/object_bundle.rs"
+SHF_ALLOC, SHF_EXCLUDE = 0x2, 0x80000000
+SHT_NOBITS = 8
+HOST_PC = "host-x86_64-pc-linux-gnu"
+MARK = {"hex": "00"}
+
+
+def elf(host, *sections, **kw):
+    r = {"host": host, "sections": list(sections)}
+    r.update(kw)
+    return {"elf": r}
+
+
+def bsec(id_, data, **kw):
+    s = {"bundle": id_, "data": data if isinstance(data, dict) else u(data)}
+    s.update(kw)
+    return s
+
+
+def fat(*entries, host="host-x86_64.o", **kw):
+    """A fat object: the host fixture plus a bundle section per (id, contents); MARK is the host marker."""
+    return elf(b64(fixture(host)), *[bsec(i, p) for i, p in entries], **kw)
+
+
+def elf_fact(host, *bundles):
+    """The sections of a fat object: the host's, then {"bundle": id, "payload": …} per entry."""
+    return {"elf": {"sections": host_sections(fixture(host)) +
+                    [{"bundle": i, "payload": p} for i, p in bundles]}}
+
+
+def host_only(host="host-x86_64.o"):
+    return {"elf": {"sections": host_sections(fixture(host))}}
+
+
+LLVM_O_LIST_ONLY = ("clang-offload-bundler -type=o reads only __CLANG_OFFLOAD_BUNDLE__ sections; "
+                    ".hip_fatbin is read by the HIP runtime, so -list prints nothing")
+
+
+def object_cases():
+    hostobj = {"host": b64(fixture("host-x86_64.o"))}
+    devs = {"d1": u("GFX906 CODE OBJECT"), "d2": u("GFX90A CODE OBJECT")}
+    # OBJ-10: writing.
+    for name, host, title in [("x86_64", "host-x86_64.o", "ELF64 little-endian"),
+                              ("i386", "host-i386.o", "ELF32 (i386)"),
+                              ("ppc64", "host-ppc64.o", "ELF64 big-endian (powerpc64)")]:
+        case(f"object/obj-10-bundle-{name}", f"-type=o with an {title} host: bundle sections appended in -targets order",
+             ["OBJ-10", "OBJ-8", "OBJ-1"], "bundle",
+             {"type": "o", "targets": [HOST, GFX906, GFX90AX], "inputs": ["host", "d1", "d2"]},
+             {"host": b64(fixture(host)), **devs},
+             {"outputs": [elf_fact(host, (W(HOST), MARK), (W(GFX906), {"input": "d1"}),
+                                   (W(GFX90AX), {"input": "d2"}))]},
+             source=f"{OBJ} OBJ-10; {OBJ_TEST}::llvm_reads_our_fat_objects_like_its_own")
+    case("object/obj-10-bundle-device-first", "-type=o keeps -targets order: the host section is not moved first",
+         ["OBJ-10", "OBJ-9"], "bundle", {"type": "o", "targets": [GFX906, HOST], "inputs": ["d1", "host"]},
+         {**hostobj, **devs},
+         {"outputs": [elf_fact("host-x86_64.o", (W(GFX906), {"input": "d1"}), (W(HOST), MARK))]},
+         source=f"{OBJ} OBJ-10")
+    case("object/obj-10-compress-is-ignored", "-compress is ignored for object files (19, 22)", ["OBJ-10", "CCOB-8"],
+         "compress", {"type": "o", "targets": [HOST, GFX906], "inputs": ["host", "d1"]}, {**hostobj, **devs},
+         {"outputs": [elf_fact("host-x86_64.o", (W(HOST), MARK), (W(GFX906), {"input": "d1"}))]},
+         source=f"{OBJ} OBJ-10")
+    case("object/obj-10-host-not-an-object", "-type=o with a host input that is no object file writes a binary bundle",
+         ["OBJ-1", "BIN-11"], "bundle", {"type": "o", "targets": [HOST, GFX906], "inputs": ["host", "dev"]}, HD,
+         {"bundle": {}}, source=f"{OBJ} OBJ-1 (handler choice)")
+    # OBJ-11: the host entry.
+    f2 = fat((W(HOST), MARK), (W(GFX906), "GFX906 CODE OBJECT"))
+    n1416 = [note([14, 16], "OBJ-11", {"outputs": [{"input": "fat"}]},
+                  "14 and 16 write the whole fat object, bundle sections included", profile=True,
+                  ref=f"{OBJ} OBJ-11")]
+    case("object/obj-11-unbundle-host", "The host entry unbundles to the object without its bundle sections",
+         ["OBJ-11", "OBJ-6"], "unbundle", {"type": "o", "targets": [HOST], "inputs": ["fat"]}, {"fat": f2},
+         {"outputs": [host_only()]}, n1416, source=f"{OBJ} OBJ-11")
+    case("object/obj-11-unbundle-device-and-host", "Device and host from one fat object", ["OBJ-11", "OBJ-9"],
+         "unbundle", {"type": "o", "targets": [GFX906, HOST], "inputs": ["fat"]}, {"fat": f2},
+         {"outputs": [u("GFX906 CODE OBJECT"), host_only()]},
+         [note([14, 16], "OBJ-11", {"outputs": [u("GFX906 CODE OBJECT"), {"input": "fat"}]},
+               "14 and 16 write the whole fat object for the host", profile=True, ref=f"{OBJ} OBJ-11")],
+         source=f"{OBJ} OBJ-11")
+    case("object/obj-11-unbundle-host-ppc64", "The host of a big-endian fat object", ["OBJ-11", "OBJ-1"], "unbundle",
+         {"type": "o", "targets": [HOST, GFX906], "inputs": ["fat"]},
+         {"fat": fat((W(HOST), MARK), (W(GFX906), "GFX906"), host="host-ppc64.o")},
+         {"outputs": [host_only("host-ppc64.o"), u("GFX906")]},
+         [note([14, 16], "OBJ-11", {"outputs": [{"input": "fat"}, u("GFX906")]},
+               "14 and 16 write the whole fat object for the host", profile=True, ref=f"{OBJ} OBJ-11")],
+         source=f"{OBJ} OBJ-11")
+    # Real fat objects written by clang -fgpu-rdc -c.
+    for r in ALL:
+        b = fixture(f"k-rdc-{r}.o")
+        ids = [i for i, _ in bundle_sections(b)]
+        dev = dict(bundle_sections(b))
+        devid = [i for i in ids if not i.startswith("host-")][0]
+        valid = r >= 19
+        inp = {"fat": b64(b)}
+        srcr = f"conformance/fixtures/k-rdc-{r}.o (clang-{r} -fgpu-rdc -c k.hip); {OBJ} (Differential evidence)"
+        if valid:
+            case(f"object/obj-9-list-clang-{r}", f"-list -type=o of the fat object clang {r} writes", ["OBJ-9", "OBJ-4"],
+                 "list", {"type": "o", "inputs": ["fat"]}, inp, {"list": ids}, source=srcr)
+        else:
+            case(f"object/obj-9-list-clang-{r}", f"-list -type=o of the fat object clang {r} writes (five-field device ID)",
+                 ["OBJ-9", "OBJ-4", "ID-5"], "list", {"type": "o", "inputs": ["fat"]}, inp, {"fail": "ID-5"},
+                 [note(ALL, "ID-5", {"list": ids}, f"clang {r} writes '{devid}', which names a processor where the "
+                       "environment goes; no release checks IDs when listing", profile=True, ref=f"{OBJ} OBJ-4")],
+                 source=srcr)
+        devb64 = {"base64": base64.b64encode(dev[devid]).decode()}
+        want = [host_only_of(b), devb64]
+        if valid:
+            n = [note([14, 16], "OBJ-11", {"fail": "CLI-4"}, f"14 and 16 compare the host ID as a string: "
+                      f"'{HOST_PC}' does not match the '{HOST_PC}-' clang {r} writes", profile=True,
+                      ref=f"{MATRIX} §3.2; {OBJ} OBJ-11")]
+        else:
+            n = [note([14, 22], "ID-5", {"fail": "CLI-4"}, f"'{devid}' does not match the request: 14 compares "
+                      "strings, 22 takes gfx906 for the environment and drops it", profile=True,
+                      ref=f"{OBJ} OBJ-4; spec/bundle-id.md"),
+                 note([16], "ID-5", {"outputs": [{"input": "fat"}, devb64]}, f"16 matches '{devid}' to the request "
+                      "and writes the whole fat object for the host (OBJ-11)", profile=True,
+                      ref=f"{OBJ} OBJ-4, OBJ-11"),
+                 note([19], "ID-5", {"fail": "CLI-4"}, f"19 respells the requested host as '{HOST_PC}-', which does "
+                      f"not match the '{HOST_PC}' clang {r} writes", profile=True, ref=f"{OBJ} OBJ-11")]
+        case(f"object/obj-11-unbundle-clang-{r}", f"Unbundle host and gfx906 from the fat object clang {r} writes",
+             ["OBJ-11", "OBJ-9"] + ([] if valid else ["ID-5"]), "unbundle",
+             {"type": "o", "targets": [HOST_PC, GFX906], "inputs": ["fat"]}, inp,
+             {"outputs": want} if valid else {"fail": "ID-5"}, n, source=srcr)
+    case("object/obj-9-list-section-order", "-list -type=o prints section order (not StringMap order)",
+         ["OBJ-9"], "list", {"type": "o", "inputs": ["fat"]},
+         {"fat": fat((W(GFX90AX), "A"), (W(HOST), MARK), (W(GFX906), "B"), (W(SM70), "C"))},
+         {"list": [W(GFX90AX), W(HOST), W(GFX906), W(SM70)]}, source=f"{OBJ} OBJ-9")
+    anyx = fat((W(HOST), MARK), (GFX906, "ANY"), (GFX906 + ":xnack+", "XNACK"))
+    case("object/obj-9-first-compatible-section", "A request takes the first compatible section in section order",
+         ["OBJ-9", "COMPAT-3"], "unbundle", {"type": "o", "targets": [GFX906 + ":xnack+"], "inputs": ["fat"]},
+         {"fat": anyx}, {"outputs": [u("ANY")]},
+         [note([14], "COMPAT-3", {"outputs": [u("XNACK")]}, "14 compares IDs as strings: only the exact one matches",
+               profile=True, ref=f"{OBJ} OBJ-9; {MATRIX} §3.3")], source=f"{OBJ} OBJ-9")
+    # OBJ-1: other object formats; ELF32 and big-endian.
+    for fmt, fx in [("macho", "host-macho.o"), ("coff", "host-coff.o")]:
+        inp = {"in": b64(fixture(fx))}
+        case(f"object/obj-1-list-{fmt}", f"-list -type=o of a {fmt} object: not an ELF file", ["OBJ-1"], "list",
+             {"type": "o", "inputs": ["in"]}, inp, {"fail": "OBJ-1"},
+             [note(ALL, "OBJ-1", {"list": []}, f"LLVM opens the {fmt} object with its object-file handler and finds no "
+                   "bundle section", ref=f"{OBJ} OBJ-1")], source=f"conformance/fixtures/{fx}",
+             bugs=[bug(["offload-kit-strict"], f"offload-kit list of a {fmt} object reports 'no offload container "
+                       "recognised' (BIN-1): src/detect.rs::detect knows only ELF among object formats, while OBJ-1 "
+                       "says other object formats are recognised and rejected under OBJ-1 naming the format")])
+        case(f"object/obj-1-unbundle-{fmt}", f"-unbundle -type=o of a {fmt} object", ["OBJ-1"], "unbundle",
+             {"type": "o", "targets": [GFX906], "inputs": ["in"]}, inp, {"fail": "OBJ-1"},
+             [note(ALL, "OBJ-1", {"fail": "CLI-4"}, f"LLVM finds no bundle section in the {fmt} object",
+                   ref=f"{OBJ} OBJ-1")], source=f"conformance/fixtures/{fx}")
+    for name, fx in [("elf32", "host-i386.o"), ("ppc64", "host-ppc64.o")]:
+        case(f"object/obj-1-list-{name}", f"-list -type=o of a fat object with an {name} host", ["OBJ-1", "OBJ-9"],
+             "list", {"type": "o", "inputs": ["fat"]}, {"fat": fat((W(HOST), MARK), (W(GFX906), "D"), host=fx)},
+             {"list": [W(HOST), W(GFX906)]}, source=f"{OBJ} OBJ-1",
+             bugs=[bug(["offload-kit-strict"], "offload-kit list of any big-endian ELF file fails with OB-1 'neither an "
+                       "offload binary (magic 10 FF 10 AD), an ELF file nor an archive': "
+                       "src/offload_binary/llvm.rs input_kind reads e_type as the single byte at offset 16, which is "
+                       "0 in a big-endian file (commit b5806dd); detect::list's ELF branch then fails in "
+                       "offload_binary::list_with")] if name == "ppc64" else [])
+    # OBJ-2: headers.
+    shoff = fat((W(HOST), MARK), (W(GFX906), "D"), patch=[{"at": 0x28, "u64": 0xffffff}])
+    case("object/obj-2-shoff-past-end-list", "e_shoff points past the end of the file", ["OBJ-2"], "list",
+         {"type": "o", "inputs": ["fat"]}, {"fat": shoff}, {"fail": "OBJ-2"},
+         [note(ALL, "OBJ-2", {"list": []}, "createBinary fails, so LLVM falls back to the binary-bundle handler: "
+               "not a bundle, nothing listed", ref=f"{OBJ} OBJ-2")], source=f"{OBJ} OBJ-2")
+    case("object/obj-2-shoff-past-end-unbundle", "e_shoff points past the end of the file: unbundle", ["OBJ-2"],
+         "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": shoff}, {"fail": "OBJ-2"},
+         [note(ALL, "OBJ-2", {"fail": "CLI-4"}, "LLVM falls back to the binary-bundle handler: Can't find bundles",
+               ref=f"{OBJ} OBJ-2")], source=f"{OBJ} OBJ-2")
+    badname = fat((W(HOST), MARK), (W(GFX906), "D"))
+    badname["elf"]["sections"][1]["sh_name"] = 0x7fffff
+    case("object/obj-2-bad-sh-name-list", "A section name offset past the end of the name table", ["OBJ-2"], "list",
+         {"type": "o", "inputs": ["fat"]}, {"fat": badname}, {"fail": "OBJ-2"}, source=f"{OBJ} OBJ-2")
+    case("object/obj-2-truncated-list", "A fat object cut inside its section header table", ["OBJ-2"], "list",
+         {"type": "o", "inputs": ["fat"]},
+         {"fat": fat((W(HOST), MARK), (W(GFX906), "D"), truncate=len(fixture("host-x86_64.o")))},
+         {"fail": "OBJ-2"},
+         [note(ALL, "OBJ-2", {"list": []}, "createBinary fails, so LLVM falls back to the binary-bundle handler: "
+               "not a bundle, nothing listed", ref=f"{OBJ} OBJ-2")], source=f"{OBJ} OBJ-2")
+    # OBJ-3: contents out of range.
+    past = fat((W(HOST), MARK), (W(GFX906), "D"))
+    past["elf"]["sections"][1]["size"] = 0x100000
+    case("object/obj-3-contents-past-end-list", "A bundle section whose contents run past the end of the file",
+         ["OBJ-3"], "list", {"type": "o", "inputs": ["fat"]}, {"fat": past}, {"fail": "OBJ-3"},
+         [note(ALL, "OBJ-3", {"list": [W(HOST), W(GFX906)]}, "listing reads names only; contents are checked lazily",
+               profile=True, ref=f"{OBJ} OBJ-3")], source=f"{OBJ} OBJ-3")
+    case("object/obj-3-contents-past-end-unbundle", "A bundle section whose contents run past the end: unbundle",
+         ["OBJ-3"], "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": past},
+         {"fail": "OBJ-3"}, source=f"{OBJ} OBJ-3",
+         bugs=[bug(DROP_INS, "the drop-in plans the section's byte range without checking it against the file "
+                   "(src/bundler.rs Job::piece_for; object::llvm_payload has the OBJ-3 check) and then fails with "
+                   "'input changed while reading', no rule; LLVM says 'The end of the file was unexpectedly "
+                   "encountered'")])
+    # OBJ-4: the ID in the section name.
+    skipped_1922 = ("19 and 22 do not take a section named exactly __CLANG_OFFLOAD_BUNDLE__ for a bundle section "
+                    "(observed; a one-character ID is listed): the empty entry is skipped")
+    for name, bad, rule in [("empty-id", "", "OBJ-4"), ("bogus-id", "bogus", "ID-1")]:
+        f = fat((bad, "X"), (W(HOST), MARK), (W(GFX906), "D"))
+        if bad:
+            nl = [note(ALL, rule, {"list": [bad, W(HOST), W(GFX906)]}, "no release checks IDs when listing",
+                       profile=True, ref=f"{OBJ} OBJ-4")]
+            bl = []
+        else:
+            nl = [note([14, 16], rule, {"list": [bad, W(HOST), W(GFX906)]}, "no release checks IDs when listing: "
+                       "14 and 16 list an empty line", profile=True, ref=f"{OBJ} OBJ-4"),
+                  note([19, 22], rule, {"list": [W(HOST), W(GFX906)]}, skipped_1922, ref=f"{OBJ} OBJ-4")]
+            bl = [bug(["offload-kit-19", "offload-kit"], "the 19 and 22 profiles list the section named exactly "
+                      "__CLANG_OFFLOAD_BUNDLE__ as an entry with an empty ID (src/bundle/object.rs scan / "
+                      "llvm_list: 'identical in 14, 16, 19 and 22'); LLVM 19 and 22 skip it. spec/object-bundle.md "
+                      "OBJ-4 ('An empty ID lists as an empty line') is wrong for 19 and 22")]
+        case(f"object/obj-4-{name}-list", f"A bundle section named with the ID {bad!r}", ["OBJ-4", rule], "list",
+             {"type": "o", "inputs": ["fat"]}, {"fat": f}, {"fail": rule}, nl, source=f"{OBJ} OBJ-4", bugs=bl)
+        n = [note([14, 16, 19], rule, {"outputs": [u("D")]}, "the entry matches no target and is skipped",
+                  profile=True, ref=f"{OBJ} OBJ-4")]
+        bu = []
+        if rule != "ID-1":
+            n.append(note([22], rule, {"outputs": [u("D")]}, skipped_1922 + ", so 22 does not refuse its ID",
+                          ref=f"{OBJ} OBJ-4"))
+            bu = [bug(["offload-kit"], "the 22 profile reads the section named exactly __CLANG_OFFLOAD_BUNDLE__ "
+                      "as an entry and refuses the file ('invalid bundle id read from the bundle'); LLVM 22 skips "
+                      "the section and unbundles gfx906")]
+        case(f"object/obj-4-{name}-unbundle", f"A bundle section named with the ID {bad!r}: unbundle another entry",
+             ["OBJ-4", rule], "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": f},
+             {"fail": rule}, n, source=f"{OBJ} OBJ-4", bugs=bu)
+    # OBJ-5: duplicates.
+    dup = fat((W(HOST), MARK), (W(GFX906), "FIRST"), (W(GFX906), "SECOND"))
+    case("object/obj-5-duplicate-ids-list", "Two bundle sections with the same ID", ["OBJ-5"], "list",
+         {"type": "o", "inputs": ["fat"]}, {"fat": dup}, {"fail": "OBJ-5"},
+         [note(ALL, "OBJ-5", {"list": [W(HOST), W(GFX906), W(GFX906)]}, "LLVM lists both", profile=True,
+               ref=f"{OBJ} OBJ-5")], source=f"{OBJ} OBJ-5")
+    case("object/obj-5-duplicate-ids-unbundle", "Two bundle sections with the same ID: unbundle", ["OBJ-5"],
+         "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": dup}, {"fail": "OBJ-5"},
+         [note(ALL, "OBJ-5", {"outputs": [u("FIRST")]}, "the first section in section order wins", profile=True,
+               ref=f"{OBJ} OBJ-5")], source=f"{OBJ} OBJ-5")
+    # OBJ-6: the host entry.
+    nohost = fat((W(GFX906), "D"))
+    case("object/obj-6-no-host-list", "A fat object without a host section", ["OBJ-6"], "list",
+         {"type": "o", "inputs": ["fat"]}, {"fat": nohost}, {"fail": "OBJ-6"},
+         [note(ALL, "OBJ-6", {"list": [W(GFX906)]}, "LLVM lists the sections it finds", profile=True,
+               ref=f"{OBJ} OBJ-6")], source=f"{OBJ} OBJ-6")
+    case("object/obj-6-no-host-unbundle", "A fat object without a host section: unbundle the device", ["OBJ-6"],
+         "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": nohost}, {"fail": "OBJ-6"},
+         [note(ALL, "OBJ-6", {"outputs": [u("D")]}, "LLVM does not look for the host when it is not requested",
+               profile=True, ref=f"{OBJ} OBJ-6")], source=f"{OBJ} OBJ-6")
+    notmark = fat((W(HOST), "HOSTDATA"), (W(GFX906), "D"))
+    case("object/obj-6-host-not-marker-unbundle", "A host section holding more than the 0x00 marker", ["OBJ-6"],
+         "unbundle", {"type": "o", "targets": [HOST], "inputs": ["fat"]}, {"fat": notmark}, {"fail": "OBJ-6"},
+         [note(ALL, "OBJ-6", {"outputs": [u("HOSTDATA")]}, "LLVM recognises the host object by the marker, not by the "
+               "ID: this host section is unbundled as plain contents", profile=True, ref=f"{OBJ} OBJ-6, OBJ-7")],
+         source=f"{OBJ} OBJ-6")
+    case("object/obj-6-two-hosts-list", "Two host sections", ["OBJ-6"], "list", {"type": "o", "inputs": ["fat"]},
+         {"fat": fat((W(HOST), MARK), (W(HOST2), MARK), (W(GFX906), "D"))}, {"fail": "OBJ-6"},
+         [note(ALL, "OBJ-6", {"list": [W(HOST), W(HOST2), W(GFX906)]}, "LLVM lists the sections it finds",
+               profile=True, ref=f"{OBJ} OBJ-6")], source=f"{OBJ} OBJ-6")
+    case("object/obj-6-bundle-without-host", "-type=o with an object input and no host target", ["OBJ-6"], "bundle",
+         {"type": "o", "targets": [GFX906, GFX90AX], "inputs": ["host", "d2"]}, {**hostobj, **devs},
+         {"fail": "OBJ-6", "no_outputs": True},
+         [note(ALL, "OBJ-6", "crash", "finding, never golden: SIGSEGV with an empty output (reproducer C2)",
+               ref=f"{OBJ} OBJ-6; {MATRIX} §7 C2")], source=f"{OBJ} OBJ-6")
+    # OBJ-7: a device section holding the host marker.
+    nul = fat((W(HOST), MARK), (W(GFX906), MARK))
+    case("object/obj-7-device-nul-unbundle", "A device section holding exactly 0x00 (quirk C11)", ["OBJ-7"],
+         "unbundle", {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": nul}, {"fail": "OBJ-7"},
+         [note([14, 16], "OBJ-7", {"outputs": [{"input": "fat"}]}, "the marker stands for the host object: 14 and 16 "
+               "write the whole fat object", profile=True, ref=f"{OBJ} OBJ-7"),
+          note([19, 22], "OBJ-7", {"outputs": [host_only()]}, "the marker stands for the host object: 19 and 22 write "
+               "the object without its bundle sections", profile=True, ref=f"{OBJ} OBJ-7")],
+         source=f"{OBJ} OBJ-7; tests/data/malformed/nul1_device_payload.bin")
+    case("object/obj-7-bundle-device-nul", "A device input of exactly one 0x00 byte must be refused", ["OBJ-7"],
+         "bundle", {"type": "o", "targets": [HOST, GFX906], "inputs": ["host", "nul"]}, {**hostobj, "nul": MARK},
+         {"fail": "OBJ-7", "no_outputs": True},
+         [note(ALL, "OBJ-7", {"outputs": [elf_fact("host-x86_64.o", (W(HOST), MARK), (W(GFX906), MARK))]},
+               "LLVM writes it; the device entry can then never be unbundled", ref=f"{OBJ} OBJ-7")],
+         source=f"{OBJ} OBJ-7")
+    # OBJ-8: section type and flags.
+    alloc = fat((W(HOST), MARK), (W(GFX906), "D"))
+    alloc["elf"]["sections"][1]["flags"] = SHF_ALLOC | SHF_EXCLUDE
+    case("object/obj-8-alloc-flag-list", "A bundle section flagged SHF_ALLOC", ["OBJ-8"], "list",
+         {"type": "o", "inputs": ["fat"]}, {"fat": alloc}, {"fail": "OBJ-8"},
+         [note(ALL, "OBJ-8", {"list": [W(HOST), W(GFX906)]}, "LLVM reads any type and flags", profile=True,
+               ref=f"{OBJ} OBJ-8")], source=f"{OBJ} OBJ-8")
+    case("object/obj-8-alloc-flag-unbundle", "A bundle section flagged SHF_ALLOC: unbundle", ["OBJ-8"], "unbundle",
+         {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": alloc}, {"fail": "OBJ-8"},
+         [note(ALL, "OBJ-8", {"outputs": [u("D")]}, "LLVM reads any type and flags", profile=True,
+               ref=f"{OBJ} OBJ-8")], source=f"{OBJ} OBJ-8")
+    nobits = fat((W(HOST), MARK), (W(GFX906), "NOBITS DATA"))
+    nobits["elf"]["sections"][1]["type"] = SHT_NOBITS
+    case("object/obj-8-nobits-unbundle", "A bundle section of type SHT_NOBITS", ["OBJ-8"], "unbundle",
+         {"type": "o", "targets": [GFX906], "inputs": ["fat"]}, {"fat": nobits}, {"fail": "OBJ-8"},
+         [note(ALL, "OBJ-8", {"outputs": [u("")]}, "an SHT_NOBITS section reads as empty", profile=True,
+               ref=f"{OBJ} OBJ-8")], source=f"{OBJ} OBJ-8",
+         bugs=[bug(DROP_INS, "the drop-in unbundles the file bytes at sh_offset/sh_size of an SHT_NOBITS bundle "
+                   "section (src/bundler.rs Job::llvm_entries turns object entries into binary::Entry and drops "
+                   "sh_type; object::Entry::payload reads NOBITS as empty); every release writes an empty file")])
+
+    # FAT-1 … FAT-4: .hip_fatbin, read by the native list (LLVM's -type=o does not look at it).
+    def hipfat(data, **kw):
+        s = {"name": ".hip_fatbin", "data": data, "flags": SHF_ALLOC, "align": 4096}
+        s.update(kw)
+        return elf(b64(fixture("host-x86_64.o")), s)
+
+    def llvm_none(rule):
+        return [note(ALL, rule, {"list": []}, LLVM_O_LIST_ONLY, profile=True, ref=f"{OBJ} FAT-1")]
+
+    b0 = build([(HOST.encode() + b"-", b"HOSTDATA"), (GFX906.encode(), b"DEVDATA")])
+    b1 = build([(HOST.encode() + b"-", b""), (GFX908.encode(), b"GFX908 DATA")])
+    pad = lambda b: b + b"\0" * (-len(b) % 4096)
+    ids0, ids1 = [HOST + "-", GFX906], [HOST + "-", GFX908]
+    case("object/fat-1-two-bundles-list", "Two bundles in .hip_fatbin, the second at 4096", ["FAT-1", "FAT-2", "FAT-4"],
+         "list", {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(pad(b0) + b1))}, {"list": ids0 + ids1},
+         llvm_none("FAT-1"), source=f"{OBJ} (Layout of .hip_fatbin); {OBJ_TEST}::fat_1_bundles_at_multiples_of_4096")
+    magic = build([(HOST.encode() + b"-", b""), (GFX906.encode(), b"xx__CLANG_OFFLOAD_BUNDLE__yyCCOBzz" * 3)])
+    case("object/fat-1-magic-in-payload-list", "A payload holding both magics does not split the section",
+         ["FAT-1"], "list", {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(pad(magic) + b1))},
+         {"list": ids0 + ids1}, llvm_none("FAT-1"), source=f"{OBJ} FAT-1 (llvm-objdump splits by magic)")
+    case("object/fat-1-junk-at-4096-list", "No bundle magic at the next multiple of 4096", ["FAT-1"], "list",
+         {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(pad(b0) + b"NOT A BUNDLE"))}, {"fail": "FAT-1"},
+         llvm_none("FAT-1"), source=f"{OBJ} FAT-1")
+    bad_pad = bytearray(pad(b0))
+    bad_pad[len(b0) + 5] = 1
+    case("object/fat-2-nonzero-padding-list", "A non-zero byte in the padding after a bundle", ["FAT-2"], "list",
+         {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(bytes(bad_pad) + b1))}, {"fail": "FAT-2"},
+         llvm_none("FAT-2"), source=f"{OBJ} FAT-2")
+    good = bundle([entry(HOST + "-", "HOSTDATA"), entry(GFX906, "DEVDATA")])
+    for v in (2, 3):
+        case(f"object/fat-3-ccob-v{v}-list", f"A compressed bundle (v{v}) in .hip_fatbin", ["FAT-3", "CCOB-4"], "list",
+             {"type": "o", "inputs": ["obj"]}, {"obj": hipfat({"ccob": {"content": good, "version": v}})},
+             {"list": ids0}, llvm_none("FAT-3"), source=f"{OBJ} FAT-3")
+    case("object/fat-3-ccob-v1-list", "A version 1 compressed bundle (no total size) in .hip_fatbin", ["FAT-3"],
+         "list", {"type": "o", "inputs": ["obj"]}, {"obj": hipfat({"ccob": {"content": good, "version": 1}})},
+         {"fail": "FAT-3"}, llvm_none("FAT-3"), source=f"{OBJ} FAT-3")
+    case("object/fat-3-ccob-size-past-section-list", "A compressed bundle whose total size runs past the section",
+         ["FAT-3"], "list", {"type": "o", "inputs": ["obj"]},
+         {"obj": hipfat({"ccob": {"content": good, "version": 3, "total_size": 100000}})}, {"fail": "FAT-3"},
+         llvm_none("FAT-3"), source=f"{OBJ} FAT-3")
+    for r, host_id in [(19, "host-x86_64-unknown-linux--"), (22, HOST + "-")]:
+        case(f"object/fat-3-clang-{r}-offload-compress-list",
+             f"The .hip_fatbin clang {r} --offload-compress writes (CCOB v{2 if r == 19 else 3})", ["FAT-3", "FAT-4"],
+             "list", {"type": "o", "inputs": ["obj"]}, {"obj": b64(fixture(f"k-compress-{r}.o"))},
+             {"list": [host_id, "hipv4-amdgcn-amd-amdhsa--gfx906"]}, llvm_none("FAT-3"),
+             source=f"conformance/fixtures/k-compress-{r}.o")
+    case("object/fat-4-align-1-list", ".hip_fatbin with alignment 1", ["FAT-4"], "list",
+         {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(b0), align=1)}, {"fail": "FAT-4"},
+         llvm_none("FAT-4"), source=f"{OBJ} FAT-4")
+    case("object/fat-4-nobits-list", ".hip_fatbin of type SHT_NOBITS", ["FAT-4"], "list",
+         {"type": "o", "inputs": ["obj"]}, {"obj": hipfat(hx(b0), type=SHT_NOBITS)}, {"fail": "FAT-4"},
+         llvm_none("FAT-4"), source=f"{OBJ} FAT-4")
+
+
+def host_only_of(b):
+    return {"elf": {"sections": host_sections(b)}}
+
+
+# ---------------------------------------------------------------------------
+# Compressed bundles (spec/ccob.md)
+# ---------------------------------------------------------------------------
+
+CCOB = "spec/ccob.md"
+CCOB_TEST = "tests/ccob.rs"
+NO_CCOB_1416 = "14 and 16 have no compressed bundles: a CCOB file is not a bundle"
+V3_ON_19 = ("19 reads a v3 header as a v2 one and takes the 64-bit size fields for compressed data: "
+            "'Unknown frame descriptor' (zstd) or 'zlib error: Z_DATA_ERROR'")
+
+
+def ccob(content, **kw):
+    r = {"content": content}
+    r.update(kw)
+    return {"ccob": r}
+
+
+def plain_notes(op):
+    """14 and 16 on a compressed input: no bundles."""
+    if op in ("list", "decompress"):
+        o = {"list": []}
+    else:
+        o = {"fail": "CLI-4"}
+    return note([14, 16], "CCOB-1", o, NO_CCOB_1416, profile=True, ref=f"{CCOB} (What each release does)")
+
+
+def ccob_cases():
+    src = f"{CCOB}; {CCOB_TEST}::llvm_crafted_blobs_match_drop_in"
+    good = std_bundle()  # host and gfx906, IDs as the release writes them
+    ids = [W(HOST), W(GFX906)]
+    outs = [u("HOSTDATA"), u("DEVDATA")]
+    unb = {"targets": [HOST, GFX906], "inputs": ["blob"]}
+    g = goldens()
+
+    # v1/v2/v3 x zlib/zstd: decompress (native: the bundle; clang-offload-bundler: -list) and unbundle.
+    for v in (1, 2, 3):
+        for m in ("zlib", "zstd"):
+            blob = ccob(good, version=v, method=m)
+            n = [plain_notes("decompress")]
+            nu = [plain_notes("unbundle")]
+            if v == 3:
+                n.append(note([19], "CCOB-2", {"fail": "CCOB-5"}, V3_ON_19, profile=True,
+                              ref=f"{CCOB} CCOB-5, (What each release does)"))
+                nu.append(note([19], "CCOB-2", {"fail": "CCOB-5"}, V3_ON_19, profile=True,
+                               ref=f"{CCOB} CCOB-5"))
+            case(f"ccob/decompress-v{v}-{m}", f"Decompress a version {v} {m} compressed bundle",
+                 ["CCOB-1", "CCOB-2", "CCOB-3", "CCOB-9"] + (["CCOB-4"] if v > 1 else []), "decompress",
+                 {"inputs": ["blob"]}, {"blob": blob, "bundle": good}, {"outputs": [{"input": "bundle"}]}, n,
+                 source=src)
+            case(f"ccob/unbundle-v{v}-{m}", f"Unbundle a version {v} {m} compressed bundle",
+                 ["CCOB-1", "CCOB-2", "CCOB-3", "CCOB-9"], "unbundle", unb, {"blob": blob}, {"outputs": outs}, nu,
+                 source=src)
+    case("ccob/list-v3-zstd", "-list of a compressed bundle lists the bundle inside", ["CCOB-1", "CCOB-9", "BIN-12"],
+         "list", {"inputs": ["blob"]}, {"blob": ccob(good)}, {"list": ids},
+         [plain_notes("list"), note([19], "CCOB-2", {"fail": "CCOB-5"}, V3_ON_19, profile=True, ref=f"{CCOB} CCOB-5")],
+         source=src)
+    case("ccob/list-v2-zstd", "-list of a version 2 compressed bundle", ["CCOB-1", "CCOB-9", "BIN-12"], "list",
+         {"inputs": ["blob"]}, {"blob": ccob(good, version=2)}, {"list": ids}, [plain_notes("list")], source=src)
+    for v in (1, 2, 3):
+        case(f"ccob/verify-v{v}", f"verify accepts a good version {v} blob", ["CCOB-4", "CCOB-6", "CCOB-7"], "verify",
+             {"inputs": ["blob"]}, {"blob": ccob(good, version=v, method="zlib" if v == 1 else "zstd")},
+             {"outputs": []}, source=f"{CCOB} (Native commands)")
+
+    # CCOB-1: the magic.
+    case("ccob/ccob-1-decompress-uncompressed", "decompress needs a compressed bundle", ["CCOB-1"], "decompress",
+         {"inputs": ["blob"]}, {"blob": good}, {"fail": "CCOB-1"},
+         [note(ALL, "CCOB-1", {"list": ids}, "clang-offload-bundler has no decompress: the -list standing in for it "
+               "reads an uncompressed bundle as it is", profile=True, ref=f"{CCOB} CCOB-1")], source=f"{CCOB} CCOB-1")
+    lower = ccob(good, version=2, patch=[{"at": 0, "hex": "63636f62"}])
+    case("ccob/ccob-1-lowercase-magic-list", "'ccob' is not the magic", ["CCOB-1", "BIN-1"], "list",
+         {"inputs": ["blob"]}, {"blob": lower}, {"fail": "BIN-1"},
+         [note(ALL, "BIN-1", {"list": []}, "not a bundle: LLVM lists nothing", profile=True, ref=f"{CCOB} CCOB-1")],
+         source=f"{CCOB} CCOB-1")
+    case("ccob/ccob-1-lowercase-magic-unbundle", "'ccob' is not the magic: unbundle", ["CCOB-1", "BIN-1"], "unbundle",
+         unb, {"blob": lower}, {"fail": "BIN-1"},
+         [note(ALL, "BIN-1", {"fail": "CLI-4"}, "not a bundle: Can't find bundles", profile=True,
+               ref=f"{CCOB} CCOB-1")], source=f"{CCOB} CCOB-1")
+
+    # CCOB-2: version and header.
+    for cut in (5, 14, 16, 23, 31):
+        n = [plain_notes("list")]
+        if cut < 20:
+            n.append(note([19], "CCOB-2", {"list": []}, "19 does not recognise CCOB followed by fewer than 16 bytes: "
+                          "not a bundle", profile=True, ref=f"{CCOB} CCOB-1, CCOB-2"))
+        if cut < 8:
+            n.append(note([22], "CCOB-2", {"list": []}, "22 does not recognise fewer than 8 bytes as a compressed "
+                          "bundle: not a bundle", profile=True, ref=f"{CCOB} CCOB-1"))
+        if cut >= 24:
+            n.append(note([19], "CCOB-2", {"fail": "CCOB-5"}, "19 reads the v3 header as a v2 one (24 bytes) and "
+                          "decodes nothing", profile=True, ref=f"{CCOB} CCOB-2"))
+        case(f"ccob/ccob-2-header-cut-to-{cut}-list", f"A version 3 header cut to {cut} bytes", ["CCOB-2"], "list",
+             {"inputs": ["blob"]}, {"blob": ccob(good, truncate=cut)}, {"fail": "CCOB-2"}, n,
+             source=f"{CCOB} CCOB-2; {CCOB_TEST}::ccob_2_truncated_header_every_length")
+    case("ccob/ccob-2-version-0-v1-blob-unbundle", "Version 0 (a v1 blob relabelled)", ["CCOB-2"], "unbundle", unb,
+         {"blob": ccob(good, version=1, version_field=0)}, {"fail": "CCOB-2"},
+         [plain_notes("unbundle"),
+          note([19], "CCOB-2", {"outputs": outs}, "19 reads a total size only for versions >= 2: version 0 is read as "
+               "version 1", profile=True, ref=f"{CCOB} CCOB-2")], source=f"{CCOB} CCOB-2")
+    case("ccob/ccob-2-version-0-v3-blob-unbundle", "Version 0 (a v3 blob relabelled: ccob_v3_ver0.bin)", ["CCOB-2"],
+         "unbundle", unb, {"blob": ccob(good, version=3, version_field=0)}, {"fail": "CCOB-2"},
+         [plain_notes("unbundle"),
+          note([19], "CCOB-2", {"fail": "CCOB-5"}, "19 reads version 0 as version 1: the v3 size fields become "
+               "compressed data and decoding fails", profile=True, ref=f"{CCOB} CCOB-2")],
+         source=f"{CCOB} CCOB-2; tests/data/malformed/ccob_v3_ver0.bin")
+    for ver in (4, 65535):
+        case(f"ccob/ccob-2-version-{ver}-v2-blob-unbundle", f"Version {ver} (a v2 blob relabelled)", ["CCOB-2"],
+             "unbundle", unb, {"blob": ccob(good, version=2, version_field=ver)}, {"fail": "CCOB-2"},
+             [plain_notes("unbundle"),
+              note([19], "CCOB-2", {"outputs": outs}, "19 reads every version >= 3 as version 2", profile=True,
+                   ref=f"{CCOB} CCOB-2")], source=f"{CCOB} CCOB-2")
+    case("ccob/ccob-2-version-big-endian-list", "A header written in big-endian order (version reads 768)",
+         ["CCOB-2"], "list", {"inputs": ["blob"]},
+         {"blob": ccob(good, version=3, patch=[{"at": 4, "hex": "00030001"}])}, {"fail": "CCOB-2"},
+         [plain_notes("list"),
+          note([19], "CCOB-2", {"fail": "CCOB-3"}, "19 reads version 768 as version 2 and then method 256: "
+               "Unknown compressing method", profile=True, ref=f"{CCOB} CCOB-2 (Byte order)")],
+         source=f"{CCOB} (Byte order)")
+
+    # CCOB-3: the method.
+    case("ccob/ccob-3-method-2-unbundle", "Method 2 is neither zlib nor zstd", ["CCOB-3"], "unbundle", unb,
+         {"blob": ccob(good, version=2, method_field=2)}, {"fail": "CCOB-3"}, [plain_notes("unbundle")],
+         source=f"{CCOB} CCOB-3")
+    case("ccob/ccob-3-method-2-list", "Method 2 is neither zlib nor zstd: -list", ["CCOB-3"], "list",
+         {"inputs": ["blob"]}, {"blob": ccob(good, version=2, method_field=2)}, {"fail": "CCOB-3"},
+         [plain_notes("list")], source=f"{CCOB} CCOB-3")
+    case("ccob/ccob-3-zstd-data-declared-zlib-unbundle", "zstd data declared as zlib: a decoding failure",
+         ["CCOB-3", "CCOB-5"], "unbundle", unb, {"blob": ccob(good, version=2, method="zstd", method_field=0)},
+         {"fail": "CCOB-5"}, [plain_notes("unbundle")], source=f"{CCOB} CCOB-3")
+    case("ccob/ccob-3-zlib-data-declared-zstd-unbundle", "zlib data declared as zstd: a decoding failure",
+         ["CCOB-3", "CCOB-5"], "unbundle", unb, {"blob": ccob(good, version=2, method="zlib", method_field=1)},
+         {"fail": "CCOB-5"}, [plain_notes("unbundle")], source=f"{CCOB} CCOB-3")
+
+    # CCOB-4: the total size bounds the blob.
+    ignored = "19 and 22 ignore the total size: the compressed data is everything after the header"
+    for name, size in [("0", 0), ("10", 10), ("100000", 100000)]:
+        case(f"ccob/ccob-4-total-size-{name}-unbundle", f"Total size {name} (v2)", ["CCOB-4"], "unbundle", unb,
+             {"blob": ccob(good, version=2, total_size=size)}, {"fail": "CCOB-4"},
+             [plain_notes("unbundle"), note([19, 22], "CCOB-4", {"outputs": outs}, ignored, profile=True,
+                                            ref=f"{CCOB} CCOB-4")], source=f"{CCOB} CCOB-4")
+    case("ccob/ccob-4-total-size-100000-verify", "verify: a total size past the end of the file", ["CCOB-4"], "verify",
+         {"inputs": ["blob"]}, {"blob": ccob(good, version=3, total_size=100000)}, {"fail": "CCOB-4"},
+         source=f"{CCOB} CCOB-4")
+    for m, n19_22 in [("zstd", {"fail": "CCOB-5"}), ("zlib", {"outputs": outs})]:
+        why = ("zstd: 'Src size is incorrect' (the data region is not one frame)" if m == "zstd" else
+               "zlib: uncompress stops at the end of the stream and the rest is silently ignored")
+        case(f"ccob/ccob-4-trailing-junk-{m}-unbundle", f"Bytes after a {m} blob that are not another blob", ["CCOB-4"],
+             "unbundle", unb, {"blob": ccob(good, version=2, method=m, append=u("JUNK"))}, {"fail": "CCOB-4"},
+             [plain_notes("unbundle"), note([19, 22], "CCOB-4", n19_22, why, profile=True, ref=f"{CCOB} CCOB-4")],
+             source=f"{CCOB} CCOB-4; {CCOB_TEST}::ccob_4_bytes_after_the_blob")
+    case("ccob/ccob-4-trailing-junk-verify", "verify: bytes after the blob that are not another blob", ["CCOB-4"],
+         "verify", {"inputs": ["blob"]}, {"blob": ccob(good, append=u("JUNK"))}, {"fail": "CCOB-4"},
+         source=f"{CCOB} CCOB-4")
+    second = bundle([entry(W(GFX908), "GFX908 DATA")])
+    two = {"concat": [ccob(good, version=2), ccob(second, version=2)]}
+    case("ccob/ccob-4-two-blobs-list", "Two blobs back to back, each bounded by its total size", ["CCOB-4"], "list",
+         {"inputs": ["blob"]}, {"blob": two}, {"list": ids + [W(GFX908)]},
+         [plain_notes("list"),
+          note([19, 22], "CCOB-4", {"fail": "CCOB-5"}, "19 and 22 decompress everything after the first header as one "
+               "zstd frame: 'Src size is incorrect'", profile=True, ref=f"{CCOB} CCOB-4 (llvm#88827)")],
+         source=f"{CCOB} (Several blobs in a row)")
+    case("ccob/ccob-4-two-blobs-verify", "verify: two good blobs back to back", ["CCOB-4"], "verify",
+         {"inputs": ["blob"]}, {"blob": two}, {"outputs": []}, source=f"{CCOB} (Native commands)")
+    case("ccob/ccob-4-two-blobs-decompress", "decompress takes one blob", ["CCOB-4"], "decompress",
+         {"inputs": ["blob"]}, {"blob": two, "bundle": good}, {"fail": "*"},
+         [plain_notes("decompress"),
+          note([19, 22], "CCOB-4", {"fail": "CCOB-5"}, "19 and 22 decompress everything after the first header as one "
+               "zstd frame: 'Src size is incorrect'", profile=True, ref=f"{CCOB} CCOB-4")],
+         source=f"{CCOB} (Native commands: convert one at a time)")
+
+    # CCOB-5: the stream.
+    case("ccob/ccob-5-zstd-cut-short-unbundle", "zstd data cut short by one byte (total size adjusted)", ["CCOB-5"],
+         "unbundle", unb, {"blob": ccob(good, version=2, trim_data=1)}, {"fail": "CCOB-5"},
+         [plain_notes("unbundle")], source=f"{CCOB} CCOB-5")
+    case("ccob/ccob-5-zlib-no-adler-unbundle", "zlib data without its Adler-32 trailer", ["CCOB-5"], "unbundle", unb,
+         {"blob": ccob(good, version=2, method="zlib", trim_data=4)},
+         {"fail": "CCOB-5"}, [plain_notes("unbundle")], source=f"{CCOB} CCOB-5")
+    case("ccob/ccob-5-header-only-zstd-list", "A v2 zstd blob of 24 bytes: a header and no stream", ["CCOB-5"],
+         "list", {"inputs": ["blob"]}, {"blob": ccob(good, version=2, trim_data=1000)}, {"fail": "CCOB-5"},
+         [plain_notes("list"),
+          note([19, 22], "CCOB-5", {"list": []}, "ZSTD_decompress of no data returns 0 bytes: an empty input, "
+               "nothing listed", profile=True, ref=f"{CCOB} CCOB-5")], source=f"{CCOB} CCOB-5")
+    case("ccob/ccob-5-header-only-zlib-list", "A v2 zlib blob of 24 bytes: a header and no stream", ["CCOB-5"],
+         "list", {"inputs": ["blob"]}, {"blob": ccob(good, version=2, method="zlib", trim_data=1000)},
+         {"fail": "CCOB-5"}, [plain_notes("list")], source=f"{CCOB} CCOB-5")
+    sil = fixture_malformed("ccob_v3_silent_corruption.bin")
+    case("ccob/ccob-5-silent-corruption-unbundle", "A flipped zstd byte that still decodes (reproducer C7)",
+         ["CCOB-5", "CCOB-7"], "unbundle", unb, {"blob": hx(sil)}, {"fail": "CCOB-7"},
+         [plain_notes("unbundle"),
+          note([19], "CCOB-5", {"fail": "CCOB-5"}, V3_ON_19, profile=True, ref=f"{CCOB} CCOB-5"),
+          note([22], "CCOB-7", {"outputs": [u("HOSTDATA"), u("DEVDANA")]}, "22 never checks the hash: exit 0 with "
+               "'DEVDANA' for 'DEVDATA'; the 22 profile writes the same and warns (CCOB-7)", profile=True,
+               ref=f"{CCOB} CCOB-5, CCOB-7; {MATRIX} §7 C7")],
+         source="tests/data/malformed/ccob_v3_silent_corruption.bin")
+    case("ccob/ccob-5-silent-corruption-verify", "verify finds the corruption a zstd frame cannot", ["CCOB-5", "CCOB-7"],
+         "verify", {"inputs": ["blob"]}, {"blob": hx(sil)}, {"fail": "CCOB-7"},
+         source="tests/data/malformed/ccob_v3_silent_corruption.bin")
+
+    # CCOB-6: the uncompressed size.
+    for m in ("zstd", "zlib"):
+        case(f"ccob/ccob-6-claim-one-short-{m}-unbundle", f"Uncompressed size one byte short ({m})", ["CCOB-6"],
+             "unbundle", unb, {"blob": ccob(good, version=2, method=m, uncompressed_size_delta=-1)},
+             {"fail": "CCOB-6"}, [plain_notes("unbundle")], source=f"{CCOB} CCOB-6")
+        case(f"ccob/ccob-6-claim-larger-{m}-unbundle", f"Uncompressed size 100 bytes too large ({m})", ["CCOB-6"],
+             "unbundle", unb, {"blob": ccob(good, version=2, method=m, uncompressed_size_delta=100)},
+             {"fail": "CCOB-6"},
+             [plain_notes("unbundle"),
+              note([19, 22], "CCOB-6", {"outputs": outs}, "a larger claim only sizes the buffer, which is truncated to "
+                   "what was decoded", profile=True, ref=f"{CCOB} CCOB-6")], source=f"{CCOB} CCOB-6")
+    case("ccob/ccob-6-claim-0-zlib-unbundle", "Uncompressed size 0 (zlib)", ["CCOB-6"], "unbundle", unb,
+         {"blob": ccob(good, version=2, method="zlib", uncompressed_size=0)}, {"fail": "CCOB-6"},
+         [plain_notes("unbundle"),
+          note([19, 22], "CCOB-6", {"fail": "CCOB-5"}, "uncompress into no space reports Z_DATA_ERROR",
+               profile=True, ref=f"{CCOB} CCOB-6")], source=f"{CCOB} CCOB-6")
+    case("ccob/ccob-6-claim-2pow40-unbundle", "Uncompressed size 2^40 (reproducer C6)", ["CCOB-6"], "unbundle", unb,
+         {"blob": ccob(good, version=3, uncompressed_size=2**40)}, {"fail": "CCOB-6", "no_outputs": True},
+         [plain_notes("unbundle"),
+          note([19], "CCOB-2", {"fail": "CCOB-5"}, V3_ON_19, profile=True, ref=f"{CCOB} CCOB-5"),
+          note([22], "CCOB-6", "crash", "finding, never golden: 22 allocates the claim before decoding: 'LLVM ERROR: "
+               "out of memory', SIGABRT", ref=f"{CCOB} CCOB-6; {MATRIX} §7 C6")],
+         source="tests/data/malformed/ccob_v3_usize_2pow40.bin")
+    case("ccob/ccob-6-claim-2pow40-verify", "verify: uncompressed size 2^40 costs nothing", ["CCOB-6"], "verify",
+         {"inputs": ["blob"]}, {"blob": ccob(good, version=3, uncompressed_size=2**40)}, {"fail": "CCOB-6"},
+         source=f"{CCOB} CCOB-6")
+
+    # CCOB-7: the hash.
+    badhash = ccob(good, version=2, hash="0000000000000000")
+    unchecked = "19 and 22 never check the hash (only -verbose prints 'Hashes match: No'); the profiles warn (CCOB-7)"
+    case("ccob/ccob-7-hash-mismatch-unbundle", "A wrong hash", ["CCOB-7"], "unbundle", unb, {"blob": badhash},
+         {"fail": "CCOB-7"},
+         [plain_notes("unbundle"), note([19, 22], "CCOB-7", {"outputs": outs}, unchecked, profile=True,
+                                        ref=f"{CCOB} CCOB-7")], source=f"{CCOB} CCOB-7")
+    case("ccob/ccob-7-hash-mismatch-list", "A wrong hash: -list", ["CCOB-7"], "list", {"inputs": ["blob"]},
+         {"blob": badhash}, {"fail": "CCOB-7"},
+         [plain_notes("list"), note([19, 22], "CCOB-7", {"list": ids}, unchecked, profile=True,
+                                    ref=f"{CCOB} CCOB-7")], source=f"{CCOB} CCOB-7")
+    case("ccob/ccob-7-hash-mismatch-decompress", "A wrong hash: decompress", ["CCOB-7"], "decompress",
+         {"inputs": ["blob"]}, {"blob": badhash, "bundle": good}, {"fail": "CCOB-7"},
+         [plain_notes("decompress"), note([19, 22], "CCOB-7", {"list": ids}, unchecked, profile=True,
+                                          ref=f"{CCOB} CCOB-7")], source=f"{CCOB} CCOB-7")
+    case("ccob/ccob-7-hash-mismatch-verify", "A wrong hash: verify", ["CCOB-7"], "verify", {"inputs": ["blob"]},
+         {"blob": badhash}, {"fail": "CCOB-7"}, source=f"{CCOB} CCOB-7")
+
+    # CCOB-8: the writer, byte for byte.
+    def golden_case(name, title, gold22, gold19, inputs_name, args_extra=None, notes19=None):
+        ty, targets, payloads = GOLDEN_INPUTS[inputs_name]
+        names = [f"p{i}" for i in range(len(payloads))]
+        args = {"type": ty, "targets": targets, "inputs": names}
+        args.update(args_extra or {})
+        n = [note([19], "CCOB-8", {"outputs": [{"hex": g[gold19]["hex"]}]}, notes19 or
+                  "19 always writes version 2 (COMPRESSED_BUNDLE_FORMAT_VERSION is ignored); the same zstd frame",
+                  profile=True, ref=f"{CCOB} CCOB-8")] if gold19 else []
+        case(f"ccob/{name}", title, ["CCOB-8"] + (["CCOB-9"] if ty != "bc" else []), "compress", args,
+             {n_: u(p) for n_, p in zip(names, payloads)}, {"outputs": [{"hex": g[gold22]["hex"]}]}, n,
+             source=f"conformance/fixtures/compress-goldens.json ({gold22}" + (f", {gold19})" if gold19 else ")"))
+
+    golden_case("ccob-8-compress-good", "-compress of good.bin: LLVM 22's bytes (ccob_v3_small.bin)", "good-22",
+                "good-19", "good")
+    golden_case("ccob-8-compress-format-version-2", "Version 2 on request: LLVM 19's bytes (ccob_v2_small.bin)",
+                "good-22-v2", None, "good", {"format_version": 2})
+    golden_case("ccob-8-compress-big", "-compress of a 12 KB bundle, level 3", "big-22", "big-19", "big")
+    golden_case("ccob-8-compress-level-1", "-compression-level=1", "big-22-level-1", "big-19-level-1", "big",
+                {"compression_level": 1})
+    golden_case("ccob-8-compress-level-19", "-compression-level=19", "big-22-level-19", "big-19-level-19", "big",
+                {"compression_level": 19})
+    golden_case("ccob-8-compress-text", "-compress of a text bundle (-type=s)", "text-22", "text-19", "text")
+    for v in (1, 2, 3):
+        for m in ("zlib", "zstd"):
+            args = {"targets": [HOST, GFX906], "inputs": ["host", "dev"], "format_version": v}
+            if m == "zlib":
+                args["method"] = "zlib"
+            n = []
+            if m == "zstd" and v == 1:
+                n = [note([22], "CCOB-8", {"compressed": {"version": 3, "method": "zstd"}},
+                          "22 warns 'Invalid value for COMPRESSED_BUNDLE_FORMAT_VERSION: 1. Valid values are 2 or 3.' "
+                          "and writes version 3", profile=True, ref=f"{CCOB} CCOB-8"),
+                     note([19], "CCOB-8", {"compressed": {"version": 2, "method": "zstd"}},
+                          "19 always writes version 2", profile=True, ref=f"{CCOB} CCOB-8")]
+            elif m == "zstd" and v == 3:
+                n = [note([19], "CCOB-8", {"compressed": {"version": 2, "method": "zstd"}},
+                          "19 always writes version 2", profile=True, ref=f"{CCOB} CCOB-8")]
+            case(f"ccob/ccob-8-compress-v{v}-{m}", f"Write version {v} with {m}", ["CCOB-8"], "compress", args, HD,
+                 {"compressed": {"version": v, "method": m, "bundle": {}}}, n, source=f"{CCOB} CCOB-8")
+
+    # CCOB-9: the content is a bundle.
+    for name, content in [("not-a-bundle", u("just some bytes, not a bundle\n")), ("empty", u(""))]:
+        blob = ccob(content, version=2)
+        case(f"ccob/ccob-9-{name}-list", f"A compressed bundle holding {name.replace('-', ' ')}", ["CCOB-9"], "list",
+             {"inputs": ["blob"]}, {"blob": blob}, {"fail": "CCOB-9"},
+             [plain_notes("list"), note([19, 22], "CCOB-9", {"list": []}, "19 and 22 hand the bytes to the -type "
+                                        "handler, which finds no bundle", profile=True, ref=f"{CCOB} CCOB-9")],
+             source=f"{CCOB} CCOB-9")
+        case(f"ccob/ccob-9-{name}-unbundle", f"A compressed bundle holding {name.replace('-', ' ')}: unbundle",
+             ["CCOB-9"], "unbundle", unb, {"blob": blob}, {"fail": "CCOB-9"},
+             [plain_notes("unbundle"), note([19, 22], "CCOB-9", {"fail": "CLI-4"},
+                                            "the -type handler finds no bundle: Can't find bundles", profile=True,
+                                            ref=f"{CCOB} CCOB-9")], source=f"{CCOB} CCOB-9")
+    txt = ccob(good_text("s"), version=2)
+    case("ccob/ccob-9-text-bundle-list", "A compressed text bundle, listed with -type=s", ["CCOB-9", "TXT-13"], "list",
+         {"type": "s", "inputs": ["blob"]}, {"blob": txt}, {"list": [W(HOST), GFX906]}, [plain_notes("list")],
+         source=f"{CCOB} CCOB-9")
+    case("ccob/ccob-9-text-bundle-unbundle", "A compressed text bundle, unbundled with -type=s", ["CCOB-9", "TXT-2"],
+         "unbundle", {"type": "s", "targets": [HOST, GFX906], "inputs": ["blob"]}, {"blob": txt},
+         {"outputs": [u(HOST_CONTENT), u(DEV_CONTENT)]}, [plain_notes("unbundle")], source=f"{CCOB} CCOB-9")
+    case("ccob/ccob-9-text-bundle-decompress", "Decompress a compressed text bundle", ["CCOB-9"], "decompress",
+         {"type": "s", "inputs": ["blob"]}, {"blob": txt, "bundle": good_text("s")}, {"outputs": [{"input": "bundle"}]},
+         [plain_notes("decompress")], source=f"{CCOB} CCOB-9")
+
+
+def fixture_malformed(name):
+    return open(os.path.join(ROOT, "tests", "data", "malformed", name), "rb").read()
+
+
+# ---------------------------------------------------------------------------
 # Vector-derived cases
 # ---------------------------------------------------------------------------
 
@@ -791,13 +1988,20 @@ def id_vectors(ok):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--offload-kit", default=os.path.join(ROOT, "target", "release", "offload-kit"))
+    ap.add_argument("--rebuild-fixtures", action="store_true",
+                    help="remake conformance/fixtures/ with the installed LLVM 14/16/19/22 first")
     a = ap.parse_args()
+    if a.rebuild_fixtures:
+        rebuild_fixtures()
     if not os.path.exists(a.offload_kit):
         sys.exit(f"{a.offload_kit} not found: cargo build --release first")
     bundling()
     unbundling()
     malformed()
     listing()
+    text_cases()
+    object_cases()
+    ccob_cases()
     id_vectors(a.offload_kit)
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)

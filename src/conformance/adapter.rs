@@ -32,6 +32,22 @@ pub enum ListOrder {
     Stringmap,
 }
 
+/// What the `decompress` command of an adapter produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecompressResult {
+    /// The decompressed bundle, written to `{output}` (the native `decompress`).
+    Output,
+    /// A listing of the decompressed bundle on stdout (`clang-offload-bundler
+    /// -list` of the compressed input): compared with the IDs of the
+    /// expected bundle.
+    Listing,
+}
+
+fn default_decompress_result() -> DecompressResult {
+    DecompressResult::Output
+}
+
 /// How file arguments are passed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -123,10 +139,14 @@ pub struct Adapter {
     /// Per-run time limit (default 10 s).
     #[serde(default)]
     pub timeout_seconds: Option<f64>,
-    /// Command template per operation (`bundle`, `unbundle`, `list`;
-    /// `parse-id` and `compatible` are run through `bundle` and `unbundle`);
-    /// elements `{inputs}`, `{outputs}` and `{options}` expand to several arguments.
+    /// Command template per operation (`bundle`, `unbundle`, `list`,
+    /// `compress`, `decompress`, `verify`; `parse-id` and `compatible` are
+    /// run through `bundle` and `unbundle`); elements `{inputs}`,
+    /// `{outputs}` and `{options}` expand to several arguments.
     pub commands: BTreeMap<String, Vec<String>>,
+    /// What the `decompress` command produces.
+    #[serde(default = "default_decompress_result")]
+    pub decompress_result: DecompressResult,
     /// How inputs are passed.
     #[serde(default = "default_inputs")]
     pub inputs: FileArgs,
@@ -212,6 +232,9 @@ mod release_opt {
     }
 }
 
+/// Environment variables an invocation sets: `(name, value)`.
+pub type EnvVars = Vec<(String, String)>;
+
 /// Values substituted into command templates.
 #[derive(Debug, Clone, Default)]
 pub struct Invocation {
@@ -225,6 +248,8 @@ pub struct Invocation {
     pub outputs: Vec<PathBuf>,
     /// Options set: name → value (`None` for flags).
     pub options: Vec<(String, Option<String>)>,
+    /// `{bundled}`: the uncompressed bundle of the targets and inputs (compress).
+    pub bundled: Option<PathBuf>,
 }
 
 impl Adapter {
@@ -250,7 +275,16 @@ impl Adapter {
             }
         }
         for op in a.commands.keys() {
-            if !["bundle", "unbundle", "list"].contains(&op.as_str()) {
+            if ![
+                "bundle",
+                "unbundle",
+                "list",
+                "compress",
+                "decompress",
+                "verify",
+            ]
+            .contains(&op.as_str())
+            {
                 return Err(format!("{}: unknown operation '{op}'", path.display()));
             }
         }
@@ -314,6 +348,18 @@ impl Adapter {
         inv: &Invocation,
         offload_kit: &Path,
     ) -> Result<Vec<String>, String> {
+        self.argv_env(op, inv, offload_kit).map(|(a, _)| a)
+    }
+
+    /// The argv for `op` and the environment variables its options set (an
+    /// option template element `env:NAME=VALUE` sets a variable instead of
+    /// adding an argument), or why it cannot be run (n/a).
+    pub fn argv_env(
+        &self,
+        op: Op,
+        inv: &Invocation,
+        offload_kit: &Path,
+    ) -> Result<(Vec<String>, EnvVars), String> {
         let tpl = self
             .commands
             .get(op.name())
@@ -334,6 +380,7 @@ impl Adapter {
             }
         };
         let mut opts = Vec::new();
+        let mut env = Vec::new();
         for (name, value) in &inv.options {
             let t = self
                 .options
@@ -344,7 +391,10 @@ impl Adapter {
                     Some(v) => a.replace("{}", v),
                     None => a.clone(),
                 };
-                if !s.is_empty() {
+                if let Some(var) = s.strip_prefix("env:") {
+                    let (k, v) = var.split_once('=').unwrap_or((var, ""));
+                    env.push((k.to_string(), v.to_string()));
+                } else if !s.is_empty() {
                     opts.push(s);
                 }
             }
@@ -372,11 +422,18 @@ impl Adapter {
                         .replace("{type}", &inv.file_type)
                         .replace("{targets}", &inv.targets.join(","))
                         .replace("{input}", &single(&inv.inputs))
-                        .replace("{output}", &single(&inv.outputs)),
+                        .replace("{output}", &single(&inv.outputs))
+                        .replace(
+                            "{bundled}",
+                            &inv.bundled
+                                .as_ref()
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_default(),
+                        ),
                 ),
             }
         }
-        Ok(argv)
+        Ok((argv, env))
     }
 
     /// Rules an error reports: message patterns, plus rule IDs cited in
@@ -449,6 +506,37 @@ pub fn cited_rules(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_options_and_bundled() {
+        let a: Adapter = serde_json::from_str(
+            r#"{"name": "x", "role": "reference", "program": "/bin/x",
+                "commands": {"compress": ["{program}", "{bundled}", "{options}", "{output}"]},
+                "options": {"format_version": ["env:COMPRESSED_BUNDLE_FORMAT_VERSION={}"],
+                            "compression_level": ["-l={}"], "bundle_align": []}}"#,
+        )
+        .unwrap();
+        let inv = Invocation {
+            outputs: vec!["o".into()],
+            bundled: Some("b".into()),
+            options: vec![
+                ("format_version".into(), Some("2".into())),
+                ("compression_level".into(), Some("9".into())),
+                ("bundle_align".into(), Some("16".into())),
+            ],
+            ..Invocation::default()
+        };
+        let (argv, env) = a.argv_env(Op::Compress, &inv, Path::new("ok")).unwrap();
+        assert_eq!(argv, ["/bin/x", "b", "-l=9", "o"]);
+        assert_eq!(
+            env,
+            [(
+                "COMPRESSED_BUNDLE_FORMAT_VERSION".to_string(),
+                "2".to_string()
+            )]
+        );
+        assert!(a.argv(Op::Decompress, &inv, Path::new("ok")).is_err());
+    }
 
     #[test]
     fn cited_rule_tokens() {

@@ -3,7 +3,8 @@
 //! of LLVM releases. `conformance/README.md` describes it for authors and
 //! `conformance/case.schema.json` is its JSON Schema.
 
-use crate::bundle::binary;
+use crate::bundle::{binary, ccob, object, text};
+use crate::elf::{self, Elf};
 use crate::format::bundle::{HEADER_SIZE, RECORD_FIXED_SIZE};
 use crate::id::BundleEntryId;
 use crate::profile::Release;
@@ -66,6 +67,457 @@ pub enum InputSpec {
     Concat(Vec<InputSpec>),
     /// A path that does not exist (the value must be `true`).
     Missing(bool),
+    /// A text bundle built from START/END lines, entries and raw bytes.
+    Text(TextRecipe),
+    /// A compressed bundle (`CCOB`) of another recipe, then tampered with.
+    Ccob(CcobRecipe),
+    /// An ELF file: a host object plus appended sections (bundle sections,
+    /// `.hip_fatbin`), then tampered with.
+    Elf(ElfRecipe),
+}
+
+/// A text bundle recipe (text-bundle.md): the parts in order, each START
+/// and END line framed with the comment string of `type`, then converted
+/// to CR LF, cut and patched as asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextRecipe {
+    /// The file type whose comment string frames the lines (`s`, `ll`, `i`, …).
+    #[serde(rename = "type")]
+    pub file_type: String,
+    /// The parts, in file order.
+    pub parts: Vec<TextPart>,
+    /// Replace every `LF` by `CR LF` (a file converted to DOS line ends).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub crlf: bool,
+    /// Drop this many bytes from the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip: Option<u64>,
+    /// Cut the file to this many bytes (after `skip`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<u64>,
+}
+
+/// One part of a [`TextRecipe`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TextPart {
+    /// `{"entry": id, "payload": data}`: START line, payload, END line (TXT-2).
+    Entry(TextEntryPart),
+    /// `{"start": id}`: a START line, `LF C " __CLANG_OFFLOAD_BUNDLE____START__ " id LF`.
+    Start(TextStartPart),
+    /// `{"end": id}`: an END line.
+    End(TextEndPart),
+    /// Raw bytes.
+    Raw(Data),
+}
+
+/// `{"entry": id, "payload": data}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextEntryPart {
+    /// The ID of both lines.
+    pub entry: IdSpec,
+    /// The content (default empty).
+    #[serde(default)]
+    pub payload: Data,
+}
+
+/// `{"start": id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextStartPart {
+    /// The ID.
+    pub start: IdSpec,
+}
+
+/// `{"end": id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextEndPart {
+    /// The ID.
+    pub end: IdSpec,
+}
+
+impl TextRecipe {
+    /// Build the bytes, IDs spelled for `release`.
+    pub fn build(&self, release: Option<Release>) -> Result<Vec<u8>, String> {
+        let c = text::comment(&self.file_type)
+            .ok_or_else(|| format!("'{}' is not a text file type", self.file_type))?;
+        let mut out = Vec::new();
+        let line = |marker: Vec<u8>, id: &IdSpec, out: &mut Vec<u8>| -> Result<(), String> {
+            out.extend(marker);
+            out.extend(id.resolve(release)?);
+            out.push(b'\n');
+            Ok(())
+        };
+        for p in &self.parts {
+            match p {
+                TextPart::Entry(e) => {
+                    line(text::start_marker(c), &e.entry, &mut out)?;
+                    out.extend(e.payload.bytes()?);
+                    line(text::end_marker(c), &e.entry, &mut out)?;
+                }
+                TextPart::Start(s) => line(text::start_marker(c), &s.start, &mut out)?,
+                TextPart::End(e) => line(text::end_marker(c), &e.end, &mut out)?,
+                TextPart::Raw(d) => out.extend(d.bytes()?),
+            }
+        }
+        if self.crlf {
+            let mut v = Vec::with_capacity(out.len() * 2);
+            for b in out {
+                if b == b'\n' {
+                    v.push(b'\r');
+                }
+                v.push(b);
+            }
+            out = v;
+        }
+        if let Some(n) = self.skip {
+            out.drain(..(n as usize).min(out.len()));
+        }
+        if let Some(t) = self.truncate {
+            out.truncate(t as usize);
+        }
+        Ok(out)
+    }
+}
+
+/// A compressed bundle recipe (ccob.md): `content` compressed as
+/// `version`/`method`/`level` by offload-kit's writer (which is LLVM's,
+/// byte for byte), then header fields overridden, cut, extended, patched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CcobRecipe {
+    /// What is compressed.
+    pub content: Box<InputSpec>,
+    /// Format version written (1, 2 or 3; default 3). Its layout decides
+    /// where the overrides below go.
+    #[serde(default = "three")]
+    pub version: u16,
+    /// `zstd` (default) or `zlib`.
+    #[serde(default = "zstd_name")]
+    pub method: String,
+    /// Compression level (default: 3 for zstd, 6 for zlib).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub level: Option<i32>,
+    /// Override of the stored version field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version_field: Option<u16>,
+    /// Override of the stored method field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method_field: Option<u16>,
+    /// Override of the total size field (v2, v3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_size: Option<u64>,
+    /// Override of the uncompressed size field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncompressed_size: Option<u64>,
+    /// Added to the uncompressed size field (a claim off by this much).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncompressed_size_delta: Option<i64>,
+    /// Drop this many bytes (at most all of them) from the end of the
+    /// compressed data, the total size field following (v2, v3): a stream
+    /// cut short in a blob whose header is otherwise right.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim_data: Option<u64>,
+    /// Override of the 8-byte hash field (hex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
+    /// Cut the blob to this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<u64>,
+    /// Bytes appended after the blob (after truncation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append: Option<Box<InputSpec>>,
+    /// Byte patches, applied last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patch: Vec<Patch>,
+}
+
+fn narrow_u32(x: u64, v: u16) -> Result<[u8; 4], String> {
+    u32::try_from(x)
+        .map(u32::to_le_bytes)
+        .map_err(|_| format!("{x} does not fit the 32-bit field of version {v}"))
+}
+
+fn three() -> u16 {
+    3
+}
+
+fn zstd_name() -> String {
+    "zstd".into()
+}
+
+impl CcobRecipe {
+    /// Build the blob, the content's IDs spelled for `release`.
+    pub fn build(&self, release: Option<Release>) -> Result<Vec<u8>, String> {
+        let content = self
+            .content
+            .build(release)?
+            .ok_or("a missing file cannot be compressed")?;
+        let method = match self.method.as_str() {
+            "zstd" => ccob::Method::Zstd,
+            "zlib" => ccob::Method::Zlib,
+            m => return Err(format!("unknown compression method '{m}' (zstd or zlib)")),
+        };
+        let mut out = ccob::compress(
+            &content,
+            ccob::WriteOptions {
+                version: self.version,
+                method,
+                level: self.level.unwrap_or(method.default_level()),
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        let v = self.version;
+        let hsize = match v {
+            1 => 20,
+            2 => 24,
+            _ => 32,
+        };
+        if let Some(n) = self.trim_data {
+            let keep = out.len().saturating_sub(n as usize).max(hsize);
+            out.truncate(keep);
+            let total = out.len() as u64;
+            match v {
+                2 => put(&mut out, 8, &(total as u32).to_le_bytes()),
+                3 => put(&mut out, 8, &total.to_le_bytes()),
+                _ => {}
+            }
+        }
+        if let Some(d) = self.uncompressed_size_delta {
+            let now = content.len() as i64 + d;
+            let now = u64::try_from(now).map_err(|_| "the uncompressed size would be negative")?;
+            match v {
+                1 => put(&mut out, 8, &narrow_u32(now, v)?),
+                2 => put(&mut out, 12, &narrow_u32(now, v)?),
+                _ => put(&mut out, 16, &now.to_le_bytes()),
+            }
+        }
+        if let Some(x) = self.version_field {
+            put(&mut out, 4, &x.to_le_bytes());
+        }
+        if let Some(x) = self.method_field {
+            put(&mut out, 6, &x.to_le_bytes());
+        }
+        let narrow = |x: u64| narrow_u32(x, v);
+        if let Some(t) = self.total_size {
+            match v {
+                2 => put(&mut out, 8, &narrow(t)?),
+                3 => put(&mut out, 8, &t.to_le_bytes()),
+                _ => return Err("version 1 has no total size field".into()),
+            }
+        }
+        if let Some(u) = self.uncompressed_size {
+            match v {
+                1 => put(&mut out, 8, &narrow(u)?),
+                2 => put(&mut out, 12, &narrow(u)?),
+                _ => put(&mut out, 16, &u.to_le_bytes()),
+            }
+        }
+        if let Some(h) = &self.hash {
+            let b = decode_hex(h)?;
+            if b.len() != 8 {
+                return Err("the hash override must be 8 bytes".into());
+            }
+            let at = match v {
+                1 => 12,
+                2 => 16,
+                _ => 24,
+            };
+            put(&mut out, at, &b);
+        }
+        if let Some(t) = self.truncate {
+            out.truncate(t as usize);
+        }
+        if let Some(a) = &self.append {
+            out.extend(
+                a.build(release)?
+                    .ok_or("a missing file cannot be appended")?,
+            );
+        }
+        apply_patches(&mut out, &self.patch)?;
+        Ok(out)
+    }
+}
+
+/// An ELF recipe (object-bundle.md): the host object with sections
+/// appended in order (as `llvm-objcopy --add-section` does, through
+/// offload-kit's ELF writer), then section fields overridden, cut, patched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElfRecipe {
+    /// The host object (an ELF file).
+    pub host: Box<InputSpec>,
+    /// Sections appended after the host's, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<ElfSectionRecipe>,
+    /// Cut the file to this many bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub truncate: Option<u64>,
+    /// Byte patches at absolute positions, applied last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub patch: Vec<Patch>,
+}
+
+/// One appended section of an [`ElfRecipe`]: named `name`, or
+/// `__CLANG_OFFLOAD_BUNDLE__` + the `bundle` ID.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElfSectionRecipe {
+    /// The section name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A bundle section for this entry ID.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<IdSpec>,
+    /// The contents (default empty).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Box<InputSpec>>,
+    /// `sh_flags` (default `SHF_EXCLUDE` for a bundle section, `SHF_ALLOC` otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<u64>,
+    /// `sh_type` (default `SHT_PROGBITS`).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub sh_type: Option<u32>,
+    /// `sh_addralign` (default 1); the section is laid out at a multiple of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub align: Option<u64>,
+    /// Override of `sh_size`, after layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Override of `sh_name`, after layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sh_name: Option<u32>,
+}
+
+impl ElfRecipe {
+    /// Build the file, bundle IDs spelled for `release`.
+    pub fn build(&self, release: Option<Release>) -> Result<Vec<u8>, String> {
+        let host = self
+            .host
+            .build(release)?
+            .ok_or("the host object cannot be a missing file")?;
+        let mut names = Vec::new();
+        let mut datas = Vec::new();
+        let mut flags = Vec::new();
+        for s in &self.sections {
+            let name = match (&s.name, &s.bundle) {
+                (Some(n), None) => n.clone(),
+                (None, Some(id)) => format!(
+                    "{}{}",
+                    object::SECTION_PREFIX,
+                    String::from_utf8(id.resolve(release)?)
+                        .map_err(|_| "a section name must be UTF-8")?
+                ),
+                _ => return Err("a section has exactly one of name and bundle".into()),
+            };
+            datas.push(match &s.data {
+                Some(d) => d.build(release)?.ok_or("section data cannot be missing")?,
+                None => Vec::new(),
+            });
+            flags.push(s.flags.unwrap_or(if s.bundle.is_some() {
+                elf::SHF_EXCLUDE
+            } else {
+                elf::SHF_ALLOC
+            }));
+            names.push(name);
+        }
+        let new: Vec<(&str, &[u8], u64)> = names
+            .iter()
+            .zip(&datas)
+            .zip(&flags)
+            .map(|((n, d), f)| (n.as_str(), d.as_slice(), *f))
+            .collect();
+        let mut out = if new.is_empty() {
+            host
+        } else {
+            elf::add_sections(&host, &new).map_err(|e| e.to_string())?
+        };
+        // Section-header fields: sh_type and sh_addralign first (the file
+        // is laid out again when an alignment changes), then sh_size and
+        // sh_name, which no layout may see.
+        let n = self.sections.len();
+        let patch_headers = |out: &mut Vec<u8>, what: &HeaderWrites<'_>| -> Result<bool, String> {
+            let e = Elf::parse(out).map_err(|e| e.to_string())?;
+            let first = e.sections.len() - n;
+            let mut writes = Vec::new();
+            for (i, s) in self.sections.iter().enumerate() {
+                let hdr = e.sections[first + i].header_pos;
+                for (field, v, width) in what(s) {
+                    writes.push((hdr + field, v, width, e.encoding.big_endian));
+                }
+            }
+            let changed = !writes.is_empty();
+            for (at, v, width, be) in writes {
+                let bytes = if be {
+                    v.to_be_bytes()[8 - width..].to_vec()
+                } else {
+                    v.to_le_bytes()[..width].to_vec()
+                };
+                put(out, at, &bytes);
+            }
+            Ok(changed)
+        };
+        if n > 0 {
+            let is64 = Elf::parse(&out).map_err(|e| e.to_string())?.encoding.is64;
+            let (w, align_at, size_at) = if is64 { (8, 48, 32) } else { (4, 32, 20) };
+            let relayout = patch_headers(&mut out, &|s| {
+                let mut v = Vec::new();
+                if let Some(t) = s.sh_type {
+                    v.push((4, u64::from(t), 4));
+                }
+                if let Some(a) = s.align {
+                    v.push((align_at, a, w));
+                }
+                v
+            })?;
+            if relayout && self.sections.iter().any(|s| s.align.is_some()) {
+                out = elf::add_sections(&out, &[]).map_err(|e| e.to_string())?;
+            }
+            patch_headers(&mut out, &|s| {
+                let mut v = Vec::new();
+                if let Some(x) = s.size {
+                    v.push((size_at, x, w));
+                }
+                if let Some(x) = s.sh_name {
+                    v.push((0, u64::from(x), 4));
+                }
+                v
+            })?;
+        }
+        if let Some(t) = self.truncate {
+            out.truncate(t as usize);
+        }
+        apply_patches(&mut out, &self.patch)?;
+        Ok(out)
+    }
+}
+
+/// For each appended section, the header fields to write: `(offset in the
+/// section header, value, width in bytes)`.
+type HeaderWrites<'a> = dyn Fn(&ElfSectionRecipe) -> Vec<(u64, u64, usize)> + 'a;
+
+/// Write `bytes` at `at`, growing `out` when needed.
+fn put(out: &mut Vec<u8>, at: u64, bytes: &[u8]) {
+    let at = at as usize;
+    if at + bytes.len() > out.len() {
+        out.resize(at + bytes.len(), 0);
+    }
+    out[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+fn apply_patches(out: &mut Vec<u8>, patches: &[Patch]) -> Result<(), String> {
+    for p in patches {
+        if let Some(h) = &p.hex {
+            put(out, p.at, &decode_hex(h)?);
+        }
+        if let Some(v) = p.u64 {
+            put(out, p.at, &v.to_le_bytes());
+        }
+    }
+    Ok(())
 }
 
 /// How an entry ID is given: verbatim, as hex bytes, or as the ID the
@@ -285,6 +737,9 @@ impl InputSpec {
                 v
             }
             InputSpec::Missing(_) => return Ok(None),
+            InputSpec::Text(t) => t.build(release)?,
+            InputSpec::Ccob(c) => c.build(release)?,
+            InputSpec::Elf(e) => e.build(release)?,
         }))
     }
 }
@@ -303,6 +758,14 @@ pub enum Op {
     ParseId,
     /// Whether a code object satisfies a requested target (realised by unbundling).
     Compatible,
+    /// Bundle `targets`/`inputs` into a compressed bundle (`-compress`; the
+    /// native `compress` gets the uncompressed bundle, `{bundled}`).
+    Compress,
+    /// Decompress one compressed bundle: the native `decompress` writes the
+    /// bundle; a `clang-offload-bundler` lists it (adapter `decompress_result`).
+    Decompress,
+    /// Verify every compressed bundle of a file (the native `verify`).
+    Verify,
 }
 
 impl Op {
@@ -314,6 +777,9 @@ impl Op {
             Op::List => "list",
             Op::ParseId => "parse-id",
             Op::Compatible => "compatible",
+            Op::Compress => "compress",
+            Op::Decompress => "decompress",
+            Op::Verify => "verify",
         }
     }
 }
@@ -352,6 +818,16 @@ pub struct Args {
     /// compatible: the requested target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<String>,
+    /// compress: `-compression-level` (native: `--level`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression_level: Option<i32>,
+    /// compress: the CCOB version (native `--format-version`; LLVM 22
+    /// `COMPRESSED_BUNDLE_FORMAT_VERSION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub format_version: Option<u16>,
+    /// compress: `zstd` or `zlib` (native `--method`; no release has an option for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
 }
 
 fn default_type() -> String {
@@ -366,9 +842,9 @@ impl Args {
     /// Number of outputs for `op`.
     pub fn output_count(&self, op: Op) -> usize {
         self.outputs.unwrap_or(match op {
-            Op::Bundle | Op::ParseId => 1,
+            Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
-            Op::List => 0,
+            Op::List | Op::Verify => 0,
         })
     }
 }
@@ -393,6 +869,60 @@ pub enum Fact {
     Size(u64),
     /// The file must not exist (the value must be `true`).
     Absent(bool),
+    /// An ELF file with exactly these sections (after the null section), in order.
+    Elf(ElfFact),
+}
+
+/// The sections of an ELF output, compared by name (object files written
+/// by different tools differ in offsets and string tables, not in names).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElfFact {
+    /// Every section after the null one, in section header order.
+    pub sections: Vec<SectionFact>,
+}
+
+/// One section of an [`ElfFact`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SectionFact {
+    /// A section with this name.
+    Name(String),
+    /// A bundle section (OBJ-8, OBJ-10): named `__CLANG_OFFLOAD_BUNDLE__` +
+    /// the ID, `SHT_PROGBITS`, flags exactly `SHF_EXCLUDE`, alignment 1,
+    /// holding `payload` when given.
+    Bundle(BundleSectionFact),
+}
+
+/// `{"bundle": id, "payload"?: …}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BundleSectionFact {
+    /// The entry ID.
+    pub bundle: IdSpec,
+    /// The contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payload: Option<PayloadSpec>,
+}
+
+/// A compressed bundle expected as output 0: header fields, and the bundle
+/// it decompresses to (verified strictly: sizes and hash, CCOB-4 … CCOB-7).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressedExpect {
+    /// The version field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u16>,
+    /// `zstd` or `zlib`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// The decompressed bytes exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Data>,
+    /// The decompressed bundle, as `expect.bundle` describes one (the default
+    /// when `content` is not given: every target with its input).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bundle: Option<BundleExpect>,
 }
 
 /// The expected bundle of a bundling: entries in order, laid out with `align`.
@@ -458,6 +988,9 @@ pub struct Expect {
     /// compatible: whether the entry satisfies the request.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compatible: Option<bool>,
+    /// Success; output 0 is a compressed bundle with these properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<CompressedExpect>,
 }
 
 impl Expect {
@@ -469,6 +1002,7 @@ impl Expect {
             self.list.is_some(),
             self.id.is_some(),
             self.compatible.is_some(),
+            self.compressed.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -492,7 +1026,13 @@ pub enum NoteOutcome {
 #[serde(deny_unknown_fields)]
 pub struct KnownDivergence {
     /// The releases that behave so.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub releases: Vec<u32>,
+    /// Implementations (adapter names, globs) that behave so, whatever their
+    /// release: for behaviour of an implementation rather than of a release
+    /// (e.g. the native reader, which has no `-type`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adapters: Vec<String>,
     /// The spec rule they deviate from.
     pub rule: String,
     /// What they do instead.
@@ -505,6 +1045,22 @@ pub struct KnownDivergence {
     /// Explanation.
     pub note: String,
     /// Where it is documented (research file and section, LLVM test).
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+/// A bug of offload-kit that a case exposes and that is reported but not
+/// fixed yet. The implementations named fail the case as before (the result
+/// is shown as `bug`, not as a pass, and is not a new divergence); when one
+/// of them passes, the run fails until the entry is removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnownBug {
+    /// The offload-kit adapters (names, globs) that have the bug.
+    pub adapters: Vec<String>,
+    /// What is wrong: where, what it does, what the spec requires.
+    pub note: String,
+    /// Where it is reported.
     #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
 }
@@ -539,9 +1095,16 @@ pub struct Case {
     pub args: Args,
     /// The spec's expected outcome.
     pub expect: Expect,
+    /// Time limit per run for this case (default: the adapter's); for
+    /// cases where a release is known to hang.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     /// Documented divergences of LLVM releases.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub known_divergence: Vec<KnownDivergence>,
+    /// Reported offload-kit bugs this case exposes (expected failures).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub known_bugs: Vec<KnownBug>,
 }
 
 impl Case {
@@ -568,6 +1131,11 @@ impl Case {
             if crate::rules::by_id(&n.rule).is_none() {
                 return Err(format!("known_divergence[{i}]: unknown rule '{}'", n.rule));
             }
+            if n.releases.is_empty() && n.adapters.is_empty() {
+                return Err(format!(
+                    "known_divergence[{i}]: give the releases or the adapters it applies to"
+                ));
+            }
             for r in &n.releases {
                 if r.to_string().parse::<Release>().is_err() {
                     return Err(format!("known_divergence[{i}]: unknown release {r}"));
@@ -580,6 +1148,13 @@ impl Case {
                     }
                 }
                 NoteOutcome::Expect(e) => check_expect(e, "known_divergence outcome")?,
+            }
+        }
+        for (i, b) in self.known_bugs.iter().enumerate() {
+            if b.adapters.is_empty() {
+                return Err(format!(
+                    "known_bugs[{i}]: name the adapters that have the bug"
+                ));
             }
         }
         for name in &self.args.inputs {
@@ -606,6 +1181,18 @@ impl Case {
                     return Err("list needs an input".into());
                 }
             }
+            Op::Decompress | Op::Verify => {
+                if self.args.inputs.len() != 1 {
+                    return Err(format!("{} needs exactly one input", self.op.name()));
+                }
+            }
+            Op::Compress => {
+                if let Some(m) = &self.args.method {
+                    if m != "zstd" && m != "zlib" {
+                        return Err(format!("args.method '{m}': zstd or zlib"));
+                    }
+                }
+            }
             Op::Bundle | Op::Unbundle => {}
         }
         Ok(())
@@ -615,7 +1202,7 @@ impl Case {
 fn check_expect(e: &Expect, what: &str) -> Result<(), String> {
     if e.kinds() != 1 {
         return Err(format!(
-            "{what}: exactly one of fail, outputs, bundle, list, id, compatible must be given"
+            "{what}: exactly one of fail, outputs, bundle, list, id, compatible, compressed must be given"
         ));
     }
     if let Some(r) = &e.fail {
@@ -746,6 +1333,99 @@ mod tests {
             assert_eq!(decode_base64(&encode_base64(s)).unwrap(), s);
         }
         assert_eq!(encode_base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn text_recipe_frames_parts() {
+        let r: InputSpec = serde_json::from_str(
+            r#"{"text": {"type": "ll", "parts": [
+                {"entry": {"written": "host-x86_64-unknown-linux-gnu"}, "payload": {"utf8": "h\n"}},
+                {"start": "hip-amdgcn-amd-amdhsa--gfx906"}, {"utf8": "d"}], "crlf": true, "skip": 2}}"#,
+        )
+        .unwrap();
+        let want = "; __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu\r\nh\r\n\r\n; __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu\r\n\r\n; __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa--gfx906\r\nd";
+        assert_eq!(
+            r.build(Some(Release::L14)).unwrap().unwrap(),
+            want.as_bytes()
+        );
+        let l22 = r.build(Some(Release::L22)).unwrap().unwrap();
+        assert!(String::from_utf8(l22).unwrap().contains("linux-gnu-\r\n"));
+    }
+
+    #[test]
+    fn ccob_recipe_overrides_fields() {
+        let r: InputSpec = serde_json::from_str(
+            r#"{"ccob": {"content": {"utf8": "not a bundle, but bytes to compress"}, "version": 2,
+                "trim_data": 3, "uncompressed_size_delta": -1, "hash": "0102030405060708"}}"#,
+        )
+        .unwrap();
+        let b = r.build(None).unwrap().unwrap();
+        let h = ccob::parse_header(&b, 0).unwrap();
+        assert_eq!((h.version, h.total_size), (2, Some(b.len() as u64)));
+        assert_eq!(h.uncompressed_size, 34);
+        assert_eq!(h.hash, [1, 2, 3, 4, 5, 6, 7, 8]);
+        let full: InputSpec = serde_json::from_str(
+            r#"{"ccob": {"content": {"utf8": "not a bundle, but bytes to compress"}, "version": 2}}"#,
+        )
+        .unwrap();
+        assert_eq!(full.build(None).unwrap().unwrap().len(), b.len() + 3);
+    }
+
+    #[test]
+    fn elf_recipe_appends_sections() {
+        let host = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/conformance/fixtures/host-x86_64.o"
+        ))
+        .unwrap();
+        let r = ElfRecipe {
+            host: Box::new(InputSpec::Base64(encode_base64(&host))),
+            sections: vec![
+                ElfSectionRecipe {
+                    name: None,
+                    bundle: Some(IdSpec::Written {
+                        written: "host-x86_64-unknown-linux-gnu".into(),
+                    }),
+                    data: Some(Box::new(InputSpec::Hex("00".into()))),
+                    flags: None,
+                    sh_type: None,
+                    align: None,
+                    size: None,
+                    sh_name: None,
+                },
+                ElfSectionRecipe {
+                    name: Some(".hip_fatbin".into()),
+                    bundle: None,
+                    data: Some(Box::new(InputSpec::Utf8("FATBIN".into()))),
+                    flags: None,
+                    sh_type: Some(elf::SHT_NOBITS),
+                    align: Some(4096),
+                    size: Some(99),
+                    sh_name: None,
+                },
+            ],
+            truncate: None,
+            patch: vec![],
+        };
+        let b = r.build(Some(Release::L19)).unwrap();
+        let e = Elf::parse(&b).unwrap();
+        let n = e.sections.len();
+        let (bun, fat) = (&e.sections[n - 2], &e.sections[n - 1]);
+        assert_eq!(
+            bun.name,
+            b"__CLANG_OFFLOAD_BUNDLE__host-x86_64-unknown-linux-gnu-"
+        );
+        assert_eq!(
+            (bun.sh_type, bun.flags, bun.align),
+            (elf::SHT_PROGBITS, elf::SHF_EXCLUDE, 1)
+        );
+        assert_eq!(bun.data(&b), Some(&[0u8][..]));
+        assert_eq!(fat.name, b".hip_fatbin");
+        assert_eq!(
+            (fat.sh_type, fat.flags, fat.align, fat.size),
+            (elf::SHT_NOBITS, elf::SHF_ALLOC, 4096, 99)
+        );
+        assert_eq!(fat.offset % 4096, 0);
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! the spec expectation adjusted by the adapter's release (ID spelling,
 //! `-list` order), then against the case's documented divergences.
 
-use super::adapter::{Adapter, Invocation, ListOrder, Role};
+use super::adapter::{Adapter, DecompressResult, Invocation, ListOrder, Role};
 use super::case::{
-    encode_hex, Case, Data, Expect, Fact, IdSpec, InputSpec, KnownDivergence, NoteOutcome, Op,
-    PayloadSpec,
+    encode_hex, Case, CompressedExpect, Data, ElfFact, Expect, Fact, IdSpec, InputSpec, KnownBug,
+    KnownDivergence, NoteOutcome, Op, PayloadSpec, SectionFact,
 };
 use super::exec::{self, Exit};
-use crate::bundle::binary;
+use crate::bundle::{binary, ccob, object, text};
+use crate::elf::{self, Elf};
 use crate::profile::Release;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -32,6 +33,9 @@ pub enum Status {
     TimedOut,
     /// The implementation does not support the operation or an option.
     NotApplicable,
+    /// offload-kit fails the case because of a bug the case records
+    /// (`known_bugs`): reported, not a new divergence.
+    KnownBug,
     /// The runner could not run the case (spawn failure, bad recipe).
     Error,
 }
@@ -46,6 +50,7 @@ impl Status {
             Status::Crashed => "CRASH",
             Status::TimedOut => "TIMEOUT",
             Status::NotApplicable => "n/a",
+            Status::KnownBug => "bug",
             Status::Error => "ERROR",
         }
     }
@@ -153,6 +158,9 @@ pub struct Verdict {
     /// The documented divergence that applies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<KnownDivergence>,
+    /// For `KnownBug`: the recorded bug.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bug: Option<KnownBug>,
     /// The commands run (shell-quoted).
     pub commands: Vec<String>,
     /// Wall time of the runs, seconds.
@@ -198,6 +206,7 @@ fn na(case: &Case, a: &Adapter, why: String) -> Verdict {
         detail: why,
         observed: String::new(),
         note: None,
+        bug: None,
         commands: vec![],
         seconds: 0.0,
         role: a.role,
@@ -308,11 +317,86 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         }
         input_paths.push(path);
     }
+    // Inputs the case names without passing them (reference bytes for
+    // `{"input": name}` facts, e.g. the bundle a compressed input holds).
+    if !matches!(case.op, Op::ParseId | Op::Compatible) {
+        for (name, spec) in &case.inputs {
+            if inputs.contains_key(name) {
+                continue;
+            }
+            match spec.build(release) {
+                Ok(b) => {
+                    inputs.insert(name.clone(), b);
+                }
+                Err(e) => {
+                    return na(
+                        case,
+                        a,
+                        format!("input '{name}' cannot be built for this implementation: {e}"),
+                    )
+                }
+            }
+        }
+    }
     let n_out = match case.op {
         Op::ParseId => 1,
         Op::Compatible => 1,
+        Op::Decompress if a.decompress_result == DecompressResult::Listing => 0,
         op => args.output_count(op),
     };
+    // compress: the uncompressed bundle of the targets and inputs, for
+    // implementations that compress an existing bundle (`{bundled}`).
+    let mut bundled = None;
+    let needs_bundled = a.commands[exec_op.name()]
+        .iter()
+        .any(|x| x.contains("{bundled}"));
+    if case.op == Op::Compress && needs_bundled {
+        if matches!(args.file_type.as_str(), "o" | "a") {
+            return na(
+                case,
+                a,
+                format!(
+                    "{} compresses an existing bundle; -type={} writes none",
+                    a.name, args.file_type
+                ),
+            );
+        }
+        let payloads: Vec<Vec<u8>> = args
+            .inputs
+            .iter()
+            .map(|n| inputs.get(n).cloned().flatten().unwrap_or_default())
+            .collect();
+        let built = args
+            .targets
+            .iter()
+            .map(|t| IdSpec::Written { written: t.clone() }.resolve(release))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|ids| {
+                build_bundle(
+                    &args.file_type,
+                    &ids,
+                    &payloads,
+                    args.bundle_align.unwrap_or(1),
+                )
+            });
+        let b = match built {
+            Ok(b) => b,
+            Err(e) => {
+                return na(
+                    case,
+                    a,
+                    format!("the bundle to compress cannot be built: {e}"),
+                )
+            }
+        };
+        let path = dir.join("bundled");
+        if let Err(e) = std::fs::write(&path, b) {
+            let mut v = na(case, a, format!("cannot write {}: {e}", path.display()));
+            v.status = Status::Error;
+            return v;
+        }
+        bundled = Some(path);
+    }
     let outputs: Vec<PathBuf> = (0..n_out).map(|i| dir.join(format!("out{i}"))).collect();
     let targets = match case.op {
         Op::Compatible => vec![args.request.clone().unwrap_or_default()],
@@ -328,19 +412,38 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     if args.hip_openmp_compatible {
         options.push(("hip_openmp_compatible".to_string(), None));
     }
+    if let Some(l) = args.compression_level {
+        options.push(("compression_level".to_string(), Some(l.to_string())));
+    }
+    if let Some(v) = args.format_version {
+        options.push(("format_version".to_string(), Some(v.to_string())));
+    }
+    if let Some(m) = &args.method {
+        options.push(("method".to_string(), Some(m.clone())));
+    }
     let inv = Invocation {
         file_type: args.file_type.clone(),
         targets,
         inputs: input_paths,
         outputs: outputs.clone(),
         options,
+        bundled,
     };
-    let argv = match a.argv(exec_op, &inv, &rc.offload_kit) {
+    let (argv, option_env) = match a.argv_env(exec_op, &inv, &rc.offload_kit) {
         Ok(v) => v,
         Err(e) => return na(case, a, e),
     };
-    let env: Vec<(String, String)> = a.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-    let res = exec::run(&argv, dir, &env, rc.timeout.unwrap_or_else(|| a.timeout()));
+    let mut env: Vec<(String, String)> =
+        a.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    env.extend(option_env);
+    let limit = rc
+        .timeout
+        .or_else(|| {
+            case.timeout_seconds
+                .map(|s| Duration::from_secs(u64::from(s.max(1))))
+        })
+        .unwrap_or_else(|| a.timeout());
+    let res = exec::run(&argv, dir, &env, limit);
     let program = a.program_path(&rc.offload_kit);
     let ctx = Ctx {
         case,
@@ -408,7 +511,12 @@ fn observe(
         }
         Exit::Code(c) => *c,
     };
-    if let Some(l) = stderr.lines().find(|l| l.contains("LLVM ERROR")) {
+    // LLVM's fatal errors start their line; an implementation that quotes
+    // one inside its own error message has not crashed.
+    if let Some(l) = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("LLVM ERROR"))
+    {
         return Ok(Observation::Crash(format!(
             "fatal error, exit {code}: {}",
             l.replace(program, "<prog>").trim()
@@ -416,10 +524,12 @@ fn observe(
     }
     let outs: Vec<Option<Vec<u8>>> = outputs.iter().map(|p| std::fs::read(p).ok()).collect();
     if matches!(ctx.op, Op::Unbundle | Op::Compatible) {
+        // A compressed input legitimately unbundles to more bytes than it
+        // has: what its stream decodes to is the bound.
         let biggest_input = ctx
             .inputs
             .values()
-            .map(|b| b.as_ref().map_or(0, Vec::len))
+            .map(|b| b.as_ref().map_or(0, |b| b.len().max(decoded_len(b))))
             .max()
             .unwrap_or(0);
         for (i, o) in outs.iter().enumerate() {
@@ -456,6 +566,9 @@ fn observe(
     let mut facts = Facts::default();
     match ctx.op {
         Op::List => facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?),
+        Op::Decompress if ctx.adapter.decompress_result == DecompressResult::Listing => {
+            facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?)
+        }
         Op::ParseId => {
             let args = &ctx.case.args;
             let idx = args
@@ -494,7 +607,7 @@ fn observe(
                 None => Err("exit 0 but no output was written".into()),
             });
         }
-        Op::Bundle | Op::Unbundle => {}
+        Op::Bundle | Op::Unbundle | Op::Compress | Op::Decompress | Op::Verify => {}
     }
     facts.outputs = outs;
     Ok(Observation::Success(facts))
@@ -514,6 +627,40 @@ pub fn show(b: &[u8]) -> String {
 }
 
 fn judge(ctx: &Ctx<'_>, obs: &Observation) -> Verdict {
+    let mut v = judge_spec(ctx, obs);
+    let a = ctx.adapter;
+    if a.role != Role::Subject {
+        return v;
+    }
+    let Some(bug) = ctx
+        .case
+        .known_bugs
+        .iter()
+        .find(|b| b.adapters.iter().any(|g| super::glob_match(g, &a.name)))
+    else {
+        return v;
+    };
+    match v.status {
+        Status::Pass | Status::Documented => {
+            v.status = Status::Differs;
+            v.underlying = None;
+            v.note = None;
+            v.detail = format!(
+                "the case records a bug of {} that no longer shows: remove its known_bugs entry ({})",
+                a.name, bug.note
+            );
+        }
+        Status::Differs | Status::Crashed | Status::TimedOut => {
+            v.underlying = Some(v.status);
+            v.status = Status::KnownBug;
+            v.bug = Some(bug.clone());
+        }
+        Status::NotApplicable | Status::Error | Status::KnownBug => {}
+    }
+    v
+}
+
+fn judge_spec(ctx: &Ctx<'_>, obs: &Observation) -> Verdict {
     let case = ctx.case;
     let a = ctx.adapter;
     let mut v = Verdict {
@@ -524,6 +671,7 @@ fn judge(ctx: &Ctx<'_>, obs: &Observation) -> Verdict {
         detail: String::new(),
         observed: obs.summary(),
         note: None,
+        bug: None,
         commands: vec![],
         seconds: 0.0,
         role: a.role,
@@ -538,22 +686,22 @@ fn judge(ctx: &Ctx<'_>, obs: &Observation) -> Verdict {
         _ => Status::Differs,
     };
     v.detail = diff;
-    if let Some(r) = ctx.release {
-        let excusable = a.role == Role::Reference || underlying == Status::Differs;
-        if excusable {
-            for n in &case.known_divergence {
-                if !n.releases.contains(&r.major()) {
-                    continue;
-                }
-                if a.role == Role::Subject && !n.profile {
-                    continue;
-                }
-                if outcome_matches(ctx, &n.outcome, obs) {
-                    v.status = Status::Documented;
-                    v.underlying = Some(underlying);
-                    v.note = Some(n.clone());
-                    return v;
-                }
+    let excusable = a.role == Role::Reference || underlying == Status::Differs;
+    if excusable {
+        for n in &case.known_divergence {
+            let by_release = ctx.release.is_some_and(|r| n.releases.contains(&r.major()));
+            let by_adapter = n.adapters.iter().any(|g| super::glob_match(g, &a.name));
+            if !(by_release || by_adapter) {
+                continue;
+            }
+            if a.role == Role::Subject && !n.profile {
+                continue;
+            }
+            if outcome_matches(ctx, &n.outcome, obs) {
+                v.status = Status::Documented;
+                v.underlying = Some(underlying);
+                v.note = Some(n.clone());
+                return v;
             }
         }
     }
@@ -640,6 +788,18 @@ fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), String> {
         return compare_listing(ctx, want, got);
     }
     if let Some(facts_want) = &e.outputs {
+        if let (Some(got), true) = (&facts.listing, ctx.op == Op::Decompress) {
+            // The implementation lists the decompressed bundle: compare
+            // with the IDs of the bundle the expectation names.
+            let want = match facts_want.first() {
+                Some(f) => fact_bytes(ctx, f)?.ok_or(
+                    "the expected output is not given as bytes; a listing cannot be compared",
+                )?,
+                None => return Err("decompress expects one output".into()),
+            };
+            let ids = bundle_ids_in(&ctx.case.args.file_type, &want)?;
+            return compare_listing(ctx, ids, got.clone());
+        }
         if facts_want.len() != facts.outputs.len() {
             return Err(format!(
                 "{} outputs expected, the case declares {}",
@@ -652,6 +812,15 @@ fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), String> {
         }
         return Ok(());
     }
+    if let Some(c) = &e.compressed {
+        let got = facts
+            .outputs
+            .first()
+            .cloned()
+            .flatten()
+            .ok_or("no compressed bundle was written")?;
+        return check_compressed(ctx, c, &got);
+    }
     if let Some(b) = &e.bundle {
         let want = expected_bundle(ctx, b)?;
         let got = facts
@@ -662,6 +831,19 @@ fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), String> {
             .ok_or("no output bundle was written")?;
         return if got == want {
             Ok(())
+        } else if text::comment(&ctx.case.args.file_type).is_some() {
+            let at = want
+                .iter()
+                .zip(&got)
+                .position(|(a, b)| a != b)
+                .unwrap_or(want.len().min(got.len()));
+            Err(format!(
+                "text bundle differs from byte 0x{at:x} ({} B, expected {} B): {} expected {}",
+                got.len(),
+                want.len(),
+                show(&got[at..]),
+                show(&want[at..])
+            ))
         } else {
             Err(bundle_diff(&want, &got))
         };
@@ -685,7 +867,14 @@ fn compare_listing(
             want_header.join(", ")
         ));
     }
-    let (want, how) = match (ctx.adapter.list_order, ctx.release) {
+    // Text bundles and object files have one natural order, which every
+    // release uses (TXT-13, OBJ-9): only binary bundles are listed in
+    // StringMap order.
+    let order = match ctx.adapter.list_order {
+        ListOrder::Stringmap if file_ordered(ctx) => ListOrder::Header,
+        o => o,
+    };
+    let (want, how) = match (order, ctx.release) {
         (ListOrder::Set, _) | (ListOrder::Stringmap, None) => return Ok(()),
         (ListOrder::Header, _) => (want_header.clone(), "header order".to_string()),
         (ListOrder::Stringmap, Some(r)) => {
@@ -747,12 +936,202 @@ fn check_fact(ctx: &Ctx<'_>, f: &Fact, got: Option<&[u8]>) -> Result<(), String>
             }
         }
         Fact::Absent(_) => unreachable!("handled above"),
+        Fact::Elf(e) => return check_elf(ctx, e, got),
     };
     if got == want.as_slice() {
         Ok(())
     } else {
         Err(format!("{}; expected {}", show(got), show(&want)))
     }
+}
+
+/// The bytes a fact names exactly, if it does.
+fn fact_bytes(ctx: &Ctx<'_>, f: &Fact) -> Result<Option<Vec<u8>>, String> {
+    Ok(Some(match f {
+        Fact::Utf8(s) => s.as_bytes().to_vec(),
+        Fact::Hex(h) => super::case::decode_hex(h)?,
+        Fact::Base64(b) => super::case::decode_base64(b)?,
+        Fact::Zeros(n) => Data::Zeros(*n).bytes()?,
+        Fact::Input(name) => ctx
+            .inputs
+            .get(name)
+            .cloned()
+            .flatten()
+            .ok_or_else(|| format!("the case has no input '{name}'"))?,
+        _ => return Ok(None),
+    }))
+}
+
+/// The entry IDs of a bundle of `file_type` (text or binary), in file order.
+fn bundle_ids_in(file_type: &str, data: &[u8]) -> Result<Vec<String>, String> {
+    if let Some(c) = text::comment(file_type) {
+        let t = text::parse_strict(data, 0, c).map_err(|es| {
+            format!(
+                "the expected output is not a text bundle: {}",
+                es.first().map(ToString::to_string).unwrap_or_default()
+            )
+        })?;
+        return Ok(t.entries.iter().map(|e| e.id_str().into_owned()).collect());
+    }
+    match binary::scan(data, 0) {
+        Some(s) => Ok(s.entries.iter().map(|e| e.id_str().into_owned()).collect()),
+        None => Err("the expected output is not a binary bundle".into()),
+    }
+}
+
+/// Whether a listing of this case's input comes in file order for every
+/// release: a text type, or an object file read with `-type=o`/`a`.
+fn file_ordered(ctx: &Ctx<'_>) -> bool {
+    let t = ctx.case.args.file_type.as_str();
+    if text::comment(t).is_some() {
+        return true;
+    }
+    if t == "o" || t == "a" {
+        return ctx.case.args.inputs.first().is_some_and(|n| {
+            ctx.inputs
+                .get(n)
+                .and_then(Option::as_ref)
+                .is_some_and(|b| object::is_object_file(b))
+        });
+    }
+    false
+}
+
+/// What a compressed input decodes to (0 when it is not one or does not decode).
+fn decoded_len(b: &[u8]) -> usize {
+    if !ccob::is_ccob(b) {
+        return 0;
+    }
+    ccob::parse_header(b, 0)
+        .ok()
+        .and_then(|h| {
+            let payload = b.get(h.header_size as usize..)?;
+            let mut sink = std::io::sink();
+            ccob::decode_into(&h, payload, 0, &mut sink).ok()
+        })
+        .map_or(0, |n| n as usize)
+}
+
+/// A bundle of `file_type` (text or binary) holding `ids` with `payloads`.
+pub fn build_bundle(
+    file_type: &str,
+    ids: &[Vec<u8>],
+    payloads: &[Vec<u8>],
+    align: u64,
+) -> Result<Vec<u8>, String> {
+    let pairs: Vec<(&[u8], &[u8])> = ids
+        .iter()
+        .zip(payloads)
+        .map(|(i, p)| (i.as_slice(), p.as_slice()))
+        .collect();
+    match text::comment(file_type) {
+        Some(c) => Ok(text::write_to_vec(&pairs, c)),
+        None => binary::write_to_vec(&pairs, align).map_err(|e| format!("expected bundle: {e}")),
+    }
+}
+
+fn check_compressed(ctx: &Ctx<'_>, c: &CompressedExpect, got: &[u8]) -> Result<(), String> {
+    if !ccob::is_ccob(got) {
+        return Err(format!("not a compressed bundle: {}", show(got)));
+    }
+    let h = ccob::parse_header(got, 0).map_err(|e| format!("compressed bundle: {e}"))?;
+    if let Some(v) = c.version {
+        if h.version != v {
+            return Err(format!(
+                "compressed bundle version {}; expected {v}",
+                h.version
+            ));
+        }
+    }
+    if let Some(m) = &c.method {
+        let have = match h.method() {
+            Some(ccob::Method::Zlib) => "zlib",
+            Some(ccob::Method::Zstd) => "zstd",
+            None => "unknown",
+        };
+        if have != m {
+            return Err(format!("compression method {have}; expected {m}"));
+        }
+    }
+    let d = ccob::decompress_strict(got, 0)
+        .map_err(|e| format!("the compressed bundle does not verify: {e}"))?;
+    let want = match (&c.content, &c.bundle) {
+        (Some(data), _) => data.bytes()?,
+        (None, Some(b)) => expected_bundle(ctx, b)?,
+        (None, None) => expected_bundle(ctx, &super::case::BundleExpect::default())?,
+    };
+    if d.data == want {
+        Ok(())
+    } else {
+        Err(format!(
+            "decompresses to {}; expected {}",
+            show(&d.data),
+            show(&want)
+        ))
+    }
+}
+
+fn check_elf(ctx: &Ctx<'_>, f: &ElfFact, got: &[u8]) -> Result<(), String> {
+    let e = Elf::parse(got).map_err(|e| format!("not an ELF file ({e}): {}", show(got)))?;
+    let names: Vec<String> = e
+        .sections
+        .iter()
+        .skip(1)
+        .map(|s| s.name_str().into_owned())
+        .collect();
+    let mut want = Vec::new();
+    for s in &f.sections {
+        want.push(match s {
+            SectionFact::Name(n) => n.clone(),
+            SectionFact::Bundle(b) => format!(
+                "{}{}",
+                object::SECTION_PREFIX,
+                b.bundle.resolve_text(ctx.release)?
+            ),
+        });
+    }
+    if names != want {
+        return Err(format!(
+            "ELF sections [{}]; expected [{}]",
+            names.join(", "),
+            want.join(", ")
+        ));
+    }
+    for (s, sec) in f.sections.iter().zip(e.sections.iter().skip(1)) {
+        let SectionFact::Bundle(b) = s else {
+            continue;
+        };
+        let name = sec.name_str();
+        if sec.sh_type != elf::SHT_PROGBITS || sec.flags != elf::SHF_EXCLUDE || sec.align != 1 {
+            return Err(format!(
+                "section {name}: type {}, flags 0x{:x}, alignment {}; expected SHT_PROGBITS, SHF_EXCLUDE, 1",
+                sec.sh_type, sec.flags, sec.align
+            ));
+        }
+        if let Some(p) = &b.payload {
+            let want = match p {
+                PayloadSpec::Utf8(s) => s.as_bytes().to_vec(),
+                PayloadSpec::Hex(h) => super::case::decode_hex(h)?,
+                PayloadSpec::Input(n) => ctx
+                    .inputs
+                    .get(n)
+                    .cloned()
+                    .flatten()
+                    .ok_or_else(|| format!("the case has no input '{n}'"))?,
+            };
+            let have = sec
+                .data(got)
+                .ok_or_else(|| format!("section {name}: contents outside the file"))?;
+            if have != want.as_slice() {
+                return Err(format!(
+                    "section {name} holds {}; expected {}",
+                    show(have),
+                    show(&want)
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 fn expected_bundle(ctx: &Ctx<'_>, b: &super::case::BundleExpect) -> Result<Vec<u8>, String> {
@@ -790,12 +1169,7 @@ fn expected_bundle(ctx: &Ctx<'_>, b: &super::case::BundleExpect) -> Result<Vec<u
                 .ok_or_else(|| format!("the case has no input '{n}'"))?,
         });
     }
-    let pairs: Vec<(&[u8], &[u8])> = ids
-        .iter()
-        .zip(&payloads)
-        .map(|(i, p)| (i.as_slice(), p.as_slice()))
-        .collect();
-    binary::write_to_vec(&pairs, align).map_err(|e| format!("expected bundle: {e}"))
+    build_bundle(&args.file_type, &ids, &payloads, align)
 }
 
 fn bundle_ids(b: &[u8]) -> String {

@@ -151,6 +151,8 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
             ..Expect::default()
         },
         known_divergence: vec![],
+        known_bugs: vec![],
+        timeout_seconds: None,
     };
     // Request a random non-empty subset in random order, sometimes plus a
     // device target that is absent (then with -allow-missing-bundles).
@@ -238,6 +240,7 @@ fn empty_last_padding(payloads: &[Vec<u8>], align: u64) -> Vec<KnownDivergence> 
     if align > 1 && payloads.last().is_some_and(Vec::is_empty) {
         vec![KnownDivergence {
             releases: vec![14, 16],
+            adapters: vec![],
             rule: "BIN-5".into(),
             outcome: NoteOutcome::Word("success".into()),
             profile: true,

@@ -24,6 +24,8 @@ pub struct Counts {
     pub not_applicable: usize,
     /// Runner errors.
     pub error: usize,
+    /// Failures caused by recorded offload-kit bugs (`known_bugs`).
+    pub known_bug: usize,
     /// New (undocumented) divergences: differs + undocumented crashes and time-outs + errors.
     pub new: usize,
 }
@@ -50,6 +52,7 @@ pub fn counts(adapters: &[Adapter], verdicts: &[Verdict]) -> Vec<(String, Counts
                     Status::TimedOut => c.timed_out += 1,
                     Status::NotApplicable => c.not_applicable += 1,
                     Status::Error => c.error += 1,
+                    Status::KnownBug => c.known_bug += 1,
                 }
                 if v.status.is_new() {
                     c.new += 1;
@@ -140,6 +143,27 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
         }
         s.push('\n');
     }
+    let bugs: Vec<&Verdict> = verdicts
+        .iter()
+        .filter(|v| v.status == Status::KnownBug)
+        .collect();
+    let _ = writeln!(
+        s,
+        "== offload-kit bugs the corpus records (known_bugs; not fixed yet) ({}) ==",
+        bugs.len()
+    );
+    for v in &bugs {
+        let _ = writeln!(
+            s,
+            "  {} on {}: {}\n      bug: {}\n      observed: {}",
+            v.case,
+            v.implementation,
+            v.detail,
+            v.bug.as_ref().map_or("", |b| b.note.as_str()),
+            v.observed
+        );
+    }
+    s.push('\n');
     let news: Vec<&Verdict> = verdicts.iter().filter(|v| v.status.is_new()).collect();
     let _ = writeln!(s, "== NEW divergences from the spec ({}) ==", news.len());
     for v in &news {
@@ -157,7 +181,7 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
     let _ = writeln!(s, "\n== Summary ({} cases) ==", cases.len());
     let _ = writeln!(
         s,
-        "  {:<22} {:>5} {:>10} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5}",
+        "  {:<22} {:>5} {:>10} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5}",
         "implementation",
         "pass",
         "documented",
@@ -166,12 +190,13 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
         "timeout",
         "n/a",
         "error",
+        "bug",
         "NEW"
     );
     for (name, c) in counts(adapters, verdicts) {
         let _ = writeln!(
             s,
-            "  {:<22} {:>5} {:>10} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5}",
+            "  {:<22} {:>5} {:>10} {:>7} {:>7} {:>7} {:>5} {:>5} {:>5} {:>5}",
             name,
             c.pass,
             c.documented,
@@ -180,12 +205,13 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
             c.timed_out,
             c.not_applicable,
             c.error,
+            c.known_bug,
             c.new
         );
     }
     let _ = writeln!(
         s,
-        "  (crashed and timeout include documented ones; NEW = undocumented divergences and runner errors)"
+        "  (crashed and timeout include documented ones; bug = failures of recorded offload-kit bugs;\n   NEW = undocumented divergences and runner errors)"
     );
     s
 }
@@ -249,7 +275,7 @@ pub fn junit(adapters: &[Adapter], verdicts: &[Verdict]) -> String {
         let failures = vs.iter().filter(|v| v.status.is_new()).count();
         let skipped = vs
             .iter()
-            .filter(|v| v.status == Status::NotApplicable)
+            .filter(|v| matches!(v.status, Status::NotApplicable | Status::KnownBug))
             .count();
         let time: f64 = vs.iter().map(|v| v.seconds).sum();
         let _ = writeln!(
@@ -273,6 +299,16 @@ pub fn junit(adapters: &[Adapter], verdicts: &[Verdict]) -> String {
                         s,
                         ">\n      <skipped message=\"{}\"/>\n    </testcase>",
                         xml_escape(&v.detail)
+                    );
+                }
+                Status::KnownBug => {
+                    let b = v.bug.as_ref().map_or("", |b| b.note.as_str());
+                    let _ = writeln!(
+                        s,
+                        ">\n      <skipped message=\"known offload-kit bug: {}\"/>\n      <system-out>{}\n{}</system-out>\n    </testcase>",
+                        xml_escape(b),
+                        xml_escape(&v.detail),
+                        xml_escape(&v.observed)
                     );
                 }
                 Status::Documented => {
