@@ -354,7 +354,13 @@ impl Job {
                     .map(|e| binary::Entry {
                         id: e.id,
                         offset: e.offset,
-                        size: e.size,
+                        // An SHT_NOBITS section has no bytes in the file:
+                        // every release writes an empty output for it.
+                        size: if e.sh_type == crate::elf::SHT_NOBITS {
+                            0
+                        } else {
+                            e.size
+                        },
                         record_pos: e.record_pos,
                         id_pos: e.id_pos,
                     })
@@ -376,6 +382,22 @@ impl Job {
             FileType::parse(&self.file_type, self.release),
             Some(FileType::Object | FileType::Archive)
         ) && object::is_object_file(input);
+        if is_object && e.payload(input).is_none() {
+            return Err(BundlerError::with(
+                "The end of the file was unexpectedly encountered",
+                Error::at(
+                    rules::OBJ_3,
+                    e.record_pos,
+                    format!(
+                        "bundle section '{}': contents [0x{:x}, +0x{:x}) lie outside the file of {} bytes",
+                        e.id_str(),
+                        e.offset,
+                        e.size,
+                        input.len()
+                    ),
+                ),
+            ));
+        }
         let marker = is_object && e.size == 1 && e.payload(input) == Some(&[0u8][..]);
         if !marker {
             return Ok(Piece::Range {

@@ -27,6 +27,8 @@ pub enum Container {
     OffloadBinary,
     /// A GNU/BSD `ar` archive (members holding offload binaries).
     Archive,
+    /// An object file in a format other than ELF (COFF, Mach-O, …): not supported.
+    OtherObject,
 }
 
 impl Container {
@@ -39,6 +41,7 @@ impl Container {
             Container::TextBundle => "text-bundle",
             Container::OffloadBinary => "offload-binary",
             Container::Archive => "archive",
+            Container::OtherObject => "object",
         }
     }
 }
@@ -63,14 +66,21 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
         return Some(Container::Archive);
     }
+    if crate::elf::detect(data).is_object_file() {
+        return Some(Container::OtherObject);
+    }
     None
 }
 
-/// The comment string of the text bundle `data` starts with, if any.
+/// The comment string of the text bundle in `data`, if any: the first
+/// START marker within the first 64 KiB decides, whether or not it sits
+/// where the format wants it (the strict reader reports that, TXT-3).
 pub fn text_comment(data: &[u8]) -> Option<&'static str> {
+    let head = &data[..data.len().min(64 << 10)];
+    let at = memchr::memmem::find(head, b" __CLANG_OFFLOAD_BUNDLE____START__ ")?;
     ["//", "#", ";"]
         .into_iter()
-        .find(|c| text::is_text_bundle(data, c))
+        .find(|c| head[..at].ends_with(c.as_bytes()))
 }
 
 /// One listed entry.
@@ -163,6 +173,16 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
                 .collect()
         }
         Container::OffloadBinary | Container::Archive => images(data, release)?,
+        Container::OtherObject => {
+            return Err(vec![Error::at(
+                rules::OBJ_1,
+                0,
+                format!(
+                    "unsupported object format {}: offload-kit reads ELF objects",
+                    crate::elf::detect(data).name()
+                ),
+            )])
+        }
         Container::CompressedBundle => {
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
             let mut entries = Vec::new();

@@ -118,9 +118,20 @@ def case(path, title, rules, op, args=None, inputs=None, expect=None, notes=(), 
         c["timeout_seconds"] = timeout
     if notes:
         c["known_divergence"] = list(notes)
-    if bugs:
-        c["known_bugs"] = list(bugs)
+    # `bugs` records the offload-kit bugs a case exposed when it was written.
+    # Every one recorded so far is fixed (detect.rs OBJ-1 for non-ELF objects,
+    # big-endian input_kind, OBJ-3 in Job::piece_for, empty IDs in 19/22
+    # object listings, SHT_NOBITS payloads, lenient text detection), so none
+    # is emitted as `known_bugs`: a listed bug whose case passes fails the run.
+    # Set OPEN_BUGS to emit the records of a bug that is still open.
+    open_bugs = [b for b in bugs if b.get("note") in OPEN_BUGS]
+    if open_bugs:
+        c["known_bugs"] = open_bugs
     CASES[path] = c
+
+
+# Notes of recorded bugs that are still open (see `case`).
+OPEN_BUGS = set()
 
 
 def bug(adapters, text, ref="reported with the conformance corpus of issues 4 and 5"):
@@ -1392,7 +1403,8 @@ def object_cases():
         else:
             nl = [note([14, 16], rule, {"list": [bad, W(HOST), W(GFX906)]}, "no release checks IDs when listing: "
                        "14 and 16 list an empty line", profile=True, ref=f"{OBJ} OBJ-4"),
-                  note([19, 22], rule, {"list": [W(HOST), W(GFX906)]}, skipped_1922, ref=f"{OBJ} OBJ-4")]
+                  note([19, 22], rule, {"list": [W(HOST), W(GFX906)]}, skipped_1922, profile=True,
+                       ref=f"{OBJ} OBJ-4")]
             bl = [bug(["offload-kit-19", "offload-kit"], "the 19 and 22 profiles list the section named exactly "
                       "__CLANG_OFFLOAD_BUNDLE__ as an entry with an empty ID (src/bundle/object.rs scan / "
                       "llvm_list: 'identical in 14, 16, 19 and 22'); LLVM 19 and 22 skip it. spec/object-bundle.md "
@@ -1404,7 +1416,7 @@ def object_cases():
         bu = []
         if rule != "ID-1":
             n.append(note([22], rule, {"outputs": [u("D")]}, skipped_1922 + ", so 22 does not refuse its ID",
-                          ref=f"{OBJ} OBJ-4"))
+                          profile=True, ref=f"{OBJ} OBJ-4"))
             bu = [bug(["offload-kit"], "the 22 profile reads the section named exactly __CLANG_OFFLOAD_BUNDLE__ "
                       "as an entry and refuses the file ('invalid bundle id read from the bundle'); LLVM 22 skips "
                       "the section and unbundles gfx906")]

@@ -306,9 +306,16 @@ pub fn check_entries(elf: &Elf<'_>, entries: &[Entry<'_>]) -> (Option<usize>, Ve
 /// (`-list -type=o` prints their IDs one per line). Every release walks the
 /// sections the same way; the error is the ELF reader's.
 pub fn llvm_list(data: &[u8], release: Release) -> Result<Vec<Entry<'_>>> {
-    let _ = release; // identical in 14, 16, 19 and 22 (llvm-behaviour-matrix.md §1.4)
     let elf = Elf::parse(data)?;
-    Ok(scan(&elf))
+    let mut entries = scan(&elf);
+    // 19 and 22 recognise a bundle section with `identify_magic`, which
+    // wants more than the bare magic: a section named exactly
+    // `__CLANG_OFFLOAD_BUNDLE__` (empty ID) is skipped. 14 and 16 compare
+    // the prefix and list it as an empty line.
+    if release >= Release::L19 {
+        entries.retain(|e| !e.id.is_empty());
+    }
+    Ok(entries)
 }
 
 /// What `release` writes when it unbundles entry `e` of the object `data`:

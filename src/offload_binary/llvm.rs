@@ -386,8 +386,12 @@ pub fn input_kind(data: &[u8]) -> InputKind {
     match crate::elf::detect(data) {
         crate::elf::ObjectFormat::Elf => {
             // identify_magic needs the class and the file type.
-            let t = data.get(16).copied().unwrap_or(0);
-            if data.len() >= 18 && matches!(t, 1..=3) {
+            // e_type is a u16 in the file's byte order (EI_DATA at 5).
+            let msb = data.get(5) == Some(&2);
+            let (hi, lo) = if msb { (16, 17) } else { (17, 16) };
+            let t = data.get(lo).copied().unwrap_or(0);
+            let high = data.get(hi).copied().unwrap_or(0);
+            if data.len() >= 18 && high == 0 && matches!(t, 1..=3) {
                 InputKind::Elf
             } else {
                 InputKind::Other
