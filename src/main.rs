@@ -12,7 +12,8 @@ fn main() {
         .unwrap_or_default();
     let code = if name.starts_with("clang-offload-bundler") {
         cli::bundler::main(&prog, args[1..].to_vec())
-    } else if name.starts_with("clang-offload-packager") || name.starts_with("llvm-offload-binary") {
+    } else if name.starts_with("clang-offload-packager") || name.starts_with("llvm-offload-binary")
+    {
         cli::packager::main(&prog, args[1..].to_vec(), true)
     } else {
         cli::native::main(args)
