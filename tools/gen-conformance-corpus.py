@@ -40,6 +40,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "conformance", "corpus")
@@ -1996,6 +1997,254 @@ def id_vectors(ok):
              [rule], "compatible", args, None, expect, kd,
              source="tests/data/llvm-id-vectors.json (match); " + FORMATS + " §5.3")
 
+# ---------------------------------------------------------------------------
+# Offload binaries (spec/offload-binary.md): packaging, extraction, objdump
+# ---------------------------------------------------------------------------
+
+OB = "spec/offload-binary.md"
+OB_TEST = "tests/offload_binary.rs"
+PK_RELEASES = [16, 19, 22]
+OK_BIN = None  # set by main: the offload-kit binary used for golden packagings
+DEV = "DEVICECODE\n"
+NV = "nvptx64-nvidia-cuda"
+AMD = "amdgcn-amd-amdhsa"
+SHT_LLVM_OFFLOADING = 0x6FFF4C0B
+PK_DROP_INS = ["offload-kit", "offload-kit-16", "offload-kit-19"]
+
+
+def okpack(release, images, files):
+    """The bytes offload-kit's packager writes for release (checked against
+    the real packagers by the matrix: they are byte-identical)."""
+    with tempfile.TemporaryDirectory() as t:
+        for name, data in files.items():
+            open(os.path.join(t, name), "wb").write(data)
+        r = subprocess.run([OK_BIN, "packager", f"--llvm-version={release}", "-o", "out"] +
+                           [f"--image={i}" for i in images], cwd=t, capture_output=True)
+        assert r.returncode == 0, r.stderr
+        return open(os.path.join(t, "out"), "rb").read()
+
+
+def pk(images, release=22, files=None):
+    """A packaged binary, as bytes; images name the files dev.o (DEV) and nv.o."""
+    files = files or {"dev.o": DEV.encode(), "nv.o": b"NVCODE\n"}
+    return okpack(release, images, files)
+
+
+def patch(b, at, raw):
+    b = bytearray(b)
+    b[at:at + len(raw)] = raw
+    return bytes(b)
+
+
+def u64(v):
+    return v.to_bytes(8, "little")
+
+
+def u16(v):
+    return v.to_bytes(2, "little")
+
+
+IMG_HIP = f"triple={AMD},arch=gfx906,kind=hip"
+IMG_OMP_NV = f"triple={NV},arch=sm_70,kind=openmp"
+IMG_OMP_AMD = f"triple={AMD},arch=gfx90a,kind=openmp"
+
+
+def pkg_case(path, title, rules, images, expect, notes=(), files=("dev.o",), source=None):
+    """package: images reference the inputs by {input:NAME}."""
+    inputs = {"dev.o": u(DEV), "nv.o": u("NVCODE\n")}
+    inputs = {k: v for k, v in inputs.items() if k in files}
+    case(path, title, rules, "package", {"inputs": list(files), "images": images}, inputs, expect,
+         notes, source=source or f"{OB} {rules[0]}")
+
+
+def release_bytes(images, files=("dev.o",), releases=PK_RELEASES):
+    """{release: bytes} of packaging images (with {input:NAME} → NAME)."""
+    real = [i.replace("{input:", "").replace("}", "") for i in images]
+    return {r: pk(real, r) for r in releases}
+
+
+def packaging():
+    hip = [f"file={{input:dev.o}},{IMG_HIP}"]
+    b = release_bytes(hip)
+    pkg_case("package/hip-gfx906-bytes",
+             "Package one HIP image: the worked example's layout, byte for byte (22: offload kind 4, arch first)",
+             ["OB-17", "OB-18", "OB-13", "OB-12", "OB-1", "OB-2", "OB-6"], hip, {"outputs": [hx(b[22])]},
+             [note([19], "OB-13", {"outputs": [hx(b[19])]},
+                   "19 writes HIP as offload kind 3 (22 renumbered it to 4)", profile=True, ref=f"{OB} OB-13"),
+              note([16], "OB-18", {"outputs": [hx(b[16])]},
+                   "16 writes HIP as 3 and the string entries triple first (its map order)", profile=True,
+                   ref=f"{OB} OB-18")])
+    two = [f"file={{input:nv.o}},{IMG_OMP_NV}", f"file={{input:dev.o}},{IMG_OMP_AMD}"]
+    b = release_bytes(two, files=("dev.o", "nv.o"))
+    assert b[19] == b[22], "openmp packagings of 19 and 22 agree"
+    pkg_case("package/openmp-two-images",
+             "Two OpenMP images: two binaries back to back, each padded to 8 (OB-5, OB-15)",
+             ["OB-17", "OB-15", "OB-5", "OB-4"], two, {"outputs": [hx(b[22])]},
+             [note([16], "OB-18", {"outputs": [hx(b[16])]},
+                   "16 writes the string entries triple first (its map order)", profile=True, ref=f"{OB} OB-18")],
+             files=("dev.o", "nv.o"))
+    extra = [f"file={{input:dev.o}},{IMG_HIP},feature=+xnack,feature=-sramecc"]
+    b = release_bytes(extra)
+    pkg_case("package/repeated-key-joined",
+             "A repeated key is one string joined with ',' (OB-18); keys are unique (OB-11)",
+             ["OB-18", "OB-11", "OB-8"], extra, {"outputs": [hx(b[22])]},
+             [note([19], "OB-13", {"outputs": [hx(b[19])]}, "19 writes HIP as offload kind 3", profile=True),
+              note([16], "OB-18", {"outputs": [hx(b[16])]}, "16: HIP is 3, triple first", profile=True)])
+    pkg_case("package/no-image", "No --image: an empty output file", ["OB-17"], [], {"outputs": [{"size": 0}]},
+             files=())
+    notrip = [f"file={{input:dev.o}},arch=gfx906,kind=openmp"]
+    b = release_bytes(notrip, releases=[22])
+    pkg_case("package/missing-triple", "An image without a triple: 22 packages it, 16 and 19 require one",
+             ["OB-22"], notrip, {"outputs": [hx(b[22])]},
+             [note([16, 19], "OB-22", {"fail": "OB-22", "no_outputs": True},
+                   "16 and 19: 'file' and 'triple' are required image arguments", profile=True, ref=f"{OB} OB-22")])
+    pkg_case("package/missing-file-key", "An image without a file key is refused, no output",
+             ["OB-22"], [f"{IMG_HIP}"], {"fail": "OB-22", "no_outputs": True}, files=())
+    pkg_case("package/file-not-on-disk", "An image file that does not exist: error, no output",
+             ["OB-22"], [f"file=does-not-exist.o,{IMG_HIP}"], {"fail": "OB-22", "no_outputs": True}, files=())
+    two_files = [f"file={{input:dev.o}},file={{input:nv.o}},{IMG_OMP_AMD}"]
+    real = [f"file=dev.o,file=nv.o,{IMG_OMP_AMD}"]
+    b22 = pk(real, 22)
+    pkg_case("package/comma-joined-files", "file=a,file=b packages one binary per file (19, 22); 16 opens 'a,b'",
+             ["OB-22", "OB-15"], two_files, {"outputs": [hx(b22)]},
+             [note([16], "OB-22", {"fail": "OB-22", "no_outputs": True},
+                   "16 opens the joined value 'a,b' as one path: No such file or directory", profile=True,
+                   ref=f"{OB} OB-22")], files=("dev.o", "nv.o"))
+
+
+def unpk_case(path, title, rules, inp, images, outs, expect, notes=(), timeout=None, bugs=()):
+    case(path, title, rules, "unpackage", {"inputs": ["pk"], "images": images, **({"output_files": outs} if outs else {})},
+         {"pk": inp}, expect, notes, source=f"{OB} {rules[0]}", timeout=timeout, bugs=bugs)
+
+
+def stem_name(triple, arch, i, kind="o"):
+    return f"in0-pk-{triple}-{arch}.{i}.{kind}"
+
+
+def extraction():
+    b16 = pk([f"file=dev.o,{IMG_HIP}"], 16)
+    b22 = pk([f"file=dev.o,{IMG_HIP}"], 22)
+    unpk_case("unpackage/kind-hip-4", "kind=hip selects offload kind 4 under 22; 16 and 19 read 4 as another kind",
+              ["OB-23", "OB-13"], hx(b22), ["kind=hip,file=out.o"], ["out.o"], {"outputs": [u(DEV)]},
+              [note([16, 19], "OB-13", {"outputs": [{"absent": True}]},
+                    "16 and 19 number HIP 3: kind=hip matches nothing in a 22 binary", profile=True,
+                    ref=f"{OB} OB-13")])
+    unpk_case("unpackage/kind-hip-3", "kind=hip under 16 and 19 selects offload kind 3; 22 reads 3 as another kind",
+              ["OB-23", "OB-13"], hx(b16), ["kind=hip,file=out.o"], ["out.o"], {"outputs": [{"absent": True}]},
+              [note([16, 19], "OB-13", {"outputs": [u(DEV)]},
+                    "16 and 19 number HIP 3, so kind=hip matches their own binaries", profile=True,
+                    ref=f"{OB} OB-13")])
+    two = pk([f"file=nv.o,{IMG_OMP_NV}", f"file=dev.o,{IMG_OMP_AMD}"], 22)
+    n0, n1 = stem_name(AMD, "gfx90a", 0), stem_name(AMD, "gfx90a", 1)
+    unpk_case("unpackage/generated-name-index", "Without file=, the name is <stem>-<triple>-<arch>.<i>.<kind>; "
+              "i counts this filter's matches (19, 22) or all images (16)",
+              ["OB-23", "OB-15"], hx(two), [f"triple={AMD}"], [n0, n1], {"outputs": [u(DEV), {"absent": True}]},
+              [note([16], "OB-23", {"outputs": [{"absent": True}, u(DEV)]},
+                    "16 numbers generated names by the index among all images of the input", profile=True,
+                    ref=f"{OB} OB-23")])
+    unpk_case("unpackage/triple-and-arch", "Every filter key must equal the image's string",
+              ["OB-23"], hx(two), [f"triple={NV},arch=sm_70,file=a.o", f"triple={NV},arch=gfx90a,file=b.o"],
+              ["a.o", "b.o"], {"outputs": [u("NVCODE\n"), {"absent": True}]})
+    noarch = pk(["file=dev.o,triple=x86_64-unknown-linux-gnu,kind=openmp"], 22)
+    unpk_case("unpackage/empty-arch-matches-missing", "arch= (empty) matches an image without arch",
+              ["OB-23"], hx(noarch), ["arch=,file=x.o"], ["x.o"], {"outputs": [u(DEV)]})
+    unpk_case("unpackage/no-image-filter", "Without --image nothing is extracted, exit 0",
+              ["OB-23"], hx(two), [], [stem_name(AMD, "gfx90a", 0)], {"outputs": [{"absent": True}]})
+    unpk_case("unpackage/not-a-binary", "An input that holds no offload binary: nothing extracted, exit 0",
+              ["OB-23", "OB-1"], u("this is not an offload binary\n"), [f"triple={AMD},file=x.o"], ["x.o"],
+              {"outputs": [{"absent": True}]})
+    both = pk([f"file=nv.o,{IMG_OMP_NV}", f"file=dev.o,{IMG_OMP_AMD}"], 22)
+    unpk_case("unpackage/last-match-wins", "Several matches of one filter with file=: the last one is written",
+              ["OB-23"], hx(both), ["kind=openmp,file=all.o"], ["all.o"], {"outputs": [u(DEV)]})
+    # Malformed inputs: the read fails as a whole; nothing is written.
+    good = pk([f"file=dev.o,{IMG_HIP}"], 22)
+    for name, rule, title, llvm in [
+        ("imgsize_big.pk", "OB-9", "image size 10000 runs past the binary",
+         [note(PK_RELEASES, "OB-9", "crash",
+               "LLVM copies 10000 bytes of heap into the output (memory disclosure): finding, never golden",
+               ref=f"{OB} What each release does")]),
+        ("keyoff_big.pk", "OB-8", "a key offset of 10000",
+         [note(PK_RELEASES, "OB-8", "any",
+               "LLVM reads the key from memory it does not own (16 was seen to die of SIGSEGV): finding, never golden",
+               ref=f"{OB} What each release does")]),
+        ("nstr_huge.pk", "OB-7", "2^40 string entries",
+         [note(PK_RELEASES, "OB-7", "crash", "LLVM reads the string entries out of bounds: SIGSEGV, finding",
+               ref=f"{OB} What each release does")]),
+        ("unterminated.pk", "OB-8", "a value without NUL",
+         [note(PK_RELEASES, "OB-8", "success",
+               "16, 19 and 22 accept it: the value runs into the image up to the end of the binary",
+               profile=True, ref=f"{OB} OB-8")]),
+    ]:
+        stem = name[:-3]
+        mf = b64(fixture_malformed(name))
+        unpk_case(f"unpackage/malformed-{stem}", f"Extraction from {name}: {title}", [rule, "OB-23"], mf,
+                  ["file=x.o"], ["x.o"], {"fail": rule, "no_outputs": True}, llvm)
+        case(f"objdump/malformed-{stem}", f"llvm-objdump --offloading of {name}: {title}", [rule], "objdump-offloading",
+             {"inputs": ["pk"]}, {"pk": mf}, {"fail": rule}, llvm + (
+                 [note(PK_RELEASES, rule, "success", "the release prints the image fine (OB-9 only matters when "
+                       "copying)", profile=True, ref=f"{OB} What each release does")] if stem == "imgsize_big" else []),
+             source=f"{OB} {rule}")
+    # Crafted layouts (offsets of the worked example: entry at 32, string
+    # entries at 72, strings at 104, image at 144, size 160).
+    bad = [
+        ("bad-magic", "OB-1", patch(good, 0, b"\x10\xff\x10\xae"), None, "not an object file / nothing extracted"),
+        ("version-0", "OB-2", patch(good, 4, b"\0\0\0\0"), None, ""),
+        ("cut-header", "OB-3", good[:20], None, ""),
+        ("size-10000", "OB-4", patch(good, 8, u64(10000)), None, ""),
+        ("size-157-trailing", "OB-5", patch(good, 8, u64(157)), None, ""),
+        ("entry-offset-10000", "OB-6", patch(good, 16, u64(10000)), None, ""),
+        ("string-offset-10000", "OB-7", patch(good, 40, u64(10000)), None, ""),
+        ("image-offset-10000", "OB-9", patch(good, 56, u64(10000)), None, ""),
+        ("trailing-junk", "OB-15", good + b"JUNKJUNK", None, ""),
+        ("image-over-strings", "OB-10", patch(good, 56, u64(104)), "accepted", ""),
+        ("duplicate-key", "OB-11", patch(good, 88, good[72:80]), "accepted", ""),
+        ("image-kind-99", "OB-12", patch(good, 32, u16(99)), "accepted", ""),
+        ("offload-kind-99", "OB-13", patch(good, 34, u16(99)), "accepted", ""),
+        ("flags-1", "OB-14", patch(good, 36, b"\x01\0\0\0"), "accepted", ""),
+        ("nonzero-padding", "OB-16", patch(good, 158, b"\x5a"), "accepted", ""),
+        ("version-3", "OB-19", patch(good, 4, b"\x03\0\0\0"), None, ""),
+    ]
+    for stem, rule, data, llvm, _ in bad:
+        notes = []
+        if stem == "version-3":
+            notes.append(note(PK_RELEASES, "OB-19", {"fail": "OB-2"},
+                              "16, 19 and 22 read version 1 only: version 3 is Invalid data (OB-2)",
+                              profile=True, ref=f"{OB} OB-19"))
+        if stem == "bad-magic":
+            notes.append(note(None, "OB-1", {"fail": "BIN-1"},
+                              "the native list detects the container: bytes that start no known container are "
+                              "'no offload container' (BIN-1)", profile=True, adapters=["offload-kit-strict"]))
+        if llvm == "accepted":
+            notes.append(note(PK_RELEASES, rule, "success", f"16, 19 and 22 do not check {rule}: the binary is read",
+                              profile=True, ref=f"{OB} {rule}"))
+        case(f"objdump/{stem}", f"llvm-objdump --offloading of a binary with {stem.replace('-', ' ')}", [rule],
+             "objdump-offloading", {"inputs": ["pk"]}, {"pk": hx(data)}, {"fail": rule}, notes,
+             source=f"{OB} {rule}")
+    case("objdump/good", "llvm-objdump --offloading of a well-formed binary", ["OB-1", "OB-17"],
+         "objdump-offloading", {"inputs": ["pk"]}, {"pk": hx(good)}, {"outputs": []}, source=f"{OB} OB-17")
+    host = b64(fixture("host-x86_64.o"))
+    case("objdump/elf-section", "An ELF object with a SHT_LLVM_OFFLOADING section holding two binaries",
+         ["OB-20", "OB-15"], "objdump-offloading", {"inputs": ["o"]},
+         {"o": elf(host, {"name": ".llvm.offloading", "data": hx(two), "type": SHT_LLVM_OFFLOADING,
+                          "flags": SHF_EXCLUDE, "align": 8})}, {"outputs": []}, source=f"{OB} OB-20")
+    case("objdump/elf-section-progbits", "A .llvm.offloading section of type PROGBITS is an error (releases skip it)",
+         ["OB-20"], "objdump-offloading", {"inputs": ["o"]},
+         {"o": elf(host, {"name": ".llvm.offloading", "data": hx(two), "flags": SHF_EXCLUDE, "align": 8})},
+         {"fail": "OB-20"},
+         [note(PK_RELEASES, "OB-20", "success", "every release selects sections by type and skips it silently",
+               profile=True, ref=f"{OB} OB-20")], source=f"{OB} OB-20")
+    arch = b"!<arch>\n" + b"pk.bin/         0           0     0     644     " + b"99999     " + b"`\n" + good
+    case("objdump/archive-member-cut", "An archive whose member claims more bytes than the archive holds",
+         ["OB-21"], "objdump-offloading", {"inputs": ["a"]}, {"a": hx(arch)}, {"fail": "OB-21"},
+         [note(PK_RELEASES, "OB-21", "failure",
+               "the releases read the member as far as it goes and report Invalid data", profile=True,
+               ref=f"{OB} OB-21")], source=f"{OB} OB-21")
+    okarch = b"!<arch>\n" + b"pk.bin/         0           0     0     644     " + \
+        str(len(good)).ljust(10).encode() + b"`\n" + good
+    unpk_case("unpackage/archive-member", "Extraction reads the binaries of each archive member",
+              ["OB-21", "OB-23"], hx(okarch), [f"triple={AMD},file=x.o"], ["x.o"], {"outputs": [u(DEV)]})
+
+
 
 def main():
     ap = argparse.ArgumentParser()
@@ -2015,6 +2264,10 @@ def main():
     object_cases()
     ccob_cases()
     id_vectors(a.offload_kit)
+    global OK_BIN
+    OK_BIN = a.offload_kit
+    packaging()
+    extraction()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):

@@ -250,6 +250,9 @@ pub struct Invocation {
     pub options: Vec<(String, Option<String>)>,
     /// `{bundled}`: the uncompressed bundle of the targets and inputs (compress).
     pub bundled: Option<PathBuf>,
+    /// `{images}`: the `--image` values (package, unpackage), each passed as
+    /// `--image=VALUE`.
+    pub images: Vec<String>,
 }
 
 impl Adapter {
@@ -282,6 +285,9 @@ impl Adapter {
                 "compress",
                 "decompress",
                 "verify",
+                "package",
+                "unpackage",
+                "objdump-offloading",
             ]
             .contains(&op.as_str())
             {
@@ -415,6 +421,7 @@ impl Adapter {
                 "{options}" => argv.extend(opts.iter().cloned()),
                 "{input_paths}" => argv.extend(paths(&inv.inputs)),
                 "{output_paths}" => argv.extend(paths(&inv.outputs)),
+                "{images}" => argv.extend(inv.images.iter().map(|i| format!("--image={i}"))),
                 _ => argv.push(
                     el.replace("{program}", &program)
                         .replace("{offload_kit}", &offload_kit.display().to_string())
@@ -536,6 +543,25 @@ mod tests {
             )]
         );
         assert!(a.argv(Op::Decompress, &inv, Path::new("ok")).is_err());
+    }
+
+    #[test]
+    fn images_expand_one_argument_each() {
+        let a: Adapter = serde_json::from_str(
+            r#"{"name": "p", "description": "", "role": "reference", "program": "pk",
+                "commands": {"package": ["{program}", "-o", "{output}", "{images}"]}}"#,
+        )
+        .unwrap();
+        let inv = Invocation {
+            outputs: vec!["o".into()],
+            images: vec!["file=a,triple=t".into(), "file=b".into()],
+            ..Invocation::default()
+        };
+        let argv = a.argv(Op::Package, &inv, Path::new("ok")).unwrap();
+        assert_eq!(
+            argv,
+            ["pk", "-o", "o", "--image=file=a,triple=t", "--image=file=b"]
+        );
     }
 
     #[test]

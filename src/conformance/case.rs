@@ -766,6 +766,16 @@ pub enum Op {
     Decompress,
     /// Verify every compressed bundle of a file (the native `verify`).
     Verify,
+    /// Package `args.images` into one offload binary file
+    /// (`clang-offload-packager -o out --image=…`).
+    Package,
+    /// Extract images from one input with the `args.images` filters; the
+    /// outputs are `args.output_files`, relative to the run directory.
+    Unpackage,
+    /// Read every offload binary of one input (`llvm-objdump --offloading`;
+    /// the strict native reader lists it): success or failure, stdout is
+    /// not compared.
+    ObjdumpOffloading,
 }
 
 impl Op {
@@ -780,6 +790,9 @@ impl Op {
             Op::Compress => "compress",
             Op::Decompress => "decompress",
             Op::Verify => "verify",
+            Op::Package => "package",
+            Op::Unpackage => "unpackage",
+            Op::ObjdumpOffloading => "objdump-offloading",
         }
     }
 }
@@ -828,6 +841,14 @@ pub struct Args {
     /// compress: `zstd` or `zlib` (native `--method`; no release has an option for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub method: Option<String>,
+    /// package / unpackage: the `--image` values, in order; `{input:NAME}`
+    /// is replaced by the path of input NAME.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+    /// unpackage: the files the extraction writes, relative to the run
+    /// directory (the case's outputs, in order).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_files: Vec<String>,
 }
 
 fn default_type() -> String {
@@ -842,9 +863,10 @@ impl Args {
     /// Number of outputs for `op`.
     pub fn output_count(&self, op: Op) -> usize {
         self.outputs.unwrap_or(match op {
-            Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress => 1,
+            Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress | Op::Package => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
-            Op::List | Op::Verify => 0,
+            Op::Unpackage => self.output_files.len(),
+            Op::List | Op::Verify | Op::ObjdumpOffloading => 0,
         })
     }
 }
@@ -1181,7 +1203,7 @@ impl Case {
                     return Err("list needs an input".into());
                 }
             }
-            Op::Decompress | Op::Verify => {
+            Op::Decompress | Op::Verify | Op::Unpackage | Op::ObjdumpOffloading => {
                 if self.args.inputs.len() != 1 {
                     return Err(format!("{} needs exactly one input", self.op.name()));
                 }
@@ -1193,7 +1215,19 @@ impl Case {
                     }
                 }
             }
+            Op::Package => {
+                if !self.args.output_files.is_empty() {
+                    return Err("package writes one output; output_files is for unpackage".into());
+                }
+            }
             Op::Bundle | Op::Unbundle => {}
+        }
+        for f in &self.args.output_files {
+            if f.is_empty() || f.contains('/') || f.starts_with('.') {
+                return Err(format!(
+                    "output_files: '{f}' must be a plain name in the run directory"
+                ));
+            }
         }
         Ok(())
     }

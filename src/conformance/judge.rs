@@ -397,7 +397,28 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         }
         bundled = Some(path);
     }
-    let outputs: Vec<PathBuf> = (0..n_out).map(|i| dir.join(format!("out{i}"))).collect();
+    let outputs: Vec<PathBuf> = if case.op == Op::Unpackage {
+        args.output_files.iter().map(|f| dir.join(f)).collect()
+    } else {
+        (0..n_out).map(|i| dir.join(format!("out{i}"))).collect()
+    };
+    // `{input:NAME}` in an image names the file input NAME was written to.
+    let mut images = Vec::new();
+    for im in &args.images {
+        let mut v = im.clone();
+        for (i, (name, _)) in specs.iter().enumerate() {
+            let path = dir.join(format!("in{i}-{}", safe_name(name)));
+            v = v.replace(&format!("{{input:{name}}}"), &path.display().to_string());
+        }
+        if v.contains("{input:") {
+            return na(
+                case,
+                a,
+                format!("image '{im}' names an input the case does not pass"),
+            );
+        }
+        images.push(v);
+    }
     let targets = match case.op {
         Op::Compatible => vec![args.request.clone().unwrap_or_default()],
         _ => args.targets.clone(),
@@ -428,6 +449,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         outputs: outputs.clone(),
         options,
         bundled,
+        images,
     };
     let (argv, option_env) = match a.argv_env(exec_op, &inv, &rc.offload_kit) {
         Ok(v) => v,
@@ -523,7 +545,7 @@ fn observe(
         )));
     }
     let outs: Vec<Option<Vec<u8>>> = outputs.iter().map(|p| std::fs::read(p).ok()).collect();
-    if matches!(ctx.op, Op::Unbundle | Op::Compatible) {
+    if matches!(ctx.op, Op::Unbundle | Op::Compatible | Op::Unpackage) {
         // A compressed input legitimately unbundles to more bytes than it
         // has: what its stream decodes to is the bound.
         let biggest_input = ctx
@@ -607,7 +629,14 @@ fn observe(
                 None => Err("exit 0 but no output was written".into()),
             });
         }
-        Op::Bundle | Op::Unbundle | Op::Compress | Op::Decompress | Op::Verify => {}
+        Op::Bundle
+        | Op::Unbundle
+        | Op::Compress
+        | Op::Decompress
+        | Op::Verify
+        | Op::Package
+        | Op::Unpackage
+        | Op::ObjdumpOffloading => {}
     }
     facts.outputs = outs;
     Ok(Observation::Success(facts))
