@@ -138,6 +138,19 @@ pub enum Piece {
 }
 
 impl Job {
+    /// The detail of a count mismatch (CLI-1, CLI-2).
+    fn counts(&self, rule: crate::rules::Rule) -> Error {
+        Error::rule(
+            rule,
+            format!(
+                "{} inputs, {} outputs, {} targets",
+                self.inputs.len(),
+                self.outputs.len(),
+                self.targets.len()
+            ),
+        )
+    }
+
     /// The command-line checks, in the order the release makes them.
     pub fn validate(&self) -> Result<Validated, BundlerError> {
         let r = self.release;
@@ -196,29 +209,13 @@ impl Job {
             if self.inputs.len() != 1 {
                 return Err(BundlerError::with(
                     "only one input file supported in unbundling mode",
-                    Error::rule(
-                        rules::CLI_2,
-                        format!(
-                            "{} inputs, {} outputs, {} targets",
-                            self.inputs.len(),
-                            self.outputs.len(),
-                            self.targets.len()
-                        ),
-                    ),
+                    self.counts(rules::CLI_2),
                 ));
             }
             if self.outputs.len() != self.targets.len() {
                 return Err(BundlerError::with(
                     "number of output files and targets should match in unbundling mode",
-                    Error::rule(
-                        rules::CLI_2,
-                        format!(
-                            "{} inputs, {} outputs, {} targets",
-                            self.inputs.len(),
-                            self.outputs.len(),
-                            self.targets.len()
-                        ),
-                    ),
+                    self.counts(rules::CLI_2),
                 ));
             }
         } else {
@@ -230,29 +227,13 @@ impl Job {
             if self.outputs.len() != 1 {
                 return Err(BundlerError::with(
                     "only one output file supported in bundling mode",
-                    Error::rule(
-                        rules::CLI_1,
-                        format!(
-                            "{} inputs, {} outputs, {} targets",
-                            self.inputs.len(),
-                            self.outputs.len(),
-                            self.targets.len()
-                        ),
-                    ),
+                    self.counts(rules::CLI_1),
                 ));
             }
             if self.inputs.len() != self.targets.len() {
                 return Err(BundlerError::with(
                     "number of input files and targets should match in bundling mode",
-                    Error::rule(
-                        rules::CLI_1,
-                        format!(
-                            "{} inputs, {} outputs, {} targets",
-                            self.inputs.len(),
-                            self.outputs.len(),
-                            self.targets.len()
-                        ),
-                    ),
+                    self.counts(rules::CLI_1),
                 ));
             }
         }
