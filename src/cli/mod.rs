@@ -78,6 +78,15 @@ impl Input {
         }
     }
 
+    /// Tell the kernel the mapping is read at random places (headers of
+    /// many bundles spread over a large file): no read-ahead or fault-around,
+    /// so the pages mapped, and the resident set, stay those actually read.
+    pub fn advise_random(&self) {
+        if let Some(m) = &self.map {
+            let _ = m.advise(memmap2::Advice::Random);
+        }
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&self.buf)

@@ -226,6 +226,9 @@ fn print_listing(l: &Listing, json: bool) {
 
 fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
+    if detect::detect(input.bytes()) == Some(detect::Container::Elf) {
+        input.advise_random();
+    }
     let l = detect::list(input.bytes(), llvm)?;
     print_listing(&l, json);
     Ok(0)
