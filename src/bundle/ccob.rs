@@ -535,12 +535,28 @@ impl Default for WriteOptions {
 /// Compress `bundle` with LLVM's one-shot calls: zstd `ZSTD_compress2`
 /// with the level and long-distance matching; zlib `compress2`.
 pub fn compress_payload(bundle: &[u8], method: Method, level: i32) -> Result<Vec<u8>> {
+    compress_payload_threads(bundle, method, level, 0)
+}
+
+/// [`compress_payload`] with `threads` zstd worker threads (0: LLVM's
+/// single-threaded call). With workers the frame is cut into jobs, so the
+/// bytes differ from LLVM's (still a valid CCOB every release reads); zlib
+/// ignores `threads`.
+pub fn compress_payload_threads(
+    bundle: &[u8],
+    method: Method,
+    level: i32,
+    threads: u32,
+) -> Result<Vec<u8>> {
     match method {
         Method::Zstd => {
             let mut c = zstd::bulk::Compressor::new(level)?;
             c.set_parameter(zstd::zstd_safe::CParameter::EnableLongDistanceMatching(
                 true,
             ))?;
+            if threads > 0 {
+                c.set_parameter(zstd::zstd_safe::CParameter::NbWorkers(threads))?;
+            }
             Ok(c.compress(bundle)?)
         }
         Method::Zlib => {
@@ -557,13 +573,18 @@ pub fn compress_payload(bundle: &[u8], method: Method, level: i32) -> Result<Vec
 
 /// Write a CCOB blob for `bundle` (CCOB-8).
 pub fn compress(bundle: &[u8], opts: WriteOptions) -> Result<Vec<u8>> {
+    compress_threads(bundle, opts, 0)
+}
+
+/// [`compress`] with `threads` zstd workers (see [`compress_payload_threads`]).
+pub fn compress_threads(bundle: &[u8], opts: WriteOptions, threads: u32) -> Result<Vec<u8>> {
     let hsize = header_size(opts.version).ok_or_else(|| {
         Error::rule(
             rules::CCOB_8,
             format!("cannot write compressed bundle version {}", opts.version),
         )
     })?;
-    let payload = compress_payload(bundle, opts.method, opts.level)?;
+    let payload = compress_payload_threads(bundle, opts.method, opts.level, threads)?;
     let total = hsize + payload.len() as u64;
     let mut out = Vec::with_capacity(total as usize);
     out.extend_from_slice(MAGIC);

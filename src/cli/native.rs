@@ -74,6 +74,9 @@ enum Cmd {
         /// Compression level (default: 3 for zstd, 6 for zlib).
         #[arg(long, allow_hyphen_values = true)]
         level: Option<i32>,
+        /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
+        #[arg(long, default_value_t = 0)]
+        threads: u32,
     },
     /// Decompress a CCOB blob (verifying sizes and hash) into the bundle it holds.
     Decompress {
@@ -99,6 +102,9 @@ enum Cmd {
         /// Compression level.
         #[arg(long, allow_hyphen_values = true)]
         level: Option<i32>,
+        /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
+        #[arg(long, default_value_t = 0)]
+        threads: u32,
     },
     /// Verify every compressed bundle in a file: sizes and hashes; exit 0 only if all check out.
     Verify {
@@ -166,7 +172,8 @@ pub fn main(args: Vec<String>) -> i32 {
             version,
             method,
             level,
-        } => compress_cmd(&file, &output, version, &method, level),
+            threads,
+        } => compress_cmd(&file, &output, version, &method, level, threads),
         Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
         Cmd::Convert {
             file,
@@ -174,6 +181,7 @@ pub fn main(args: Vec<String>) -> i32 {
             output,
             method,
             level,
+            threads,
         } => match to.as_str() {
             "none" => decompress_cmd(&file, &output),
             v => compress_cmd(
@@ -182,6 +190,7 @@ pub fn main(args: Vec<String>) -> i32 {
                 v[1..].parse().expect("v1|v2|v3"),
                 &method,
                 level,
+                threads,
             ),
         },
         Cmd::Verify { file } => verify_cmd(&file),
@@ -432,6 +441,7 @@ fn compress_cmd(
     version: u16,
     method: &str,
     level: Option<i32>,
+    threads: u32,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let bundle = uncompressed(input.bytes())?;
@@ -446,7 +456,7 @@ fn compress_cmd(
         method: m,
         level: level.unwrap_or(m.default_level()),
     };
-    let blob = ccob::compress(&bundle, opts).map_err(|e| vec![e])?;
+    let blob = ccob::compress_threads(&bundle, opts, threads).map_err(|e| vec![e])?;
     output::write_file(output, &blob).map_err(|e| vec![e])?;
     Ok(0)
 }
