@@ -117,7 +117,8 @@ fn tokenize_gnu(s: &str) -> Vec<String> {
     out
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance, for LLVM's "Did you mean" suggestions.
+pub fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -137,29 +137,13 @@ fn nearest(name: &str, release: Release) -> Option<&'static str> {
         })
         .map(|o| {
             (
-                edit_distance(name, o.name),
+                super::cl::edit_distance(name, o.name),
                 std::cmp::Reverse(o.name.len()),
                 o.name,
             )
         })
         .min()
         .map(|(_, _, n)| n)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let v = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-            cur.push(v);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// Parse as `llvm::cl` does for this tool. Errors are complete lines.
