@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::offload_binary;
 use crate::profile::Release;
 use crate::rules;
+use crate::source::Source;
 use serde::Serialize;
 
 /// The kind of container found at the start of an input.
@@ -124,6 +125,15 @@ pub struct Listing {
 /// violation is returned; with a release, entries appear as that release
 /// sees them (its `-list` order), and only what it cannot read is an error.
 pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>> {
+    list_source(&data, release)
+}
+
+/// [`list`] over a [`Source`]: the bundles of an ELF file's `.hip_fatbin`
+/// (and compressed bundles in it) are read through windows of their own,
+/// so a mapped multi-GB file is listed with the pages of one bundle
+/// resident at a time.
+pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing, Vec<Error>> {
+    let data = src.bytes();
     let Some(c) = detect(data) else {
         return Err(vec![unknown_container(data)]);
     };
@@ -187,20 +197,20 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
-                entries.extend(ccob_entries(data, b.offset, b.len, k, release)?);
+                entries.extend(ccob_entries(src, b.offset, b.len, k, release)?);
             }
             entries
         }
         Container::Elf => {
             let l = match release {
-                None => fatbin::list_strict(data)?,
-                Some(_) => fatbin::inspect(data).map_err(|e| vec![e])?,
+                None => fatbin::list_strict_source(src)?,
+                Some(_) => fatbin::inspect_source(src).map_err(|e| vec![e])?,
             };
             let mut entries = Vec::new();
             for e in l.entries {
                 match e.kind {
                     fatbin::Kind::Compressed { .. } => {
-                        let mut inner = ccob_entries(data, e.offset, e.size, e.bundle, release)?;
+                        let mut inner = ccob_entries(src, e.offset, e.size, e.bundle, release)?;
                         for i in inner.iter_mut() {
                             i.section = Some(e.section.clone());
                         }
@@ -324,23 +334,20 @@ fn large_binary_entries(
 /// The entries of the compressed bundle at `data[at..at + len]`, decoded
 /// strictly (verified) or as `release` decodes it.
 fn ccob_entries(
-    data: &[u8],
+    src: &dyn Source,
     at: u64,
     len: u64,
     bundle: usize,
     release: Option<Release>,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
-    let blob = usize::try_from(at)
-        .ok()
-        .zip(usize::try_from(at.saturating_add(len)).ok())
-        .and_then(|(s, e)| data.get(s..e))
-        .ok_or_else(|| {
-            vec![Error::at(
-                rules::CCOB_4,
-                at,
-                "compressed bundle out of range",
-            )]
-        })?;
+    let window = src.window(at, len);
+    let blob: &[u8] = window.as_deref().ok_or_else(|| {
+        vec![Error::at(
+            rules::CCOB_4,
+            at,
+            "compressed bundle out of range",
+        )]
+    })?;
     if release.is_none() {
         // Large bundles: verify while streaming, keep only the header part.
         let h = ccob::parse_header(blob, at).map_err(|e| vec![e])?;

@@ -31,6 +31,7 @@ pub mod offload_binary;
 pub mod output;
 pub mod profile;
 pub mod rules;
+pub mod source;
 
 pub use error::{Error, Result};
 pub use profile::Release;

@@ -14,6 +14,7 @@
 
 use offload_kit::bundle::binary::{self, LlvmView};
 use offload_kit::bundle::{fatbin, object};
+use offload_kit::detect;
 use offload_kit::elf::{self, Elf};
 use offload_kit::Release;
 use proptest::prelude::*;
@@ -781,6 +782,72 @@ fn fat_1_bundles_at_multiples_of_4096() {
     tricky.extend_from_slice(&[0; 8]);
     let l = fatbin::list_strict(&with_fatbin(tricky, 4096)).unwrap();
     assert_eq!(l.bundles.len(), 1);
+}
+
+/// A source whose windows are copies, counting how many are taken: the
+/// walk must read every `.hip_fatbin` bundle through a window of its own
+/// (the CLI maps each separately so that listing a multi-GB library keeps
+/// one bundle's pages resident) and list exactly what the slice walk lists.
+struct CountingSource {
+    data: Vec<u8>,
+    windows: std::cell::RefCell<Vec<(u64, u64)>>,
+}
+
+impl offload_kit::source::Source for CountingSource {
+    fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+    fn window(&self, offset: u64, len: u64) -> Option<offload_kit::source::Window<'_>> {
+        self.windows.borrow_mut().push((offset, len));
+        let w = self
+            .data
+            .get(offset as usize..(offset + len) as usize)?
+            .to_vec();
+        Some(offload_kit::source::Window::Held(Box::new(w)))
+    }
+}
+
+#[test]
+fn fatbin_bundles_are_read_through_windows() {
+    let sec = fatbin_section(&[hip_bundle(b"ONE"), hip_bundle(b"TWO"), hip_bundle(b"3")]);
+    let d = with_fatbin(sec.clone(), 4096);
+    let src = CountingSource {
+        data: d.clone(),
+        windows: Default::default(),
+    };
+    let windowed = fatbin::list_strict_source(&src).unwrap();
+    assert_eq!(windowed, fatbin::list_strict(&d).unwrap());
+    let base = Elf::parse(&d)
+        .unwrap()
+        .section_by_name(".hip_fatbin")
+        .unwrap()
+        .offset;
+    let starts: Vec<u64> = src.windows.borrow().iter().map(|w| w.0).collect();
+    assert_eq!(starts, [base, base + 0x3000, base + 0x6000]);
+    for r in [None, Some(Release::L22)] {
+        let src = CountingSource {
+            data: d.clone(),
+            windows: Default::default(),
+        };
+        assert_eq!(
+            detect::list_source(&src, r).unwrap(),
+            detect::list(&d, r).unwrap()
+        );
+        assert_eq!(src.windows.borrow().len(), 3);
+    }
+    // A window that cannot be had is an error, not a panic or a short list.
+    struct NoWindows(Vec<u8>);
+    impl offload_kit::source::Source for NoWindows {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn window(&self, _: u64, _: u64) -> Option<offload_kit::source::Window<'_>> {
+            None
+        }
+    }
+    let es = fatbin::list_strict_source(&NoWindows(d)).unwrap_err();
+    assert_eq!(es[0].rule_id(), Some("FAT-1"));
+    assert_eq!(es[0].offset(), Some(base));
 }
 
 #[test]

@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::format::bundle::MAGIC as BUNDLE_MAGIC;
 use crate::format::ccob;
 use crate::rules;
+use crate::source::{Source, Window};
 use std::fmt;
 
 /// The section HIP host code embeds its device code in.
@@ -107,11 +108,33 @@ pub struct Listing {
 /// are appended to `out`; the walk stops at the first bundle it cannot
 /// bound.
 pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut Listing) {
-    let len = sec.len() as u64;
+    let rest_at = |pos: u64| sec.get(pos as usize..).map(Window::Borrowed);
+    walk(&rest_at, sec.len() as u64, base, name, index, out);
+}
+
+/// [`walk_section`] over a section of `len` bytes whose remainder from
+/// relative position `pos` is `rest_at(pos)`: each bundle is read through
+/// its own window, released before the next bundle is read.
+fn walk<'s>(
+    rest_at: &dyn Fn(u64) -> Option<Window<'s>>,
+    len: u64,
+    base: u64,
+    name: &str,
+    index: usize,
+    out: &mut Listing,
+) {
     let mut pos = 0u64;
     let mut bundle = 0usize;
     while pos < len {
-        let rest = &sec[pos as usize..];
+        let Some(window) = rest_at(pos) else {
+            out.problems.push(Error::at(
+                rules::FAT_1,
+                base + pos,
+                format!("cannot read section {name} at offset 0x{pos:x}"),
+            ));
+            return;
+        };
+        let rest: &[u8] = &window;
         let at = base + pos;
         let extent = if rest.starts_with(BUNDLE_MAGIC) {
             match binary::parse_strict(rest, at, Extent::Embedded) {
@@ -195,7 +218,7 @@ pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut L
         }
         let end = pos.saturating_add(extent).min(len);
         let next = end.next_multiple_of(FATBIN_ALIGN).min(len);
-        if let Some(p) = sec[end as usize..next as usize]
+        if let Some(p) = rest[(end - pos) as usize..(next - pos) as usize]
             .iter()
             .position(|&b| b != 0)
         {
@@ -269,6 +292,14 @@ fn compressed_extent(rest: &[u8], at: u64) -> Result<(u16, u16, Option<u64>)> {
 /// OBJ-2) fail the walk; everything else is collected in
 /// [`Listing::problems`].
 pub fn inspect(data: &[u8]) -> Result<Listing> {
+    inspect_source(&data)
+}
+
+/// [`inspect`] reading each bundle of `.hip_fatbin` through its own
+/// [`Source::window`], so that a walk over a large mapped file keeps only
+/// one bundle's pages resident at a time.
+pub fn inspect_source(src: &dyn Source) -> Result<Listing> {
+    let data = src.bytes();
     let elf = Elf::parse(data)?;
     let mut out = Listing {
         problems: elf.check(),
@@ -289,8 +320,10 @@ pub fn inspect(data: &[u8]) -> Result<Listing> {
                 ),
             ));
         }
-        if let Some(bytes) = s.data(data).filter(|_| s.sh_type == SHT_PROGBITS) {
-            walk_section(bytes, s.offset, HIP_FATBIN, s.index, &mut out);
+        if s.sh_type == SHT_PROGBITS && s.data(data).is_some() {
+            let (offset, size) = (s.offset, s.size);
+            let rest_at = |pos: u64| src.window(offset + pos, size - pos);
+            walk(&rest_at, size, offset, HIP_FATBIN, s.index, &mut out);
         }
     }
     let entries = object::scan(&elf);
@@ -318,7 +351,12 @@ pub fn inspect(data: &[u8]) -> Result<Listing> {
 
 /// [`inspect`], failing with every problem when there is any.
 pub fn list_strict(data: &[u8]) -> Result<Listing, Vec<Error>> {
-    let l = inspect(data).map_err(|e| vec![e])?;
+    list_strict_source(&data)
+}
+
+/// [`list_strict`] over a [`Source`] (see [`inspect_source`]).
+pub fn list_strict_source(src: &dyn Source) -> Result<Listing, Vec<Error>> {
+    let l = inspect_source(src).map_err(|e| vec![e])?;
     if l.problems.is_empty() {
         Ok(l)
     } else {

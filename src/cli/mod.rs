@@ -60,7 +60,7 @@ impl Input {
         let map = if len == 0 {
             None
         } else {
-            Some(map_file(&file)?)
+            Some(map_range(&file, 0, len)?)
         };
         Ok(Input {
             map,
@@ -75,15 +75,6 @@ impl Input {
             map: None,
             buf,
             file: None,
-        }
-    }
-
-    /// Tell the kernel the mapping is read at random places (headers of
-    /// many bundles spread over a large file): no read-ahead or fault-around,
-    /// so the pages mapped, and the resident set, stay those actually read.
-    pub fn advise_random(&self) {
-        if let Some(m) = &self.map {
-            let _ = m.advise(memmap2::Advice::Random);
         }
     }
 
@@ -102,13 +93,46 @@ pub fn io_message(e: &std::io::Error) -> String {
     }
 }
 
-/// The only `unsafe` in offload-kit: mapping an input file read-only.
-/// A file truncated by another process while mapped would fault; inputs are
-/// the user's own files, as with every mmap-based tool (LLVM included).
+impl offload_kit::source::Source for Input {
+    fn bytes(&self) -> &[u8] {
+        Input::bytes(self)
+    }
+
+    /// A file-backed input maps each window separately: its pages leave
+    /// the resident set when the window is dropped (see `source`).
+    fn window(&self, offset: u64, len: u64) -> Option<offload_kit::source::Window<'_>> {
+        use offload_kit::source::Window;
+        let end = offset.checked_add(len)?;
+        if end > Input::bytes(self).len() as u64 {
+            return None;
+        }
+        match (&self.file, &self.map) {
+            (Some(f), Some(_)) if len > 0 => match map_range(f, offset, len) {
+                Ok(m) => Some(Window::Held(Box::new(m))),
+                Err(_) => None,
+            },
+            _ => Some(Window::Borrowed(
+                &Input::bytes(self)[offset as usize..end as usize],
+            )),
+        }
+    }
+}
+
+/// The only `unsafe` in offload-kit: mapping (part of) an input file
+/// read-only. A file truncated by another process while mapped would
+/// fault; inputs are the user's own files, as with every mmap-based tool
+/// (LLVM included).
 #[allow(unsafe_code)]
-fn map_file(file: &File) -> Result<memmap2::Mmap, Error> {
+fn map_range(file: &File, offset: u64, len: u64) -> Result<memmap2::Mmap, Error> {
+    let len = usize::try_from(len).map_err(|_| Error::other("file too large to map"))?;
     // SAFETY: read-only private mapping of a file we opened; see above.
-    unsafe { memmap2::Mmap::map(file) }.map_err(Error::from)
+    unsafe {
+        memmap2::MmapOptions::new()
+            .offset(offset)
+            .len(len)
+            .map(file)
+    }
+    .map_err(Error::from)
 }
 
 /// Copy `size` bytes at `offset` of `input` to `out`: kernel-side copy

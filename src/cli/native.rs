@@ -235,10 +235,7 @@ fn print_listing(l: &Listing, json: bool) {
 
 fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    if detect::detect(input.bytes()) == Some(detect::Container::Elf) {
-        input.advise_random();
-    }
-    let l = detect::list(input.bytes(), llvm)?;
+    let l = detect::list_source(&input, llvm)?;
     print_listing(&l, json);
     Ok(0)
 }
@@ -252,7 +249,7 @@ fn extract(
     bundle: Option<usize>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let mut l = detect::list(input.bytes(), None)?;
+    let mut l = detect::list_source(&input, None)?;
     if let Some(k) = bundle {
         l.entries.retain(|e| e.bundle == k);
     }
@@ -319,7 +316,7 @@ fn extract(
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let res = detect::list(input.bytes(), None);
+    let res = detect::list_source(&input, None);
     if json {
         let v = match &res {
             Ok(l) => {
