@@ -119,6 +119,7 @@ rules! {
     OB_21 = "OB-21", "offload-binary.md", "Archives are read member by member; a member is a raw binary, an ELF file or an archive";
     OB_22 = "OB-22", "offload-binary.md", "Packaging: every image names a `file`, and in 16 and 19 a `triple`; 19 and 22 package one binary per comma-separated file";
     OB_23 = "OB-23", "offload-binary.md", "Extraction: an image matches when every filter key equals its string, `kind` compared as an enumeration; outputs are named and written as the release does, inside the current directory";
+    OB_24 = "OB-24", "offload-binary.md", "Archive writer: a `/` symbol table of the global defined symbols of ELF and bitcode members precedes the `//` name table";
 }
 
 /// Look a rule up by its ID.

@@ -9,9 +9,9 @@
 
 use super::cl;
 use super::{io_message, Input};
-use offload_kit::offload_binary::archive;
 use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
+use offload_kit::offload_binary::symtab::{self, SymbolError};
 use offload_kit::output::{self, OutputFile};
 use offload_kit::Release;
 use std::io::{Read, Write};
@@ -479,7 +479,13 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                     Some(ms) => {
                         let refs: Vec<(&str, &[u8])> =
                             ms.iter().map(|(n, d)| (n.as_ref(), *d)).collect();
-                        write_output(&path, &archive::write_gnu(&refs))
+                        match archive_bytes(&images, &members, &refs) {
+                            Ok(bytes) => write_output(&path, &bytes),
+                            Err(line) => {
+                                elog!("{argv0}: error: {line}");
+                                return 1;
+                            }
+                        }
                     }
                     None => Err("image outside its binary".into()),
                 }
@@ -495,6 +501,43 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
         return 1;
     }
     0
+}
+
+/// The `--archive` output for the images `members` (named and sliced in
+/// `refs`): `writeArchive` with its symbol table (OB-24). Err: the error
+/// line after `<argv0>: error: ` — LLVM's `'<member>': <message>` with
+/// offload-kit's detail, or the rule alone where LLVM dies or offload-kit
+/// cannot compute what LLVM writes.
+fn archive_bytes(
+    images: &[LlvmImage<'_>],
+    members: &[usize],
+    refs: &[(&str, &[u8])],
+) -> Result<Vec<u8>, String> {
+    let mut symbols = Vec::with_capacity(refs.len());
+    for (&i, (name, data)) in members.iter().zip(refs) {
+        let img = &images[i];
+        let odd = img.image_offset.wrapping_sub(img.binary_offset) % 2 == 1;
+        match symtab::member_symbols(data, odd) {
+            Ok(s) => symbols.push(s),
+            Err(e) => {
+                let e = e.rebase(img.image_offset);
+                return Err(match e {
+                    SymbolError::Llvm { message, error } => {
+                        format!("'{name}': {message} [{error}]")
+                    }
+                    SymbolError::Fatal { error } | SymbolError::Unmodelled { error } => {
+                        format!("'{name}': {error}")
+                    }
+                });
+            }
+        }
+    }
+    // LLVM's test hook for the 64-bit symbol table (read as it reads it).
+    let threshold = std::env::var("SYM64_THRESHOLD")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(symtab::SYM64_THRESHOLD);
+    Ok(symtab::write_gnu_with_symtab(refs, &symbols, threshold))
 }
 
 fn objdump(argv0: &str, input: &str, release: Release) -> i32 {

@@ -24,6 +24,7 @@ pub mod llvm;
 pub mod order;
 pub mod packager;
 pub mod strtab;
+pub mod symtab;
 
 pub use container::{list, list_with, ListedImage};
 pub use kinds::{ImageKind, OffloadKind};
