@@ -274,8 +274,9 @@ pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec
 
 /// Compressed bundles larger than this are listed from a verified prefix.
 const LARGE_CCOB: u64 = 64 << 20;
-/// How much of a large compressed bundle is kept for its header.
-const LARGE_CCOB_PREFIX: u64 = 16 << 20;
+/// How much of a large compressed bundle is kept for its header: a first
+/// try, and the most kept when the header is longer.
+const LARGE_CCOB_PREFIX: [u64; 2] = [1 << 20, 16 << 20];
 
 /// Entries of a large compressed binary bundle from the first bytes of its
 /// (verified) uncompressed form: the header and IDs are checked strictly;
@@ -340,6 +341,25 @@ fn ccob_entries(
     bundle: usize,
     release: Option<Release>,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    if release.is_none() {
+        // Large bundles: verify while streaming, keep only the header part.
+        let h = ccob::header_in(src, at, len, at).map_err(|e| vec![e])?;
+        if h.uncompressed_size > LARGE_CCOB {
+            for keep in LARGE_CCOB_PREFIX {
+                let (_, prefix) =
+                    ccob::verify_prefix_in(src, at, len, at, keep).map_err(|e| vec![e])?;
+                if !binary::is_binary_bundle(&prefix) {
+                    break;
+                }
+                let listed = large_binary_entries(&prefix, h.uncompressed_size, at, bundle);
+                let cut = binary::scan_prefix(&prefix, h.uncompressed_size, 0)
+                    .is_none_or(|s| matches!(s.stop, Some(binary::Stop::Truncated { .. })));
+                if listed.is_ok() || !cut || keep == LARGE_CCOB_PREFIX[1] {
+                    return listed;
+                }
+            }
+        }
+    }
     let window = src.window(at, len);
     let blob: &[u8] = window.as_deref().ok_or_else(|| {
         vec![Error::at(
@@ -348,17 +368,6 @@ fn ccob_entries(
             "compressed bundle out of range",
         )]
     })?;
-    if release.is_none() {
-        // Large bundles: verify while streaming, keep only the header part.
-        let h = ccob::parse_header(blob, at).map_err(|e| vec![e])?;
-        if h.uncompressed_size > LARGE_CCOB {
-            let (_, prefix) =
-                ccob::verify_prefix(blob, at, LARGE_CCOB_PREFIX).map_err(|e| vec![e])?;
-            if binary::is_binary_bundle(&prefix) {
-                return large_binary_entries(&prefix, h.uncompressed_size, at, bundle);
-            }
-        }
-    }
     let inner = match release {
         None => ccob::decompress_strict(blob, at).map_err(|e| vec![e])?.data,
         Some(r) => match ccob::llvm_decompress(blob, r) {

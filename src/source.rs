@@ -56,3 +56,66 @@ impl Source for Vec<u8> {
         self
     }
 }
+
+/// A sequential reader over `[start, end)` of a [`Source`] that holds one
+/// window of at most `chunk` bytes at a time: streaming a compressed
+/// bundle through a decoder keeps only that much of a mapped input resident.
+pub struct Reader<'s> {
+    src: &'s dyn Source,
+    pos: u64,
+    end: u64,
+    chunk: u64,
+    window: Option<Window<'s>>,
+    used: usize,
+}
+
+impl<'s> Reader<'s> {
+    /// A reader of `src[start..end]` in windows of `chunk` bytes.
+    pub fn new(src: &'s dyn Source, start: u64, end: u64, chunk: u64) -> Reader<'s> {
+        Reader {
+            src,
+            pos: start,
+            end: end.max(start),
+            chunk: chunk.max(1),
+            window: None,
+            used: 0,
+        }
+    }
+}
+
+impl std::io::Read for Reader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let avail = std::io::BufRead::fill_buf(self)?;
+        let n = avail.len().min(buf.len());
+        buf[..n].copy_from_slice(&avail[..n]);
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Reader<'_> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        let exhausted = self.window.as_ref().is_none_or(|w| self.used >= w.len());
+        if exhausted {
+            // Drop the old window before taking the next one.
+            self.window = None;
+            self.used = 0;
+            if self.pos < self.end {
+                let n = self.chunk.min(self.end - self.pos);
+                let w = self.src.window(self.pos, n).ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        format!("cannot read {n} bytes at offset {}", self.pos),
+                    )
+                })?;
+                self.pos += w.len() as u64;
+                self.window = Some(w);
+            }
+        }
+        Ok(self.window.as_deref().map_or(&[][..], |w| &w[self.used..]))
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.used += amt;
+    }
+}

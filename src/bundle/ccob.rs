@@ -11,9 +11,10 @@ use crate::format::ccob::{
 };
 use crate::profile::Release;
 use crate::rules;
+use crate::source::{Reader, Source};
 use binrw::BinRead;
 use md5::{Digest, Md5};
-use std::io::{Cursor, Read, Write};
+use std::io::{BufRead, Cursor, Read, Write};
 
 /// Compression method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -283,6 +284,43 @@ pub fn decompress_strict(data: &[u8], base: u64) -> Result<Decompressed> {
 /// without trusting the claim for allocation). The stream must end exactly
 /// at the end of `payload` (CCOB-5).
 pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W) -> Result<u64> {
+    decode_stream(h, payload, payload.len() as u64, base, out)
+}
+
+/// A [`BufRead`] that counts the bytes its consumer took.
+struct Counting<R> {
+    inner: R,
+    used: u64,
+}
+
+impl<R: BufRead> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.used += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for Counting<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amt: usize) {
+        self.used += amt as u64;
+        self.inner.consume(amt);
+    }
+}
+
+/// [`decode_into`] reading the `payload_len` bytes of compressed data from
+/// `payload` (a slice, or a [`Reader`] that holds one window of a
+/// mapped file at a time).
+pub fn decode_stream<R: BufRead, W: Write>(
+    h: &Header,
+    payload: R,
+    payload_len: u64,
+    base: u64,
+    out: &mut W,
+) -> Result<u64> {
     let limit = h.uncompressed_size.saturating_add(1);
     let stream_err = |e: std::io::Error| {
         Error::at(
@@ -291,7 +329,10 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
             format!("the compressed stream does not decode: {e}"),
         )
     };
-    let mut counting = Cursor::new(payload);
+    let mut counting = Counting {
+        inner: payload.take(payload_len),
+        used: 0,
+    };
     let n = match h.method() {
         Some(Method::Zstd) => {
             let mut dec = zstd::stream::read::Decoder::with_buffer(&mut counting)
@@ -308,13 +349,13 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
                 let _ = dec.read(&mut rest).map_err(stream_err)?;
             }
             let consumed = dec.total_in();
-            if n <= h.uncompressed_size && consumed != payload.len() as u64 {
+            if n <= h.uncompressed_size && consumed != payload_len {
                 return Err(Error::at(
                     rules::CCOB_5,
                     base + consumed,
                     format!(
                         "{} bytes after the end of the compressed stream",
-                        payload.len() as u64 - consumed
+                        payload_len - consumed
                     ),
                 ));
             }
@@ -332,14 +373,14 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
             ),
         ));
     }
-    let used = counting.position();
-    if used != payload.len() as u64 && h.method() == Some(Method::Zstd) {
+    let used = counting.used;
+    if used != payload_len && h.method() == Some(Method::Zstd) {
         return Err(Error::at(
             rules::CCOB_5,
             base + used,
             format!(
                 "{} bytes after the end of the compressed stream",
-                payload.len() as u64 - used
+                payload_len - used
             ),
         ));
     }
@@ -352,6 +393,21 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
 /// stays bounded by the decoder's window, whatever the bundle's size.
 pub fn extract_range<W: Write>(
     data: &[u8],
+    base: u64,
+    offset: u64,
+    size: u64,
+    out: &mut W,
+) -> Result<()> {
+    extract_range_in(&data, 0, data.len() as u64, base, offset, size, out)
+}
+
+/// [`extract_range`] for the blob at `src[at..at + avail]` (absolute offset
+/// `base` in the outermost input), reading its compressed data through windows of
+/// [`STREAM_CHUNK`] bytes: a mapped input is never resident as a whole.
+pub fn extract_range_in<W: Write>(
+    src: &dyn Source,
+    at: u64,
+    avail: u64,
     base: u64,
     offset: u64,
     size: u64,
@@ -382,8 +438,8 @@ pub fn extract_range<W: Write>(
             self.out.flush()
         }
     }
-    let h = parse_header(data, base)?;
-    let end = blob_len(&h, data, base)?;
+    let h = header_in(src, at, avail, base)?;
+    let end = blob_len_in(&h, avail, base)?;
     let to = offset
         .checked_add(size)
         .ok_or_else(|| Error::other("entry range overflows"))?;
@@ -394,9 +450,11 @@ pub fn extract_range<W: Write>(
         md5: Md5::new(),
         out,
     };
-    let n = decode_into(
+    let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
+    let n = decode_stream(
         &h,
-        &data[h.header_size as usize..end as usize],
+        payload,
+        end - h.header_size,
         base + h.header_size,
         &mut tap,
     )?;
@@ -430,14 +488,59 @@ pub fn extract_range<W: Write>(
     Ok(())
 }
 
+/// How much of a mapped input a streamed decode holds at a time.
+pub const STREAM_CHUNK: u64 = 4 << 20;
+
+/// The header of the blob at `src[at..at + avail]` (read through a small window).
+pub fn header_in(src: &dyn Source, at: u64, avail: u64, base: u64) -> Result<Header> {
+    let w = src
+        .window(at, avail.min(64))
+        .ok_or_else(|| Error::at(rules::CCOB_2, base, "compressed bundle out of range"))?;
+    parse_header(&w, base)
+}
+
+/// [`blob_len`] for a blob with `len` bytes available, without touching its data.
+fn blob_len_in(h: &Header, len: u64, base: u64) -> Result<u64> {
+    match h.total_size {
+        None => Ok(len),
+        Some(t) if t < h.header_size => Err(Error::at(
+            rules::CCOB_4,
+            base + 8,
+            format!(
+                "total size {t} is smaller than the {}-byte header",
+                h.header_size
+            ),
+        )),
+        Some(t) if t > len => Err(Error::at(
+            rules::CCOB_4,
+            base + 8,
+            format!("total size {t} runs past the end of the data ({len} bytes)"),
+        )),
+        Some(t) => Ok(t),
+    }
+}
+
 /// Stream-verify the blob at the start of `data` (size and hash, as
 /// [`decompress_strict`]) while keeping only the first `keep` bytes of the
 /// uncompressed bundle: enough to list a large compressed bundle without
 /// holding it in memory.
 pub fn verify_prefix(data: &[u8], base: u64, keep: u64) -> Result<(Header, Vec<u8>)> {
-    let h = parse_header(data, base)?;
+    verify_prefix_in(&data, 0, data.len() as u64, base, keep)
+}
+
+/// [`verify_prefix`] for the blob at `src[at..at + avail]`, streamed as
+/// [`extract_range_in`] streams.
+pub fn verify_prefix_in(
+    src: &dyn Source,
+    at: u64,
+    avail: u64,
+    base: u64,
+    keep: u64,
+) -> Result<(Header, Vec<u8>)> {
+    let h = header_in(src, at, avail, base)?;
     let mut prefix = Vec::new();
-    extract_range(data, base, 0, keep.min(h.uncompressed_size), &mut prefix)?;
+    let keep = keep.min(h.uncompressed_size);
+    extract_range_in(src, at, avail, base, 0, keep, &mut prefix)?;
     Ok((h, prefix))
 }
 
@@ -578,15 +681,37 @@ pub fn compress(bundle: &[u8], opts: WriteOptions) -> Result<Vec<u8>> {
 
 /// [`compress`] with `threads` zstd workers (see [`compress_payload_threads`]).
 pub fn compress_threads(bundle: &[u8], opts: WriteOptions, threads: u32) -> Result<Vec<u8>> {
+    let (mut out, payload) = compress_parts(bundle, opts, threads)?;
+    out.extend_from_slice(&payload);
+    Ok(out)
+}
+
+/// [`compress_threads`] as two parts, the header and the compressed data,
+/// so that a caller writing a file need not join them. The truncated MD5
+/// is computed on a second thread while the data is compressed: the same
+/// bytes, in the time of the compression alone on a machine with two cores.
+pub fn compress_parts(
+    bundle: &[u8],
+    opts: WriteOptions,
+    threads: u32,
+) -> Result<(Vec<u8>, Vec<u8>)> {
     let hsize = header_size(opts.version).ok_or_else(|| {
         Error::rule(
             rules::CCOB_8,
             format!("cannot write compressed bundle version {}", opts.version),
         )
     })?;
-    let payload = compress_payload_threads(bundle, opts.method, opts.level, threads)?;
+    let (payload, hash) = std::thread::scope(|s| {
+        let hasher = s.spawn(|| truncated_md5(bundle));
+        let payload = compress_payload_threads(bundle, opts.method, opts.level, threads);
+        let hash = hasher
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (payload, hash)
+    });
+    let payload = payload?;
     let total = hsize + payload.len() as u64;
-    let mut out = Vec::with_capacity(total as usize);
+    let mut out = Vec::with_capacity(hsize as usize);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&opts.version.to_le_bytes());
     out.extend_from_slice(&opts.method.value().to_le_bytes());
@@ -616,9 +741,8 @@ pub fn compress_threads(bundle: &[u8], opts: WriteOptions, threads: u32) -> Resu
             out.extend_from_slice(&usize_.to_le_bytes());
         }
     }
-    out.extend_from_slice(&truncated_md5(bundle));
-    out.extend_from_slice(&payload);
-    Ok(out)
+    out.extend_from_slice(&hash);
+    Ok((out, payload))
 }
 
 /// Length of the compressed data of a blob written by [`compress`]

@@ -301,7 +301,8 @@ fn extract(
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
         } else if let Some(at) = e.ccob_offset {
             // Streamed: verified as a whole, only the entry's bytes kept.
-            ccob::extract_range(&input.bytes()[at as usize..], at, e.offset, e.size, &mut o)
+            let avail = input.bytes().len() as u64 - at;
+            ccob::extract_range_in(&input, at, avail, at, e.offset, e.size, &mut o)
                 .map_err(|e| vec![e])?;
         } else {
             copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
@@ -418,7 +419,7 @@ fn method_of(m: &str) -> ccob::Method {
 
 /// The uncompressed bytes of `data`: the bundle itself, or the verified
 /// content of a single CCOB blob.
-fn uncompressed(data: &[u8]) -> Result<Vec<u8>, Vec<Error>> {
+fn uncompressed(data: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Vec<Error>> {
     if ccob::is_ccob(data) {
         let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
         if blobs.len() != 1 {
@@ -427,9 +428,12 @@ fn uncompressed(data: &[u8]) -> Result<Vec<u8>, Vec<Error>> {
                 blobs.len()
             ))]);
         }
-        return Ok(ccob::decompress_strict(data, 0).map_err(|e| vec![e])?.data);
+        return Ok(ccob::decompress_strict(data, 0)
+            .map_err(|e| vec![e])?
+            .data
+            .into());
     }
-    Ok(data.to_vec())
+    Ok(data.into())
 }
 
 fn compress_cmd(
@@ -453,8 +457,12 @@ fn compress_cmd(
         method: m,
         level: level.unwrap_or(m.default_level()),
     };
-    let blob = ccob::compress_threads(&bundle, opts, threads).map_err(|e| vec![e])?;
-    output::write_file(output, &blob).map_err(|e| vec![e])?;
+    let (header, payload) = ccob::compress_parts(&bundle, opts, threads).map_err(|e| vec![e])?;
+    let mut o = output::OutputFile::create(output).map_err(|e| vec![e])?;
+    std::io::Write::write_all(&mut o, &header)
+        .and_then(|()| std::io::Write::write_all(&mut o, &payload))
+        .map_err(|e| vec![Error::from(e)])?;
+    o.commit().map_err(|e| vec![e])?;
     Ok(0)
 }
 
