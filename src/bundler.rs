@@ -6,11 +6,14 @@
 //! returns which bytes go to which output, [`Job::plan_bundle`] returns the
 //! layout to write. The CLI executes the plans (streaming copies, temp files).
 
+use crate::bundle::archive as hda;
 use crate::bundle::binary::{self, Layout, LlvmView};
 use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::bundle::{object, text};
 use crate::error::Error;
 use crate::id::target_id;
+use crate::offload_binary::archive as ar;
+use crate::offload_binary::symtab::Symbolic;
 use crate::profile::Release;
 use crate::rules;
 use std::collections::BTreeSet;
@@ -515,6 +518,349 @@ impl Job {
             .collect();
         binary::layout(&entries, self.align)
             .map_err(|e| BundlerError::with("invalid bundle alignment", e))
+    }
+}
+
+/// Where the bytes of an output archive member come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bytes {
+    /// A range of the input archive.
+    Input {
+        /// Absolute offset in the input.
+        offset: u64,
+        /// Size.
+        size: u64,
+    },
+    /// A range of one of [`ArchivePlan::buffers`].
+    Buffer {
+        /// Index into the buffers.
+        index: usize,
+        /// Offset in that buffer.
+        offset: u64,
+        /// Size.
+        size: u64,
+    },
+}
+
+/// One member of an output archive (spec/archive.md AR-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveMember {
+    /// The member name: a name inside the archive, never a path.
+    pub name: Vec<u8>,
+    /// Its bytes.
+    pub data: Bytes,
+}
+
+/// What `-unbundle -type=a` writes: one archive per target, in `-targets`
+/// order, up to the first target that fails (LLVM writes the archives of
+/// the targets before it, AR-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchivePlan {
+    /// Bytes computed by the plan: decompressed members (CCOB, 19/22) and
+    /// host objects without their bundle sections (19/22).
+    pub buffers: Vec<Vec<u8>>,
+    /// The members of each archive to write, in order.
+    pub archives: Vec<Vec<ArchiveMember>>,
+    /// The symbols of the members of each archive (AR-5).
+    pub symbols: Vec<Vec<Symbolic>>,
+    /// The failure after the archives above are written.
+    pub error: Option<BundlerError>,
+}
+
+impl ArchivePlan {
+    /// The bytes of `b` (`input` is the archive the plan was made from).
+    pub fn bytes<'a>(&'a self, input: &'a [u8], b: &Bytes) -> &'a [u8] {
+        let (src, offset, size): (&[u8], u64, u64) = match *b {
+            Bytes::Input { offset, size } => (input, offset, size),
+            Bytes::Buffer {
+                index,
+                offset,
+                size,
+            } => (
+                self.buffers.get(index).map_or(&[][..], Vec::as_slice),
+                offset,
+                size,
+            ),
+        };
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = usize::try_from(offset.saturating_add(size)).unwrap_or(usize::MAX);
+        src.get(start..end).unwrap_or(&[])
+    }
+
+    /// The members of archive `i` with their bytes.
+    pub fn members<'a>(&'a self, input: &'a [u8], i: usize) -> Vec<hda::OutMember<'a>> {
+        self.archives.get(i).map_or_else(Vec::new, |ms| {
+            ms.iter()
+                .map(|m| hda::OutMember {
+                    name: &m.name,
+                    data: self.bytes(input, &m.data),
+                })
+                .collect()
+        })
+    }
+}
+
+/// LLVM's `Archive::create` failure for `input`, with offload-kit's detail.
+fn archive_error(input: &[u8], e: Error) -> BundlerError {
+    if input.starts_with(ar::ARCHIVE_MAGIC) || input.starts_with(ar::THIN_MAGIC) {
+        BundlerError::with("truncated or malformed archive", e)
+    } else {
+        BundlerError::with("file too small to be an archive", e)
+    }
+}
+
+/// The members of the input archive (AR-1). A thin archive without
+/// members is read as empty, as LLVM reads it.
+fn archive_members(input: &[u8]) -> Result<Vec<ar::RawMember<'_>>, BundlerError> {
+    if input == ar::THIN_MAGIC {
+        return Ok(Vec::new());
+    }
+    ar::members_raw(input, 0, rules::AR_1).map_err(|e| archive_error(input, e))
+}
+
+impl Job {
+    /// `CheckHeterogeneousArchive` (`-check-input-archive`, 19 and 22,
+    /// AR-7): for each member, as stored (compressed members are not
+    /// decompressed, so they hold no IDs), the set of its entry IDs must
+    /// not hold a conflicting pair. `name` is the archive's path as given.
+    pub fn check_archive(&self, input: &[u8], name: &str) -> Result<(), BundlerError> {
+        for m in archive_members(input)? {
+            let entries = self
+                .llvm_entries(m.data)
+                .map_err(|e| rebase(e, m.data_offset))?;
+            let ids: BTreeSet<&[u8]> = entries.iter().map(|e| e.id).collect();
+            let member = m.name_str();
+            match hda::conflict(&ids) {
+                None => {}
+                Some(hda::Conflict::Pair(a, b)) => {
+                    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+                    return Err(BundlerError::with(
+                        format!("conflicting TargetIDs [{a}, {b}] found in {member} of {name}"),
+                        Error::at(
+                            rules::AR_7,
+                            m.header_offset,
+                            format!("'{b}' sets a feature that '{a}' leaves Any"),
+                        ),
+                    ));
+                }
+                Some(hda::Conflict::Malformed(id)) => {
+                    let pos = entries
+                        .iter()
+                        .find(|e| e.id == id)
+                        .map_or(m.data_offset, |e| m.data_offset + e.id_pos);
+                    return Err(BundlerError::with(
+                        format!("malformed target ID in {member} of {name}"),
+                        Error::at(
+                            rules::AR_7,
+                            pos,
+                            format!(
+                                "'{}' is not processor(:feature(+|-))*; LLVM {} dereferences the empty result of parseTargetIDWithFormatCheckingOnly here (undefined behaviour)",
+                                String::from_utf8_lossy(id).escape_debug(),
+                                self.release
+                            ),
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `UnbundleArchive`: decide what each target's archive holds. `name`
+    /// is the input's path as given (LLVM's messages name it).
+    pub fn plan_archive(
+        &self,
+        v: &Validated,
+        input: &[u8],
+        name: &str,
+    ) -> Result<ArchivePlan, BundlerError> {
+        let r = self.release;
+        if self.check_input_archive && r >= Release::L19 {
+            self.check_archive(input, name)?;
+        }
+        let members = archive_members(input)?;
+        let mut buffers: Vec<Vec<u8>> = Vec::new();
+        let mut archives: Vec<Vec<ArchiveMember>> = vec![Vec::new(); v.targets.len()];
+        for m in &members {
+            // 19 and 22 decompress a CCOB member first (AR-2).
+            let decompressed: Option<Vec<u8>> = match ccob::llvm_decompress(m.data, r) {
+                LlvmDecompress::Plain => None,
+                LlvmDecompress::Data(d) => Some(d),
+                LlvmDecompress::Fails(msg, e) => {
+                    return Err(BundlerError::with(
+                        format!("Failed to decompress code object: {msg}"),
+                        e.rebase(m.data_offset)
+                            .context(format!("in archive member '{}'", m.name_str())),
+                    ));
+                }
+            };
+            // Buffers this member adds: the decompressed bytes first (at
+            // index `first`), then host objects computed from them.
+            let first = buffers.len();
+            let mut owned: Vec<Vec<u8>> = Vec::new();
+            let data: &[u8] = decompressed.as_deref().unwrap_or(m.data);
+            // Offsets inside a decompressed member are reported relative
+            // to the member's data in the archive (the offset inside the
+            // decompressed bytes, plus where the member starts).
+            let report_base = m.data_offset;
+            let context = if decompressed.is_some() {
+                format!("in the decompressed archive member '{}'", m.name_str())
+            } else {
+                format!("in archive member '{}'", m.name_str())
+            };
+            let entries = self
+                .llvm_entries(data)
+                .map_err(|e| with_context(rebase(e, report_base), context.clone()))?;
+            for e in &entries {
+                let id = e.id_str();
+                if r == Release::L22 && !Release::llvm22_well_formed(&id) {
+                    return Err(BundlerError::with(
+                        "Invalid bundle id read from code object",
+                        Error::at(
+                            rules::ID_1,
+                            report_base + e.id_pos,
+                            format!(
+                                "entry ID '{}' does not have 5 or 6 '-'-separated fields",
+                                id.escape_debug()
+                            ),
+                        )
+                        .context(context.clone()),
+                    ));
+                }
+                // 14 and 16 skip host entries ("we don't extract host code
+                // yet"); 19 and 22 extract them (AR-3).
+                if r <= Release::L16 && r.target_info(&id).is_some_and(|i| i.kind == "host") {
+                    continue;
+                }
+                let targets: Vec<usize> = v
+                    .targets
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, t)| hda::compatible(r, &id, t, self.hip_openmp))
+                    .map(|(i, _)| i)
+                    .collect();
+                if targets.is_empty() {
+                    continue;
+                }
+                let in_range = e
+                    .offset
+                    .checked_add(e.size)
+                    .is_some_and(|end| end <= data.len() as u64);
+                if !in_range && !object::is_object_file(data) {
+                    return Err(BundlerError::with(
+                        "malformed bundle header",
+                        Error::at(
+                            rules::BIN_5,
+                            report_base + e.record_pos,
+                            format!(
+                                "entry '{}': payload [0x{:x}, +0x{:x}) lies outside the member of {} bytes; LLVM {r} copies memory it does not own",
+                                id.escape_debug(),
+                                e.offset,
+                                e.size,
+                                data.len()
+                            ),
+                        )
+                        .context(context.clone()),
+                    ));
+                }
+                let piece = self
+                    .piece_for(data, e)
+                    .map_err(|err| with_context(rebase(err, report_base), context.clone()))?;
+                let whole = data.len() as u64;
+                let bytes = match (piece, decompressed.is_some()) {
+                    (Piece::Range { offset, size }, false) => Bytes::Input {
+                        offset: m.data_offset + offset,
+                        size,
+                    },
+                    (Piece::Range { offset, size }, true) => Bytes::Buffer {
+                        index: first,
+                        offset,
+                        size,
+                    },
+                    (Piece::WholeInput, false) => Bytes::Input {
+                        offset: m.data_offset,
+                        size: whole,
+                    },
+                    (Piece::WholeInput, true) => Bytes::Buffer {
+                        index: first,
+                        offset: 0,
+                        size: whole,
+                    },
+                    (Piece::Empty, _) => Bytes::Input { offset: 0, size: 0 },
+                    (Piece::Owned(o), _) => {
+                        let size = o.len() as u64;
+                        owned.push(o);
+                        Bytes::Buffer {
+                            index: first + usize::from(decompressed.is_some()) + owned.len() - 1,
+                            offset: 0,
+                            size,
+                        }
+                    }
+                };
+                let target_id = r.target_info(&id).map(|i| i.target_id).unwrap_or_default();
+                let out_name = hda::member_name(m.name, e.id, &target_id);
+                for t in targets {
+                    archives[t].push(ArchiveMember {
+                        name: out_name.clone(),
+                        data: bytes,
+                    });
+                }
+            }
+            drop(entries);
+            buffers.extend(decompressed);
+            buffers.extend(owned);
+        }
+        let mut plan = ArchivePlan {
+            buffers,
+            archives: Vec::new(),
+            symbols: Vec::new(),
+            error: None,
+        };
+        for (i, t) in v.targets.iter().enumerate() {
+            let ms = std::mem::take(&mut archives[i]);
+            if ms.is_empty() && !self.allow_missing {
+                plan.error = Some(BundlerError::with(
+                    format!(
+                        "no compatible code object found for the target '{t}' in heterogeneous archive library: {name}"
+                    ),
+                    Error::rule(
+                        rules::AR_6,
+                        format!("no member holds a code object compatible with '{t}'"),
+                    ),
+                ));
+                break;
+            }
+            plan.archives.push(ms);
+            let outs = plan.members(input, i);
+            match hda::symbols(&outs) {
+                Ok(s) => plan.symbols.push(s),
+                Err((k, msg, err)) => {
+                    plan.archives.pop();
+                    plan.error = Some(BundlerError::with(
+                        msg,
+                        err.context(format!(
+                            "output member {k} of the archive for '{t}' (offset inside the member)"
+                        )),
+                    ));
+                    break;
+                }
+            }
+        }
+        Ok(plan)
+    }
+}
+
+fn rebase(e: BundlerError, base: u64) -> BundlerError {
+    BundlerError {
+        message: e.message,
+        detail: e.detail.map(|d| d.rebase(base)),
+    }
+}
+
+fn with_context(e: BundlerError, what: String) -> BundlerError {
+    BundlerError {
+        message: e.message,
+        detail: e.detail.map(|d| d.context(what)),
     }
 }
 

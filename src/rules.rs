@@ -120,6 +120,13 @@ rules! {
     OB_22 = "OB-22", "offload-binary.md", "Packaging: every image names a `file`, and in 16 and 19 a `triple`; 19 and 22 package one binary per comma-separated file";
     OB_23 = "OB-23", "offload-binary.md", "Extraction: an image matches when every filter key equals its string, `kind` compared as an enumeration; outputs are named and written as the release does, inside the current directory";
     OB_24 = "OB-24", "offload-binary.md", "Archive writer: a `/` symbol table of the global defined symbols of ELF and bitcode members precedes the `//` name table";
+    AR_1 = "AR-1", "archive.md", "An archive input is a GNU or BSD `ar` archive whose member headers and data lie inside the file; thin archives are not read";
+    AR_2 = "AR-2", "archive.md", "Members are read in archive order; a member that is not a bundle (after CCOB decompression on 19 and 22) holds no code object and is skipped";
+    AR_3 = "AR-3", "archive.md", "Every entry of a member goes to every requested target it is compatible with, by the release's archive rule";
+    AR_4 = "AR-4", "archive.md", "Output member name: stem, '-', the entry ID, stem, extension (`.bc` for gfx, `.cubin` for sm_, else the member's own), every ':' replaced by '_'";
+    AR_5 = "AR-5", "archive.md", "One output archive per target, written as LLVM's `writeArchive` K_GNU deterministic, with the symbol table of its members";
+    AR_6 = "AR-6", "archive.md", "A target without a compatible code object is an error, or an empty archive with -allow-missing-bundles; archives of earlier targets stay";
+    AR_7 = "AR-7", "archive.md", "Within one member, the entry IDs of one kind, triple and processor either all set a feature or none does";
 }
 
 /// Look a rule up by its ID.

@@ -1,6 +1,8 @@
-//! clang-offload-bundler containers. Binary bundles now; text, object-file
-//! and compressed bundles are added per format beside it.
+//! clang-offload-bundler containers: binary, text, object-file and
+//! compressed bundles, `.hip_fatbin` host files and heterogeneous device
+//! archives.
 
+pub mod archive;
 pub mod binary;
 pub mod ccob;
 pub mod fatbin;

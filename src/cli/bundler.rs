@@ -3,7 +3,7 @@
 
 use super::cl::{self, Kind, Spec};
 use super::{copy_range, io_message, Input};
-use offload_kit::bundle::{ccob, object, text};
+use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::OutputFile;
 use offload_kit::Release;
@@ -159,6 +159,19 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             return 1;
         }
     };
+    if release <= Release::L16 {
+        // 14 and 16 have no -check-input-archive: LLVM's option parser
+        // rejects it before anything else.
+        if let Some(a) = args.iter().find(|a| {
+            let body = a.trim_start_matches('-');
+            a.starts_with('-') && body.split('=').next() == Some("check-input-archive")
+        }) {
+            eprintln!(
+                "clang-offload-bundler: Unknown command line argument '{a}'.  Try: '{prog} --help'"
+            );
+            return 1;
+        }
+    }
     if p.flag("version") {
         outln!(
             "offload-kit clang-offload-bundler (reproducing LLVM {release}) version {}",
@@ -365,12 +378,10 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
 
 fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
-    let supported = !matches!(v.file_type, FileType::Archive);
     if job.list {
+        // `-list -type=a` lists the input as -type=o does: an archive is
+        // neither an object nor a bundle, so nothing is printed.
         let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
-        if !supported {
-            return Err(not_yet(&job.file_type));
-        }
         let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
@@ -378,11 +389,11 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         }
         return Ok(());
     }
+    if job.unbundle && v.file_type == FileType::Archive {
+        return unbundle_archive(job, &v);
+    }
     if job.unbundle {
         let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
-        if !supported {
-            return Err(not_yet(&job.file_type));
-        }
         let pieces = job
             .plan_unbundle(&v, input.bytes())
             .map_err(|e| e.to_string())?;
@@ -414,9 +425,6 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         .iter()
         .map(|p| open(p))
         .collect::<Result<_, _>>()?;
-    if !supported {
-        return Err(not_yet(&job.file_type));
-    }
     // LLVM picks the handler from the host input (the first input when a
     // HIP-only bundle has none): an object file gets an object-file bundle.
     if v.file_type == FileType::Object {
@@ -538,6 +546,34 @@ fn open(p: &std::path::Path) -> Result<Input, String> {
     })
 }
 
-fn not_yet(t: &str) -> String {
-    format!("-type={t}: offload-kit does not implement this container yet (binary bundles only); see the issue tracker")
+/// `-unbundle -type=a` (spec/archive.md): the input archive is not
+/// decompressed; each target's archive is written to a temporary file and
+/// renamed when complete, in `-targets` order, and the archives before a
+/// failing target stay, as LLVM leaves them (AR-6).
+fn unbundle_archive(job: &Job, v: &offload_kit::bundler::Validated) -> Result<(), String> {
+    let path = &job.inputs[0];
+    let input = open(path)?;
+    let name = path.display().to_string();
+    let plan = job
+        .plan_archive(v, input.bytes(), &name)
+        .map_err(|e| e.to_string())?;
+    // LLVM's test hook for the 64-bit symbol table, honoured as LLVM does
+    // (`getAsInteger(10)`: an invalid value keeps 2^32).
+    let threshold = std::env::var("SYM64_THRESHOLD")
+        .ok()
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(1 << 32);
+    for (i, out_path) in job.outputs.iter().enumerate().take(plan.archives.len()) {
+        let members = plan.members(input.bytes(), i);
+        let mut o = OutputFile::create(out_path).map_err(|e| e.to_string())?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut o);
+        archive::write(&mut w, &members, &plan.symbols[i], threshold).map_err(|e| e.to_string())?;
+        w.flush().map_err(|e| e.to_string())?;
+        drop(w);
+        o.commit().map_err(|e| e.to_string())?;
+    }
+    match plan.error {
+        Some(e) => Err(e.to_string()),
+        None => Ok(()),
+    }
 }

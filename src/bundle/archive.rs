@@ -1,0 +1,278 @@
+//! Heterogeneous device archives (spec/archive.md): what
+//! `clang-offload-bundler -unbundle -type=a` reads and writes, apart from
+//! the walk itself (`bundler::Job::plan_archive`).
+//!
+//! * the release's archive compatibility rule ([`compatible`], AR-3);
+//! * output member names ([`member_name`], AR-4), with LLVM's
+//!   `sys::path` semantics on untrusted names ([`filename`], [`stem`],
+//!   [`extension`]): the result is only ever a name inside the output
+//!   archive, never a path;
+//! * `getConflictTargetIDCombination` over the IDs of one member
+//!   ([`conflict`], AR-7);
+//! * the output archive ([`write`], AR-5): the GNU writer of
+//!   `offload_binary::archive` with each member's symbols.
+
+use crate::error::{Error, Result};
+use crate::offload_binary::archive::{self as ar, NewMember, WriteOptions};
+use crate::offload_binary::symtab::{self, Symbolic};
+use crate::profile::Release;
+use crate::rules;
+use std::collections::BTreeSet;
+use std::io::Write;
+
+/// `sys::path::filename` (POSIX style): the last component; "." for a path
+/// ending in '/', "/" for a path of slashes only.
+pub fn filename(path: &[u8]) -> &[u8] {
+    if path.is_empty() {
+        return path;
+    }
+    if path.iter().all(|&b| b == b'/') {
+        return &path[..1];
+    }
+    if path.len() > 1 && path.ends_with(b"/") {
+        return b".";
+    }
+    match path.iter().rposition(|&b| b == b'/') {
+        Some(p) => &path[p + 1..],
+        None => path,
+    }
+}
+
+/// `sys::path::stem`: the file name without its last extension ("." and
+/// ".." are kept whole; ".bashrc" has the empty stem).
+pub fn stem(path: &[u8]) -> &[u8] {
+    let f = filename(path);
+    if f == b"." || f == b".." {
+        return f;
+    }
+    match f.iter().rposition(|&b| b == b'.') {
+        Some(p) => &f[..p],
+        None => f,
+    }
+}
+
+/// `sys::path::extension`: the last '.' of the file name and what follows.
+pub fn extension(path: &[u8]) -> &[u8] {
+    let f = filename(path);
+    if f == b"." || f == b".." {
+        return &[];
+    }
+    match f.iter().rposition(|&b| b == b'.') {
+        Some(p) => &f[p..],
+        None => &[],
+    }
+}
+
+/// The name of the output member for entry `id` (as stored) of the input
+/// member `member` (its archive name), whose target ID as the release
+/// parses it is `target_id` (AR-4): `stem + "-" + id + stem + ext`, ext
+/// `.bc` when the target ID contains "gfx", `.cubin` when it contains
+/// "sm_", else the member's own extension; every ':' becomes '_'.
+pub fn member_name(member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
+    let file = filename(member);
+    let st = stem(file);
+    let ext: &[u8] = if target_id.contains("gfx") {
+        b".bc"
+    } else if target_id.contains("sm_") {
+        b".cubin"
+    } else {
+        extension(file)
+    };
+    let mut out = Vec::with_capacity(2 * st.len() + 1 + id.len() + ext.len());
+    out.extend_from_slice(st);
+    out.push(b'-');
+    out.extend_from_slice(id);
+    out.extend_from_slice(st);
+    out.extend_from_slice(ext);
+    for b in &mut out {
+        if *b == b':' {
+            *b = b'_';
+        }
+    }
+    out
+}
+
+/// Whether `release`, unbundling an archive, sends a code object with
+/// entry ID `entry` to the requested (written) `target` (AR-3). 16 and
+/// later use `isCodeObjectCompatible`, as plain unbundling does
+/// ([`Release::compatible`]); 14's archive path compares kinds and the
+/// target ID (the "GPU arch" with its features) as strings and the triples
+/// with `isCompatibleWith`, where its plain unbundling compares whole IDs.
+pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool) -> bool {
+    if release != Release::L14 {
+        return release.compatible(entry, target, hip_openmp);
+    }
+    let (Some(e), Some(t)) = (release.target_info(entry), release.target_info(target)) else {
+        return false;
+    };
+    e.kind == t.kind && e.triple.is_compatible_with(&t.triple) && e.target_id == t.target_id
+}
+
+/// `parseTargetIDWithFormatCheckingOnly` on a whole entry ID: the
+/// "processor" (everything before the first ':') and the feature names;
+/// `None` where LLVM returns `std::nullopt` (an empty processor, a
+/// feature not ending in '+' or '-', a repeated feature) or reads out of
+/// bounds (an empty feature).
+fn parse_format_only(id: &[u8]) -> Option<(&[u8], BTreeSet<&[u8]>)> {
+    let (processor, mut features_text): (&[u8], &[u8]) = match id.iter().position(|&b| b == b':') {
+        Some(p) => (&id[..p], &id[p + 1..]),
+        None => (id, &[]),
+    };
+    if processor.is_empty() {
+        return None;
+    }
+    let mut features = BTreeSet::new();
+    while !features_text.is_empty() {
+        let (f, rest): (&[u8], &[u8]) = match features_text.iter().position(|&b| b == b':') {
+            Some(p) => (&features_text[..p], &features_text[p + 1..]),
+            None => (features_text, &[]),
+        };
+        let (&sign, name) = f.split_last()?;
+        if sign != b'+' && sign != b'-' {
+            return None;
+        }
+        if !features.insert(name) {
+            return None;
+        }
+        features_text = rest;
+    }
+    Some((processor, features))
+}
+
+/// A conflict `getConflictTargetIDCombination` finds among the entry IDs
+/// of one member, or why it cannot be evaluated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conflict<'a> {
+    /// `[first, second]`: `second` sets a feature `first` leaves Any.
+    Pair(&'a [u8], &'a [u8]),
+    /// An ID LLVM's parser rejects; LLVM dereferences the empty result
+    /// (undefined behaviour). The ID is given.
+    Malformed(&'a [u8]),
+}
+
+/// `getConflictTargetIDCombination` (AR-7) over the set of entry IDs of
+/// one member, iterated in sorted order: the first ID seen for a
+/// "processor" (the whole ID before its first ':') is kept; a later ID
+/// conflicts with it when it names a feature the first one does not. The
+/// check is one-directional, as LLVM's is.
+pub fn conflict<'a>(ids: &BTreeSet<&'a [u8]>) -> Option<Conflict<'a>> {
+    let mut first: Vec<(&[u8], &[u8], BTreeSet<&[u8]>)> = Vec::new();
+    for &id in ids {
+        let Some((proc_, feats)) = parse_format_only(id) else {
+            return Some(Conflict::Malformed(id));
+        };
+        match first.iter().find(|(p, _, _)| *p == proc_) {
+            None => first.push((proc_, id, feats)),
+            Some((_, fid, ffeats)) => {
+                if feats.iter().any(|f| !ffeats.contains(f)) {
+                    return Some(Conflict::Pair(fid, id));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// One member of an output archive: its name and bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutMember<'a> {
+    /// The member name (AR-4).
+    pub name: &'a [u8],
+    /// The code object.
+    pub data: &'a [u8],
+}
+
+/// The symbols of each member as LLVM's `writeArchive` lists them (AR-5),
+/// or the first member whose symbols LLVM cannot list: its index and the
+/// failure (message as LLVM prints it, detail with the offset inside the
+/// member).
+pub fn symbols(
+    members: &[OutMember<'_>],
+) -> std::result::Result<Vec<Symbolic>, (usize, String, Error)> {
+    let mut out = Vec::with_capacity(members.len());
+    for (i, m) in members.iter().enumerate() {
+        match symtab::member_symbols(m.data, false) {
+            Ok(s) => out.push(s),
+            Err(e) => {
+                let name = String::from_utf8_lossy(m.name);
+                let msg = match &e {
+                    symtab::SymbolError::Llvm { message, .. } => format!("'{name}': {message}"),
+                    _ => format!("cannot list the symbols of archive member '{name}'"),
+                };
+                return Err((i, msg, e.error().clone()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Write the archive of `members` with their `symbols` (from [`symbols`])
+/// as LLVM's `writeArchive(…, NormalSymtab, K_GNU, Deterministic)` does
+/// (AR-5). `sym64_threshold` is 2^32 unless LLVM's `SYM64_THRESHOLD` test
+/// variable says otherwise. Member data are streamed from their slices.
+pub fn write<W: Write>(
+    out: &mut W,
+    members: &[OutMember<'_>],
+    symbols: &[Symbolic],
+    sym64_threshold: u64,
+) -> Result<()> {
+    let news: Vec<NewMember<'_>> = members
+        .iter()
+        .zip(symbols)
+        .map(|(m, s)| NewMember {
+            name: m.name,
+            data: m.data,
+            symbols: match s {
+                Symbolic::No => None,
+                Symbolic::Yes(v) => Some(v.iter().map(Vec::as_slice).collect()),
+            },
+        })
+        .collect();
+    ar::write_gnu_to(
+        out,
+        &news,
+        WriteOptions {
+            symtab: true,
+            sym64_threshold,
+        },
+    )
+    .map_err(|e| Error::rule(rules::AR_5, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_parts_as_llvm() {
+        assert_eq!(filename(b"a/b.o"), b"b.o");
+        assert_eq!(filename(b"a/"), b".");
+        assert_eq!(filename(b"/"), b"/");
+        assert_eq!(stem(b".bashrc"), b"");
+        assert_eq!(extension(b".bashrc"), b".bashrc");
+        assert_eq!(stem(b"x.tar.gz"), b"x.tar");
+        assert_eq!(extension(b"x"), b"");
+        assert_eq!(stem(b".."), b"..");
+        assert_eq!(extension(b".."), b"");
+    }
+
+    #[test]
+    fn conflicts_one_directional() {
+        let s = |v: &[&'static str]| -> BTreeSet<&'static [u8]> {
+            v.iter().map(|x| x.as_bytes()).collect()
+        };
+        let a = "hip-amdgcn-amd-amdhsa--gfx90a";
+        let b = "hip-amdgcn-amd-amdhsa--gfx90a:xnack+";
+        assert_eq!(
+            conflict(&s(&[b, a])),
+            Some(Conflict::Pair(a.as_bytes(), b.as_bytes()))
+        );
+        let c = "hip-amdgcn-amd-amdhsa--gfx906:sramecc+:xnack+";
+        let d = "hip-amdgcn-amd-amdhsa--gfx906:xnack+";
+        assert_eq!(conflict(&s(&[c, d])), None);
+        assert_eq!(
+            conflict(&s(&["x:y"])),
+            Some(Conflict::Malformed(b"x:y".as_slice()))
+        );
+    }
+}
