@@ -1648,3 +1648,306 @@ fn ob_8_many_strings_linear_time() {
     }
     assert!(t.elapsed() < Duration::from_secs(60), "{:?}", t.elapsed());
 }
+
+// ---------------------------------------------------------------------------
+// OB-24: the symbol table of `--archive` outputs
+
+/// Build, with clang `n`, the images whose symbols `--archive` lists: ELF
+/// objects of several machines, AMDGPU objects and shared objects, bitcode,
+/// LTO objects, an OpenMP offloading object; plus malformed ELF members.
+fn symtab_images(n: u32, d: &Path) -> Vec<String> {
+    let clang = llvm_tool(n, "clang").expect("clang");
+    std::fs::write(
+        d.join("dev.c"),
+        "int dvar = 7;\nstatic int sv = 3;\n__attribute__((weak)) int wfn(int a) { return a * 2; }\n\
+         int devfn(int a) { return a + 1 + sv + dvar; }\nextern int undef_fn(int);\n\
+         int caller(int a) { return undef_fn(a); }\nint common_var;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("omp.c"),
+        "int main(void) { int x = 0;\n#pragma omp target map(tofrom: x)\n x = 42;\n return x; }\n",
+    )
+    .unwrap();
+    let mut made = Vec::new();
+    let mut cc = |out: &str, args: &[&str]| {
+        let mut c = Command::new(&clang);
+        c.args(args).args(["dev.c", "-o", out]);
+        let o = exec(c, d);
+        assert_eq!(o.code, Some(0), "clang {n} {args:?}: {}", o.stderr);
+        made.push(out.to_string());
+    };
+    let gpu = ["--target=amdgcn-amd-amdhsa", "-mcpu=gfx906", "-nogpulib"];
+    cc("gpu.o", &[&gpu[..], &["-c"]].concat());
+    cc("gpu.bc", &[&gpu[..], &["-c", "-emit-llvm"]].concat());
+    cc("gpulto.o", &[&gpu[..], &["-c", "-flto"]].concat());
+    cc(
+        "gpu.so",
+        &[
+            &gpu[..],
+            &[
+                "-Wl,--unresolved-symbols=ignore-all",
+                "-Wl,--noinhibit-exec",
+            ],
+        ]
+        .concat(),
+    );
+    cc("host.o", &["-c", "-fcommon"]);
+    cc("hostpic.so", &["-shared", "-fPIC"]);
+    cc(
+        "mac.bc",
+        &["--target=x86_64-apple-macos", "-c", "-emit-llvm"],
+    );
+    for t in [
+        "aarch64-linux-gnu",
+        "armv7-linux-gnueabihf",
+        "riscv64-linux-gnu",
+        "powerpc-linux-gnu",
+        "s390x-linux-gnu",
+        "i386-linux-gnu",
+    ] {
+        cc(
+            &format!("{t}.o"),
+            &[&format!("--target={t}"), "-c", "-fcommon"],
+        );
+    }
+    // The OpenMP offloading object itself as an image (an x86-64 ELF).
+    let mut c = Command::new(&clang);
+    c.args([
+        "-fopenmp",
+        "--offload-arch=gfx906",
+        "-nogpulib",
+        "-c",
+        "omp.c",
+        "-o",
+        "omp.o",
+    ]);
+    assert_eq!(exec(c, d).code, Some(0));
+    made.push("omp.o".into());
+    // Bitcode LLVM cannot read: symbolic, no symbols.
+    std::fs::write(
+        d.join("future.bc"),
+        b"BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00",
+    )
+    .unwrap();
+    made.push("future.bc".into());
+    made
+}
+
+/// Malformed ELF members made from clang's `gpu.o`: (name, bytes).
+fn bad_elf_members(d: &Path) -> Vec<(String, Vec<u8>)> {
+    let good = std::fs::read(d.join("gpu.o")).unwrap();
+    let elf = offload_kit::elf::Elf::parse(&good).unwrap();
+    let symtab = elf.sections.iter().find(|s| s.sh_type == 2).unwrap();
+    let progbits = elf.sections.iter().find(|s| s.sh_type == 1).unwrap();
+    let mut v = vec![
+        ("short.o".to_string(), good[..40].to_vec()),
+        ("cut.o".to_string(), good[..good.len() / 2].to_vec()),
+    ];
+    // sh_link of the symbol table names a PROGBITS section.
+    let mut d1 = good.clone();
+    let link_at = symtab.header_pos as usize + 40;
+    d1[link_at..link_at + 4].copy_from_slice(&(progbits.index as u32).to_le_bytes());
+    v.push(("badlink.o".into(), d1));
+    // Every st_name past the string table.
+    let mut d2 = good.clone();
+    for i in 1..symtab.size / 24 {
+        let at = (symtab.offset + i * 24) as usize;
+        d2[at..at + 4].copy_from_slice(&0x00ff_ffffu32.to_le_bytes());
+    }
+    v.push(("badname.o".into(), d2));
+    // e_shentsize wrong.
+    let mut d3 = good.clone();
+    d3[58] = 63;
+    v.push(("shentsize.o".into(), d3));
+    v
+}
+
+/// Whether the kit's stderr says what LLVM's says: line by line, without
+/// the program prefix, equal or LLVM's line followed by offload-kit's
+/// ` [detail (…rule …)]` (LLVM's own text may hold " [", so
+/// `Out::messages` cannot cut it off).
+fn same_messages(r: &Out, k: &Out) -> bool {
+    let strip = |l: &str| match l.find(": error: ") {
+        Some(p) => format!("error: {}", &l[p + 9..]),
+        None => l.to_string(),
+    };
+    let (rl, kl): (Vec<String>, Vec<String>) = (
+        r.stderr.lines().map(strip).collect(),
+        k.stderr.lines().map(strip).collect(),
+    );
+    rl.len() == kl.len()
+        && rl.iter().zip(&kl).all(|(a, b)| {
+            a == b || (b.starts_with(&format!("{a} [")) && b.ends_with(")]") && b.contains("rule "))
+        })
+}
+
+/// Run `tool args` in `dir` with `env`.
+fn run_in(tool: &Path, args: &[String], dir: &Path, env: &[(&str, &str)]) -> Out {
+    let mut c = Command::new(tool);
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    exec(c, dir)
+}
+
+#[test]
+fn ob_24_archive_symbol_table() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for n in [19u32, 22] {
+        let Some(real) = real_packager(n) else {
+            continue;
+        };
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        standard_inputs(p);
+        let images = symtab_images(n, p);
+        for (name, bytes) in bad_elf_members(p) {
+            std::fs::write(p.join(&name), bytes).unwrap();
+        }
+        // One package per image, one with all of them and two non-symbolic
+        // images, one per malformed member.
+        let mut packages: Vec<(String, Vec<String>)> = images
+            .iter()
+            .map(|i| (format!("{i}.pk"), vec![i.clone()]))
+            .collect();
+        let mut all = vec!["a.o".to_string()];
+        all.extend(images.iter().cloned());
+        all.push("dev.bc".into());
+        packages.push(("all.pk".into(), all));
+        for (name, _) in bad_elf_members(p) {
+            packages.push((format!("{name}.pk"), vec!["gpu.o".into(), name]));
+        }
+        for (pk, imgs) in &packages {
+            let mut args = vec!["-o".to_string(), pk.clone()];
+            for i in imgs {
+                args.push(format!("--image=file={i},triple=t,arch=a,kind=openmp"));
+            }
+            let o = run_in(&real, &args, p, &[]);
+            assert_eq!(o.code, Some(0), "packaging {pk}: {}", o.stderr);
+        }
+        let mut inputs: Vec<(String, String, Vec<(&str, &str)>)> = packages
+            .iter()
+            .map(|(pk, _)| (pk.clone(), "--image=file=out.a,kind=openmp".into(), vec![]))
+            .collect();
+        // Extraction from the OpenMP object: its bitcode images.
+        inputs.push((
+            "omp.o".into(),
+            "--image=file=out.a,arch=gfx906".into(),
+            vec![],
+        ));
+        // The 64-bit table, with LLVM's test hook.
+        inputs.push((
+            "all.pk".into(),
+            "--image=file=out.a,kind=openmp".into(),
+            vec![("SYM64_THRESHOLD", "100")],
+        ));
+        for (input, filt, env) in &inputs {
+            let args = vec![input.clone(), "--archive".into(), filt.clone()];
+            let (dr, dk) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            for dir in [dr.path(), dk.path()] {
+                std::fs::copy(p.join(input), dir.join(input)).unwrap();
+            }
+            let r = run_in(&real, &args, dr.path(), env);
+            let mut kargs = vec!["packager".to_string(), format!("--llvm-version={n}")];
+            kargs.extend(args.iter().cloned());
+            let k = run_in(Path::new(KIT), &kargs, dk.path(), env);
+            compared += 1;
+            let rb = std::fs::read(dr.path().join("out.a")).ok();
+            let kb = std::fs::read(dk.path().join("out.a")).ok();
+            if r.code != k.code || !same_messages(&r, &k) || rb != kb {
+                failures.push(format!(
+                    "LLVM {n} {input} {filt} {env:?}: real {:?} {:?} vs kit {:?} {:?}; bytes equal: {}",
+                    r.code,
+                    r.messages(),
+                    k.code,
+                    k.messages(),
+                    rb == kb
+                ));
+            }
+            // A malformed member: LLVM's message, then the rule with an offset.
+            if k.code == Some(1) && !k.stderr.contains("rule OB-24") {
+                failures.push(format!("LLVM {n} {input}: no OB-24 detail: {}", k.stderr));
+            }
+            if kb.is_some() && input == "all.pk" {
+                let a = kb.unwrap();
+                let want: &[u8] = if env.is_empty() {
+                    b"/      "
+                } else {
+                    b"/SYM64/"
+                };
+                if &a[8..15] != want {
+                    failures.push(format!(
+                        "LLVM {n} {input} {env:?}: symbol table {:?}",
+                        &a[8..24]
+                    ));
+                }
+            }
+        }
+    }
+    assert!(compared >= 40, "only {compared} comparisons");
+    assert!(
+        failures.is_empty(),
+        "{} mismatches:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Where LLVM dies (module-level inline asm in a bitcode member) or cannot
+/// be modelled (bitcode without an IR symbol table), offload-kit reports
+/// OB-24 and writes nothing.
+#[test]
+fn ob_24_unmodelled_members_refused() {
+    let Some(clang) = llvm_tool(19, "clang") else {
+        return;
+    };
+    let Some(las) = llvm_tool(19, "llvm-as") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("asm.c"),
+        "__asm__(\".globl asmsym\\nasmsym:\\n\");\nint f(void){return 1;}\n",
+    )
+    .unwrap();
+    let mut c = Command::new(&clang);
+    c.args(["-c", "-emit-llvm", "asm.c", "-o", "asm.bc"]);
+    assert_eq!(exec(c, p).code, Some(0));
+    std::fs::write(p.join("nodl.ll"), "define i32 @f() {\n ret i32 1\n}\n").unwrap();
+    let mut c = Command::new(&las);
+    c.args(["nodl.ll", "-o", "nodl.bc"]);
+    assert_eq!(exec(c, p).code, Some(0));
+    for (img, what) in [
+        ("asm.bc", "SIGSEGV"),
+        ("nodl.bc", "without an IR symbol table"),
+    ] {
+        let pk = format!("{img}.pk");
+        let o = run_kit(
+            &[
+                "packager",
+                "-o",
+                &pk,
+                &format!("--image=file={img},triple=t"),
+            ],
+            p,
+        );
+        assert_eq!(o.code, Some(0));
+        let o = run_kit(&["packager", &pk, "--archive", "--image=file=out.a"], p);
+        assert_eq!(o.code, Some(1), "{img}");
+        assert!(
+            o.stderr.contains(what) && o.stderr.contains("rule OB-24"),
+            "{}",
+            o.stderr
+        );
+        assert!(
+            o.stderr.contains("(at offset 0x68, rule OB-24)"),
+            "{}",
+            o.stderr
+        );
+        assert!(!p.join("out.a").exists());
+    }
+}
