@@ -2630,3 +2630,122 @@ fn streamed_extraction_reads_bounded_windows() {
         );
     }
 }
+
+fn ids_of(view: binary::LlvmView<'_>) -> Vec<String> {
+    match view {
+        binary::LlvmView::Entries(es) => es.iter().map(|e| e.id_str().into_owned()).collect(),
+        other => panic!("not a list: {other:?}"),
+    }
+}
+
+/// `-list` of a compressed bundle decodes only the bundle header when
+/// LLVM's outcome is known without decoding the rest, and lists what the
+/// full decompression lists (spec/ccob.md, "Listing a compressed bundle").
+#[test]
+fn list_decodes_only_the_header() {
+    // A bundle much larger than the header, with a header over 64 KiB.
+    let mut x = 0x2545f4914f6cdd1du64;
+    let big: Vec<u8> = (0..3_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 60) as u8
+        })
+        .collect();
+    let many: Vec<String> = (0..1500)
+        .map(|i| format!("hip-amdgcn-amd-amdhsa--gfx906:xnack+:sramecc-{i:0>40}"))
+        .collect();
+    let mut entries: Vec<(&[u8], &[u8])> = vec![(HOST.as_bytes(), &big)];
+    entries.extend(many.iter().map(|id| (id.as_bytes(), &b"D"[..])));
+    let bundle = binary::write_to_vec(&entries, 1).unwrap();
+    for r in [Release::L19, Release::L22] {
+        for version in [2u16, 3] {
+            if r == Release::L19 && version == 3 {
+                continue;
+            }
+            let opts = WriteOptions {
+                version,
+                method: Method::Zstd,
+                level: 3,
+            };
+            let blob = ccob::compress(&bundle, opts).unwrap();
+            let (prefix, total) = ccob::llvm_list_prefix(&blob, r).expect("header-only path");
+            assert_eq!(total, bundle.len() as u64);
+            assert!(prefix.len() > 64 << 10, "the header is longer than 64 KiB");
+            assert!(
+                prefix.len() < bundle.len() / 2,
+                "{} bytes decoded",
+                prefix.len()
+            );
+            assert_eq!(prefix[..], bundle[..prefix.len()]);
+            let LlvmDecompress::Data(full) = ccob::llvm_decompress(&blob, r) else {
+                panic!("decompresses");
+            };
+            assert_eq!(
+                ids_of(binary::llvm_read_prefix(&prefix, total, 0, r)),
+                ids_of(binary::llvm_read(&full, 0, r))
+            );
+        }
+    }
+    // Damage in a later zstd block: LLVM's one-shot call fails, -list
+    // reads the header (the documented difference).
+    let damaged = std::fs::read(format!("{MALFORMED_DIR}/ccob_v2_damaged_payload.bin")).unwrap();
+    for r in [Release::L19, Release::L22] {
+        assert!(matches!(
+            ccob::llvm_decompress(&damaged, r),
+            LlvmDecompress::Fails(..)
+        ));
+        let (prefix, total) = ccob::llvm_list_prefix(&damaged, r).unwrap();
+        let mut ids = ids_of(binary::llvm_read_prefix(&prefix, total, 0, r));
+        ids.sort();
+        assert_eq!(ids, [GFX906, HOST_ID]);
+    }
+    // Where the outcome needs the whole payload: the full path.
+    let good_v2 = ccob::compress(
+        GOOD,
+        WriteOptions {
+            version: 2,
+            method: Method::Zstd,
+            level: 3,
+        },
+    )
+    .unwrap();
+    assert!(ccob::llvm_list_prefix(&good_v2, Release::L22).is_some());
+    assert!(
+        ccob::llvm_list_prefix(&good_v2, Release::L16).is_none(),
+        "16 reads no CCOB"
+    );
+    let zlib = ccob::compress(
+        GOOD,
+        WriteOptions {
+            version: 2,
+            method: Method::Zlib,
+            level: 6,
+        },
+    )
+    .unwrap();
+    assert!(
+        ccob::llvm_list_prefix(&zlib, Release::L22).is_none(),
+        "zlib"
+    );
+    let two = [good_v2.clone(), good_v2.clone()].concat();
+    assert!(
+        ccob::llvm_list_prefix(&two, Release::L22).is_none(),
+        "two blobs"
+    );
+    let cut = &good_v2[..good_v2.len() - 1];
+    assert!(
+        ccob::llvm_list_prefix(cut, Release::L22).is_none(),
+        "cut frame"
+    );
+    let text = ccob::compress(
+        b"// __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu\nint x;\n// __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu\n",
+        WriteOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        ccob::llvm_list_prefix(&text, Release::L22).is_none(),
+        "text bundle"
+    );
+}

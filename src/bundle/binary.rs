@@ -504,7 +504,15 @@ pub enum LlvmView<'a> {
 
 /// Model of LLVM's lenient header reader for `release`.
 pub fn llvm_read(data: &[u8], base: u64, release: Release) -> LlvmView<'_> {
-    let Some(scan) = scan(data, base) else {
+    llvm_read_prefix(data, data.len() as u64, base, release)
+}
+
+/// [`llvm_read`] over the first bytes of a bundle of `total` bytes (a
+/// compressed bundle decoded only as far as its header, see
+/// [`crate::bundle::ccob::llvm_list_prefix`]). `data` must hold the whole
+/// header; payload ranges are checked against `total`.
+pub fn llvm_read_prefix(data: &[u8], total: u64, base: u64, release: Release) -> LlvmView<'_> {
+    let Some(scan) = scan_prefix(data, total, base) else {
         return LlvmView::NoBundles;
     };
     if scan.stop.is_some() && !scan.entries.is_empty() {

@@ -5,6 +5,7 @@
 //! Decompression never allocates from the header's claim: output grows
 //! with what the stream yields and stops one byte past the claim.
 
+use crate::bundle::binary;
 use crate::error::{Error, Result};
 use crate::format::ccob::{
     header_size, RawPrefix, RawV1, RawV2, RawV3, MAGIC, METHOD_ZLIB, METHOD_ZSTD,
@@ -770,16 +771,30 @@ pub enum LlvmDecompress {
 /// memory`, SIGABRT; the threshold depends on the machine's memory).
 pub const LLVM_ALLOCATION_LIMIT: u64 = 1 << 35;
 
-/// Model of `CompressedOffloadBundle::decompress` for `release`.
-pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
+/// The header fields a release uses to decompress, or what it makes of
+/// the buffer when it does not get that far.
+struct LlvmPrepared {
+    method: Method,
+    claimed: u64,
+    hsize: usize,
+    /// Offset of the uncompressed-size field.
+    field: u64,
+}
+
+/// The header part of [`llvm_decompress`]: everything the release checks
+/// before calling the decompressor.
+fn llvm_prepare(
+    data: &[u8],
+    release: Release,
+) -> std::result::Result<LlvmPrepared, LlvmDecompress> {
     if release <= Release::L16 || !is_ccob(data) {
-        return LlvmDecompress::Plain;
+        return Err(LlvmDecompress::Plain);
     }
     let min = if release == Release::L19 { 20 } else { 8 };
     if data.len() < min {
-        return LlvmDecompress::Plain;
+        return Err(LlvmDecompress::Plain);
     }
-    let fail = |m: &str, e: Error| LlvmDecompress::Fails(m.to_string(), e);
+    let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(m.to_string(), e));
     let version = u16::from_le_bytes([data[4], data[5]]);
     let method = u16::from_le_bytes([data[6], data[7]]);
     let hsize = match (release, version) {
@@ -824,7 +839,6 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
             )
         }
     };
-    let payload = &data[hsize..];
     let field = usize_off as u64;
     if claimed > LLVM_ALLOCATION_LIMIT {
         return fail(
@@ -838,6 +852,27 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
             ),
         );
     }
+    Ok(LlvmPrepared {
+        method: m,
+        claimed,
+        hsize,
+        field,
+    })
+}
+
+/// Model of `CompressedOffloadBundle::decompress` for `release`.
+pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
+    let LlvmPrepared {
+        method: m,
+        claimed,
+        hsize,
+        field,
+    } = match llvm_prepare(data, release) {
+        Ok(p) => p,
+        Err(outcome) => return outcome,
+    };
+    let fail = |m: &str, e: Error| LlvmDecompress::Fails(m.to_string(), e);
+    let payload = &data[hsize..];
     let lib_fail = |lib: String, rule: crate::rules::Rule, at: u64, what: &str| {
         fail(
             &format!("Could not decompress embedded file contents: {lib}"),
@@ -879,6 +914,57 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
                 &format!("uncompress: {code}"),
             ),
         },
+    }
+}
+
+/// The first bytes of the bundle a compressed input holds, decoded only
+/// as far as its binary-bundle header reaches, with the bundle's full
+/// size: what `-list` needs (spec/ccob.md, "Listing a compressed
+/// bundle").
+///
+/// `Some` only where the release would decompress the input and where the
+/// outcome of its one-shot call is known without decoding everything: a
+/// zstd payload that is exactly one frame (its extent found from the block
+/// headers), whose content size is recorded and within the header's claim,
+/// holding a binary bundle whose header ends within the content. Damage
+/// inside the frame's blocks past the header is not seen (LLVM's one-shot
+/// call reports it; `offload-kit verify` does). `None`: decompress the
+/// whole input with [`llvm_decompress`] to learn what the release does.
+pub fn llvm_list_prefix(data: &[u8], release: Release) -> Option<(Vec<u8>, u64)> {
+    let p = llvm_prepare(data, release).ok()?;
+    if p.method != Method::Zstd {
+        return None;
+    }
+    let payload = &data[p.hsize..];
+    let frame = zstd::zstd_safe::find_frame_compressed_size(payload).ok()?;
+    if frame != payload.len() {
+        return None;
+    }
+    let total = zstd::zstd_safe::get_frame_content_size(payload).ok()??;
+    if total > p.claimed {
+        return None;
+    }
+    let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+        .ok()?
+        .single_frame();
+    let mut prefix = Vec::new();
+    let mut want = 64u64 << 10;
+    loop {
+        let goal = want.min(total);
+        let have = prefix.len() as u64;
+        (&mut dec).take(goal - have).read_to_end(&mut prefix).ok()?;
+        if (prefix.len() as u64) < goal || !binary::is_binary_bundle(&prefix) {
+            return None;
+        }
+        let scan = binary::scan_prefix(&prefix, total, 0)?;
+        let cut = matches!(scan.stop, Some(binary::Stop::Truncated { .. }));
+        if !cut {
+            return Some((prefix, total));
+        }
+        if goal == total {
+            return None;
+        }
+        want = want.saturating_mul(4);
     }
 }
 
