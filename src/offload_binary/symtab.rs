@@ -158,78 +158,29 @@ pub fn write_gnu_with_symtab(
     symbols: &[Symbolic],
     sym64_threshold: u64,
 ) -> Vec<u8> {
-    let body = archive::write_gnu(members);
-    if !symbols.iter().any(|s| matches!(s, Symbolic::Yes(_))) {
-        return body;
-    }
-    // Header offsets of the members in `body` (which starts with the magic
-    // and the `//` table): the writer's own reader finds them.
-    let offsets: Vec<u64> = match archive::members(&body, 0) {
-        Ok(ms) => ms.iter().map(|m| m.header_offset - 8).collect(),
-        Err(_) => return body,
+    let news: Vec<archive::NewMember<'_>> = members
+        .iter()
+        .enumerate()
+        .map(|(i, (n, d))| archive::NewMember {
+            name: n.as_bytes(),
+            data: d,
+            symbols: match symbols.get(i) {
+                Some(Symbolic::Yes(v)) => Some(v.iter().map(Vec::as_slice).collect()),
+                _ => None,
+            },
+        })
+        .collect();
+    let mut out = Vec::new();
+    let opts = archive::WriteOptions {
+        symtab: true,
+        sym64_threshold,
     };
-    let mut names: Vec<u8> = Vec::new();
-    let mut owners: Vec<usize> = Vec::new();
-    for (i, s) in symbols.iter().enumerate() {
-        if let Symbolic::Yes(list) = s {
-            for n in list {
-                owners.push(i);
-                names.extend_from_slice(n);
-                names.push(0);
-            }
-        }
+    match archive::write_gnu_to(&mut out, &news, opts) {
+        Ok(()) => out,
+        // Only a member over LLVM's size limit fails; such data cannot be
+        // in memory here, so fall back to the table-less layout.
+        Err(_) => archive::write_gnu(members),
     }
-    if names.is_empty() {
-        names.extend_from_slice(b"\0\0\0");
-    }
-    let first = offsets.first().copied().unwrap_or(0);
-    let last = offsets.last().copied().unwrap_or(0);
-    let table_size = |w: u64| -> (u64, u64) {
-        let raw = w + w * owners.len() as u64 + names.len() as u64;
-        (raw + raw % 2, raw % 2)
-    };
-    // 32-bit first; switch when the last member header does not fit.
-    let (size32, _) = table_size(4);
-    let headers32 = 8 + 60 + size32 + first;
-    let wide = headers32 + (last - first) >= sym64_threshold;
-    let w = if wide { 8 } else { 4 };
-    let (size, pad) = table_size(w);
-    let shift = 8 + 60 + size; // member header offset = shift + offset in body - 8
-    let mut out = Vec::with_capacity(body.len() + 60 + size as usize);
-    out.extend_from_slice(archive::ARCHIVE_MAGIC);
-    let name = if wide { "/SYM64/" } else { "/" };
-    let mut h = String::with_capacity(60);
-    let field = |h: &mut String, s: &str, width: usize| {
-        h.push_str(s);
-        for _ in s.len()..width {
-            h.push(' ');
-        }
-    };
-    field(&mut h, name, 16);
-    field(&mut h, "0", 12);
-    field(&mut h, "0", 6);
-    field(&mut h, "0", 6);
-    field(&mut h, "0", 8);
-    field(&mut h, &size.to_string(), 10);
-    h.push_str("`\n");
-    out.extend_from_slice(h.as_bytes());
-    let put = |out: &mut Vec<u8>, v: u64| {
-        if wide {
-            out.extend_from_slice(&v.to_be_bytes());
-        } else {
-            out.extend_from_slice(&(v as u32).to_be_bytes());
-        }
-    };
-    put(&mut out, owners.len() as u64);
-    for &i in &owners {
-        put(&mut out, shift + offsets[i]);
-    }
-    out.extend_from_slice(&names);
-    if pad == 1 {
-        out.push(0);
-    }
-    out.extend_from_slice(&body[8..]);
-    out
 }
 
 /// Compute every member's symbols and write the archive (threshold 2^32).
