@@ -205,3 +205,75 @@ proptest! {
         prop_assert!(code == 0 || code == 1, "{refs:?}: exit {code}: {err}");
     }
 }
+
+/// Outputs the user names are opened as LLVM opens them: a symbolic link is
+/// written through, a device stays a device; names made from entry IDs
+/// never follow a link planted in the output directory (CLI-5).
+#[test]
+fn outputs_follow_links_the_user_named_only() {
+    use std::os::unix::fs::symlink;
+    let d = tempfile::tempdir().unwrap();
+    let p = |n: &str| d.path().join(n);
+    let s = |n: &str| p(n).to_str().unwrap().to_string();
+    std::fs::write(p("h"), b"HOSTDATA").unwrap();
+    std::fs::write(p("dv"), b"DEV").unwrap();
+    let t = "-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906";
+    let (c, _, e) = bundler(&[
+        "-type=bc",
+        t,
+        &format!("-input={}", s("h")),
+        &format!("-input={}", s("dv")),
+        &format!("-output={}", s("b")),
+    ]);
+    assert_eq!(c, 0, "{e}");
+    // -output=link: the file the link names receives the entry.
+    std::fs::write(p("real"), b"old").unwrap();
+    symlink("real", p("link")).unwrap();
+    let dev = "-targets=hip-amdgcn-amd-amdhsa--gfx906";
+    let unb = |out: &str| {
+        bundler(&[
+            "-unbundle",
+            "-type=bc",
+            dev,
+            &format!("-input={}", s("b")),
+            &format!("-output={out}"),
+        ])
+    };
+    let (c, _, e) = unb(&s("link"));
+    assert_eq!(c, 0, "{e}");
+    assert!(std::fs::symlink_metadata(p("link"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(p("real")).unwrap(), b"DEV");
+    // A dangling link into a missing directory: LLVM's message, with the name given.
+    symlink("missing/new", p("dangling")).unwrap();
+    let (c, _, e) = unb(&s("dangling"));
+    assert_eq!(c, 1);
+    assert!(
+        e.contains("'") && e.contains("dangling': No such file or directory"),
+        "{e}"
+    );
+    // /dev/null is written in place, not replaced by a regular file.
+    let (c, _, e) = unb("/dev/null");
+    assert_eq!(c, 0, "{e}");
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    // extract --all: a link planted under an entry's name is replaced, and
+    // the file outside the directory it points to is left alone.
+    std::fs::create_dir(p("out")).unwrap();
+    std::fs::write(p("victim"), b"keep").unwrap();
+    symlink(p("victim"), p("out").join("hip-amdgcn-amd-amdhsa--gfx906")).unwrap();
+    let (c, _, e) = run(&["extract", &s("b"), "--all", "--dir", &s("out")]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(std::fs::read(p("victim")).unwrap(), b"keep");
+    let planted = p("out").join("hip-amdgcn-amd-amdhsa--gfx906");
+    assert!(!std::fs::symlink_metadata(&planted)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(std::fs::read(planted).unwrap(), b"DEV");
+}

@@ -295,7 +295,14 @@ fn extract(
     }
     let mut staged = Vec::new();
     for (e, path) in jobs {
-        let mut o = OutputFile::create(&path).map_err(|e| vec![e])?;
+        // Names made from entry IDs never follow a link planted in the
+        // directory; an output the user named is written as LLVM would.
+        let o = if all {
+            OutputFile::create_replacing(&path)
+        } else {
+            OutputFile::create(&path)
+        };
+        let mut o = o.map_err(|e| vec![e])?;
         if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
             let bytes = detect::image_bytes(input.bytes(), img)?;
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
