@@ -2246,6 +2246,138 @@ def extraction():
 
 
 
+# ---------------------------------------------------------------------------
+# Heterogeneous device archives (spec/archive.md)
+# ---------------------------------------------------------------------------
+
+AR_SPEC = "spec/archive.md"
+
+
+def ar_gnu(members, symbols=None):
+    """LLVM writeArchive K_GNU, deterministic: members [(name bytes, data bytes)];
+    symbols: per member None (not symbolic) or the list of its archive symbols."""
+    table = bytearray()
+    placed = {}
+    headers = []
+    for name, data in members:
+        if len(name) >= 16 or b"/" in name:
+            if name not in placed:
+                placed[name] = len(table)
+                table += name + b"/\n"
+            h = b"/" + str(placed[name]).encode().ljust(15)
+        else:
+            h = (name + b"/").ljust(16)
+        h += b"0".ljust(12) + b"0".ljust(6) + b"0".ljust(6) + b"644".ljust(8) + str(len(data)).encode().ljust(10) + b"`\n"
+        headers.append(h)
+    strmember = b""
+    if table:
+        pad = len(table) % 2
+        strmember = b"//".ljust(48) + str(len(table) + pad).encode().ljust(10) + b"`\n" + bytes(table) + b"\n" * pad
+    out = bytearray(b"!<arch>\n")
+    symbols = symbols or [None] * len(members)
+    if any(s is not None for s in symbols):
+        names = b"".join(n + b"\0" for s in symbols if s for n in s) or b"\0\0\0"
+        count = sum(len(s) for s in symbols if s)
+        raw = 4 + 4 * count + len(names)
+        size = raw + raw % 2
+        out += b"/".ljust(16) + b"0".ljust(12) + b"0".ljust(6) + b"0".ljust(6) + b"0".ljust(8) + str(size).encode().ljust(10) + b"`\n"
+        out += struct.pack(">I", count)
+        at = 8 + 60 + size + len(strmember)
+        for (name, data), h, sy in zip(members, headers, symbols):
+            for _ in (sy or []):
+                out += struct.pack(">I", at)
+            at += len(h) + len(data) + len(data) % 2
+        out += names + b"\0" * (raw % 2)
+    out += strmember
+    for (name, data), h in zip(members, headers):
+        out += h + data + b"\n" * (len(data) % 2)
+    return bytes(out)
+
+
+def ar_name(member, id_, tid):
+    stem, ext = member.rsplit(b".", 1) if b"." in member else (member, None)
+    ext = b"." + ext if ext is not None else b""
+    if "gfx" in tid:
+        ext = b".bc"
+    elif "sm_" in tid:
+        ext = b".cubin"
+    return (stem + b"-" + id_.encode() + stem + ext).replace(b":", b"_")
+
+
+def archive_cases():
+    ua = lambda targets, **kw: dict({"type": "a", "targets": targets, "inputs": ["lib"]}, **kw)
+    one = lambda id_, p: build([(id_.encode(), p)])
+    # AR-1
+    case("archive/ar-1-not-an-archive", "-type=a on a bundle that is not an archive", ["AR-1"], "unbundle",
+         ua([GFX906]), {"lib": hx(GOOD14)}, {"fail": "AR-1"}, source=f"{AR_SPEC} AR-1")
+    good = ar_gnu([(b"a.o", one(GFX906, b"DEV"))])
+    case("archive/ar-1-truncated-member", "An archive whose member data runs past its end", ["AR-1"], "unbundle",
+         ua([GFX906]), {"lib": hx(good[:-4])}, {"fail": "AR-1"},
+         [note([14, 16, 19, 22], "AR-1", {"fail": "AR-6"},
+               "the member walk stops at the bad member and its error is never checked (release builds): with no "
+               "member before it, no target finds a code object", ref=f"{AR_SPEC} AR-1")],
+         source=f"{AR_SPEC} AR-1")
+    # AR-2
+    lib = ar_gnu([(b"x.o", one(GFX906, b"ONE")), (b"plain.txt", b"just text"), (b"y.o", one(GFX906, b"TWO"))])
+    want = ar_gnu([(ar_name(b"x.o", GFX906, "gfx906"), b"ONE"), (ar_name(b"y.o", GFX906, "gfx906"), b"TWO")])
+    case("archive/ar-2-plain-members-skipped", "Members in archive order; a member that is no bundle is skipped",
+         ["AR-2", "AR-4", "AR-5"], "unbundle", ua([GFX906]), {"lib": hx(lib)}, {"outputs": [hx(want)]},
+         source=f"{AR_SPEC} AR-2")
+    case("archive/ar-2-list-prints-nothing", "-list -type=a of an archive prints nothing", ["AR-2"], "list",
+         {"type": "a", "inputs": ["lib"]}, {"lib": hx(lib)}, {"list": []}, source=f"{AR_SPEC} AR-2")
+    # AR-3
+    GFX90AXM = "hip-amdgcn-amd-amdhsa--gfx90a:xnack-"
+    lib = ar_gnu([(b"m1.o", one(GFX90A, b"ANY")), (b"m2.o", one(GFX90AX, b"XNACK"))])
+    o0 = ar_gnu([(ar_name(b"m1.o", GFX90A, "gfx90a"), b"ANY"), (ar_name(b"m2.o", GFX90AX, "gfx90a:xnack+"), b"XNACK")])
+    o1 = ar_gnu([(ar_name(b"m1.o", GFX90A, "gfx90a"), b"ANY")])
+    case("archive/ar-3-every-compatible-target", "An entry leaving xnack Any goes to the xnack+ and the xnack- archive",
+         ["AR-3", "COMPAT-3"], "unbundle", ua([GFX90AX, GFX90AXM]), {"lib": hx(lib)},
+         {"outputs": [hx(o0), hx(o1)]},
+         [note([14], "AR-3", {"fail": "AR-6"},
+               "14's archive rule compares target IDs as strings: gfx90a does not satisfy gfx90a:xnack-",
+               profile=True, ref=f"{AR_SPEC} AR-3")], source=f"{AR_SPEC} AR-3")
+    lib = ar_gnu([(b"o.o", one("openmp-amdgcn-amd-amdhsa--gfx906", b"OMP"))])
+    case("archive/ar-3-hip-openmp-compatible", "-hip-openmp-compatible: a hip request takes an openmp entry",
+         ["AR-3", "COMPAT-1"], "unbundle", ua([GFX906], hip_openmp_compatible=True), {"lib": hx(lib)},
+         {"outputs": [hx(ar_gnu([(ar_name(b"o.o", "openmp-amdgcn-amd-amdhsa--gfx906", "gfx906"), b"OMP")]))]},
+         source=f"{AR_SPEC} AR-3")
+    # AR-4
+    lib = ar_gnu([(b"f1.o", one(SM70, b"CUBIN")), (b"f2.xyz", one(GFX90AX, b"BC"))])
+    case("archive/ar-4-member-names", "Output names: stem, '-', the ID, stem, .cubin/.bc, ':' as '_'",
+         ["AR-4"], "unbundle", ua([SM70, GFX90AX]), {"lib": hx(lib)},
+         {"outputs": [hx(ar_gnu([(b"f1-openmp-nvptx64-nvidia-cuda--sm_70f1.cubin", b"CUBIN")])),
+                      hx(ar_gnu([(b"f2-hip-amdgcn-amd-amdhsa--gfx90a_xnack+f2.bc", b"BC")]))]},
+         source=f"{AR_SPEC} AR-4")
+    # AR-5: an ELF payload: its global symbol goes to the symbol table.
+    obj = fixture("host-x86_64.o")
+    lib = ar_gnu([(b"k.o", one(GFX906, obj))])
+    case("archive/ar-5-symbol-table", "The output archive lists the global symbols of ELF members",
+         ["AR-5", "OB-24"], "unbundle", ua([GFX906]), {"lib": hx(lib)},
+         {"outputs": [hx(ar_gnu([(ar_name(b"k.o", GFX906, "gfx906"), obj)], [[b"host_fn"]]))]},
+         source=f"{AR_SPEC} AR-5")
+    # AR-6
+    lib = ar_gnu([(b"a.o", one(GFX906, b"DEV"))])
+    case("archive/ar-6-missing-target", "A target without a compatible code object fails the run",
+         ["AR-6"], "unbundle", ua([GFX906, "hip-amdgcn-amd-amdhsa--gfx908"]), {"lib": hx(lib)}, {"fail": "AR-6"},
+         source=f"{AR_SPEC} AR-6")
+    case("archive/ar-6-allow-missing", "-allow-missing-bundles: an empty archive for a missing target",
+         ["AR-6"], "unbundle", ua(["hip-amdgcn-amd-amdhsa--gfx908", GFX906], allow_missing_bundles=True),
+         {"lib": hx(lib)}, {"outputs": [u("!<arch>\n"), hx(ar_gnu([(ar_name(b"a.o", GFX906, "gfx906"), b"DEV")]))]},
+         source=f"{AR_SPEC} AR-6")
+    # AR-7
+    conf = build([(GFX90A.encode(), b"A"), (GFX90AX.encode(), b"BB")])
+    lib = ar_gnu([(b"conf.o", conf)])
+    case("archive/ar-7-conflicting-target-ids", "-check-input-archive: gfx90a and gfx90a:xnack+ in one member",
+         ["AR-7"], "unbundle", ua([GFX90AX], check_input_archive=True), {"lib": hx(lib)}, {"fail": "AR-7"},
+         source=f"{AR_SPEC} AR-7")
+    ok1 = build([(b"hip-amdgcn-amd-amdhsa--gfx906:sramecc+:xnack+", b"A"), (b"hip-amdgcn-amd-amdhsa--gfx906:xnack+", b"BB")])
+    lib = ar_gnu([(b"ok1.o", ok1)])
+    want = ar_gnu([(ar_name(b"ok1.o", "hip-amdgcn-amd-amdhsa--gfx906:xnack+", "gfx906:xnack+"), b"BB")])
+    case("archive/ar-7-one-directional", "The conflict check is one-directional: sramecc+:xnack+ then xnack+ passes",
+         ["AR-7"], "unbundle", ua(["hip-amdgcn-amd-amdhsa--gfx906:xnack+"], check_input_archive=True),
+         {"lib": hx(lib)}, {"outputs": [hx(want)]}, source=f"{AR_SPEC} AR-7")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--offload-kit", default=os.path.join(ROOT, "target", "release", "offload-kit"))
@@ -2268,6 +2400,7 @@ def main():
     OK_BIN = a.offload_kit
     packaging()
     extraction()
+    archive_cases()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):

@@ -822,6 +822,9 @@ pub struct Args {
     /// `-hip-openmp-compatible`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub hip_openmp_compatible: bool,
+    /// `-check-input-archive` (19 and 22, `-type=a`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub check_input_archive: bool,
     /// parse-id: the target whose written ID is wanted (one of `targets`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
