@@ -156,7 +156,9 @@ pub enum Conflict<'a> {
 /// conflicts with it when it names a feature the first one does not. The
 /// check is one-directional, as LLVM's is.
 pub fn conflict<'a>(ids: &BTreeSet<&'a [u8]>) -> Option<Conflict<'a>> {
-    let mut first: Vec<(&[u8], &[u8], BTreeSet<&[u8]>)> = Vec::new();
+    // Per processor: the first ID seen and its features.
+    type First<'b> = (&'b [u8], &'b [u8], BTreeSet<&'b [u8]>);
+    let mut first: Vec<First<'a>> = Vec::new();
     for &id in ids {
         let Some((proc_, feats)) = parse_format_only(id) else {
             return Some(Conflict::Malformed(id));
