@@ -558,7 +558,10 @@ fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
         return 1;
     }
     if let Some(e) = run.error {
-        elog!("{argv0}: error: {e}");
+        match run.detail {
+            Some(d) => elog!("{argv0}: error: {e} [{d}]"),
+            None => elog!("{argv0}: error: {e}"),
+        }
         return 1;
     }
     0

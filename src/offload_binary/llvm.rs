@@ -470,7 +470,7 @@ fn extract_into<'a>(
                 });
             }
             let members = archive::members(data, base).map_err(|e| Failure::Error {
-                message: e.message().to_string(),
+                message: llvm_archive_message(data, base, &e),
                 error: e,
             })?;
             for m in members {
@@ -493,6 +493,73 @@ fn extract_into<'a>(
         InputKind::Other => {}
     }
     Ok(())
+}
+
+/// LLVM's message for an archive offload-kit's reader refuses, where it is
+/// modelled: a member whose data runs past the end of the archive is
+/// `Archive::Child::getNext`'s "truncated or malformed archive (offset to
+/// next archive member past the end of the archive after member <name>)",
+/// the name as `Child::getName` resolves it. Otherwise offload-kit's own
+/// message.
+fn llvm_archive_message(data: &[u8], base: u64, e: &Error) -> String {
+    const PAST: &str = "truncated or malformed archive (offset to next archive member past the end of the archive after member ";
+    let own = e.message().to_string();
+    if !own.contains("runs past the end of the archive") {
+        return own;
+    }
+    let Some(h) = e
+        .offset()
+        .and_then(|o| o.checked_sub(base + 48))
+        .and_then(|h| usize::try_from(h).ok())
+    else {
+        return own;
+    };
+    let Some(field) = data.get(h..h + 16) else {
+        return own;
+    };
+    let raw = String::from_utf8_lossy(field);
+    let raw = raw.trim_end_matches(' ');
+    let name = if matches!(raw, "/" | "//" | "/SYM64/") {
+        Some(raw.to_string())
+    } else if let Some(n) = raw.strip_prefix("#1/") {
+        n.parse::<usize>().ok().and_then(|n| {
+            let d = data.get(h + 60..(h + 60).checked_add(n.min(archive::MAX_NAME as usize))?)?;
+            let d = d.split(|&b| b == 0).next().unwrap_or(d);
+            Some(String::from_utf8_lossy(d).into_owned())
+        })
+    } else if let Some(off) = raw.strip_prefix('/') {
+        // A long name: look it up in the `//` member before this header.
+        let off = off.parse::<usize>().ok();
+        let mut pos = 8usize;
+        let mut table: Option<&[u8]> = None;
+        while pos + 60 <= h {
+            let f = &data[pos..pos + 60];
+            let size: usize = String::from_utf8_lossy(&f[48..58])
+                .trim_end()
+                .parse()
+                .unwrap_or(usize::MAX);
+            if f.starts_with(b"// ") {
+                table = data.get(pos + 60..(pos + 60).saturating_add(size));
+            }
+            pos = pos.saturating_add(60).saturating_add(size);
+            pos += pos % 2;
+        }
+        match (off, table) {
+            (Some(o), Some(t)) if o < t.len() => {
+                let rest = &t[o..];
+                let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                let n = &rest[..end];
+                Some(String::from_utf8_lossy(n.strip_suffix(b"/").unwrap_or(n)).into_owned())
+            }
+            _ => None,
+        }
+    } else {
+        Some(raw.split('/').next().unwrap_or(raw).to_string())
+    };
+    match name {
+        Some(n) => format!("{PAST}{n})"),
+        None => format!("{PAST}at offset {h})"),
+    }
 }
 
 /// The file format name `llvm-objdump` prints for an ELF file.
@@ -555,6 +622,9 @@ pub struct ObjdumpRun {
     /// Set when the release would read memory it does not own: the
     /// rule and offset; `stdout` and `error` are then what precedes it.
     pub unsafe_read: Option<Error>,
+    /// The rule and absolute offset behind `error` (offload-kit's detail,
+    /// printed after LLVM's message).
+    pub detail: Option<Error>,
 }
 
 fn print_image(out: &mut String, img: &LlvmImage<'_>, i: usize, release: Release) {
@@ -584,9 +654,13 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
         stdout: String::new(),
         error: None,
         unsafe_read: None,
+        detail: None,
     };
     let fail = |run: &mut ObjdumpRun, f: Failure, prefix: &str| match f {
-        Failure::Error { message, .. } => run.error = Some(format!("{prefix}{message}")),
+        Failure::Error { message, error } => {
+            run.error = Some(format!("{prefix}{message}"));
+            run.detail = Some(error);
+        }
         Failure::Unsafe { error } => run.unsafe_read = Some(error),
     };
     match input_kind(data) {
@@ -624,14 +698,36 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                             create(body, m.data_offset, release, true, false).map(|_| ())
                         };
                         run.error = Some(match r {
-                            Err(Failure::Error { message, .. }) => {
+                            Err(Failure::Error { message, error }) => {
+                                run.detail = Some(if m.data_offset % 8 != 0 {
+                                    Error::at(
+                                        rules::OB_21,
+                                        m.data_offset,
+                                        format!(
+                                            "member '{}' holds an offload binary at an offset that is not a multiple of 8: llvm-objdump reads members in place",
+                                            m.name
+                                        ),
+                                    )
+                                } else {
+                                    error
+                                });
                                 format!("{file}({}): {message}", m.name)
                             }
                             Err(Failure::Unsafe { error }) => {
                                 run.unsafe_read = Some(error);
                                 break;
                             }
-                            Ok(()) => format!("'{file}': {NOT_OBJECT}"),
+                            Ok(()) => {
+                                run.detail = Some(Error::at(
+                                    rules::OB_21,
+                                    m.header_offset,
+                                    format!(
+                                        "member '{}' is a raw offload binary, which llvm-objdump does not read as an archive member (the packager does)",
+                                        m.name
+                                    ),
+                                ));
+                                format!("'{file}': {NOT_OBJECT}")
+                            }
                         });
                         break;
                     }
@@ -645,9 +741,21 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                     }
                 }
             }
-            Err(e) => run.error = Some(format!("'{file}': {}", e.message())),
+            Err(e) => {
+                run.error = Some(format!("'{file}': {}", llvm_archive_message(data, 0, &e)));
+                run.detail = Some(e);
+            }
         },
-        _ => run.error = Some(format!("'{file}': {NOT_OBJECT}")),
+        _ => {
+            run.error = Some(format!("'{file}': {NOT_OBJECT}"));
+            run.detail = Some(super::magic_near_miss(data).unwrap_or_else(|| {
+                Error::at(
+                    rules::OB_1,
+                    0,
+                    "neither an offload binary (magic 10 FF 10 AD), an ELF file nor an archive",
+                )
+            }));
+        }
     }
     Some(run)
 }
@@ -664,6 +772,7 @@ fn objdump_elf(
         Ok(e) => e,
         Err(e) => {
             run.error = Some(format!("'{shown}': {}", e.message()));
+            run.detail = Some(e.rebase(base));
             return;
         }
     };
@@ -674,10 +783,11 @@ fn objdump_elf(
     let mut imgs = Vec::new();
     if let Err(f) = extract_into(data, base, identifier, release, 1, &mut imgs) {
         match f {
-            Failure::Error { message, .. } => {
+            Failure::Error { message, error } => {
                 run.error = Some(format!(
                     "'{shown}': while extracting offloading files: {message}"
-                ))
+                ));
+                run.detail = Some(error);
             }
             Failure::Unsafe { error } => run.unsafe_read = Some(error),
         }

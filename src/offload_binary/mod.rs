@@ -58,6 +58,36 @@ pub fn is_offload_binary(data: &[u8]) -> bool {
     data.starts_with(&MAGIC)
 }
 
+/// An input that almost starts with the offload-binary magic (its first
+/// three bytes are `10 FF 10`, or it is a proper prefix of the magic of at
+/// least two bytes): OB-1 at the first byte that differs (at the end of a
+/// proper prefix). `None` for anything else, including a real magic.
+/// Detection layers use it to report such inputs against OB-1 rather than
+/// as an unknown container.
+pub fn magic_near_miss(data: &[u8]) -> Option<Error> {
+    let common = data
+        .iter()
+        .zip(MAGIC.iter())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let proper_prefix = data.len() < MAGIC.len() && common == data.len() && common >= 2;
+    if common == MAGIC.len() || !(common >= 3 || proper_prefix) {
+        return None;
+    }
+    Some(Error::at(
+        rules::OB_1,
+        common as u64,
+        if proper_prefix {
+            format!("the input ends after {common} bytes of the offload binary magic 10 FF 10 AD")
+        } else {
+            format!(
+                "byte {common} is 0x{:02x}, not 0x{:02x} of the offload binary magic 10 FF 10 AD",
+                data[common], MAGIC[common]
+            )
+        },
+    ))
+}
+
 /// `alignTo(x, 8)`, `None` on overflow.
 pub fn align8(x: u64) -> Option<u64> {
     x.checked_next_multiple_of(ALIGNMENT)
