@@ -420,10 +420,56 @@ impl Job {
             .collect())
     }
 
+    /// IDs `-list` prints for a compressed input decoded only as far as its
+    /// bundle header (`prefix`, of a bundle of `total` bytes; see
+    /// [`ccob::llvm_list_prefix`]).
+    pub fn plan_list_prefix(&self, prefix: &[u8], total: u64) -> Result<Vec<String>, BundlerError> {
+        Ok(self
+            .llvm_entries_prefix(prefix, total)?
+            .iter()
+            .map(|e| e.id_str().into_owned())
+            .collect())
+    }
+
+    /// [`Job::plan_unbundle`] for a compressed input decoded only as far
+    /// as its binary-bundle header: ranges are within the decompressed
+    /// bundle of `total` bytes ([`Piece::WholeInput`] is all of it).
+    pub fn plan_unbundle_prefix(
+        &self,
+        v: &Validated,
+        prefix: &[u8],
+        total: u64,
+    ) -> Result<Vec<Piece>, BundlerError> {
+        let walk = Walk::Entries(self.llvm_entries_prefix(prefix, total)?.into_iter());
+        self.plan_unbundle_walk(v, prefix, walk)
+    }
+
+    /// The release's reading of a binary-bundle header prefix.
+    fn llvm_entries_prefix<'a>(
+        &self,
+        prefix: &'a [u8],
+        total: u64,
+    ) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
+        match binary::llvm_read_prefix(prefix, total, 0, self.release) {
+            LlvmView::NoBundles => Ok(vec![]),
+            LlvmView::Entries(e) => Ok(e),
+            LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+        }
+    }
+
     /// Decide what each output of an unbundling receives.
     pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
+        let walk = self.walk(input)?;
+        self.plan_unbundle_walk(v, input, walk)
+    }
+
+    fn plan_unbundle_walk(
+        &self,
+        v: &Validated,
+        input: &[u8],
+        mut walk: Walk<'_>,
+    ) -> Result<Vec<Piece>, BundlerError> {
         let r = self.release;
-        let mut walk = self.walk(input)?;
         let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
         let mut worklist: Vec<&str> = r.stringmap_order(&keys);
         let mut pieces: Vec<Option<Piece>> = vec![None; v.targets.len()];

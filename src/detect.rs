@@ -447,6 +447,9 @@ pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'
 
 /// The error for an input no reader recognises.
 pub fn unknown_container(data: &[u8]) -> Error {
+    if let Some(e) = crate::offload_binary::magic_near_miss(data) {
+        return e;
+    }
     let head: String = data.iter().take(8).map(|b| format!("{b:02x}")).collect();
     Error::at(
         rules::BIN_1,

@@ -43,6 +43,26 @@ pub trait Source {
         let e = s.checked_add(usize::try_from(len).ok()?)?;
         self.bytes().get(s..e).map(Window::Borrowed)
     }
+
+    /// Fill `buf` from `offset`; `false` when the range is not inside the
+    /// input. For the few bytes of a header among many: the CLI reads a
+    /// file-backed input with `pread`, so nothing stays mapped. The default
+    /// copies from [`Source::bytes`].
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let Ok(s) = usize::try_from(offset) else {
+            return false;
+        };
+        match s
+            .checked_add(buf.len())
+            .and_then(|e| self.bytes().get(s..e))
+        {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 impl Source for &[u8] {

@@ -1749,6 +1749,20 @@ def ccob_cases():
     case("ccob/ccob-5-silent-corruption-verify", "verify finds the corruption a zstd frame cannot", ["CCOB-5", "CCOB-7"],
          "verify", {"inputs": ["blob"]}, {"blob": hx(sil)}, {"fail": "CCOB-7"},
          source="tests/data/malformed/ccob_v3_silent_corruption.bin")
+    dmg = fixture_malformed("ccob_v2_damaged_payload.bin")
+    case("ccob/ccob-5-damaged-payload-list", "Damage in the last zstd block, after the bundle header: -list",
+         ["CCOB-5"], "list", {"inputs": ["blob"]}, {"blob": hx(dmg)}, {"fail": "CCOB-5"},
+         [plain_notes("list"),
+          note(None, "CCOB-5", {"list": [W(HOST), W(GFX906)]},
+               "the drop-in's -list decodes only as far as the bundle header when LLVM's outcome is otherwise known "
+               "(one zstd frame, bounded by its block headers): damage inside a later block is not seen, where 19 and "
+               "22 decompress everything and fail with 'Data corruption detected'; unbundling and the native commands "
+               "decode everything and fail", profile=True, adapters=["offload-kit", "offload-kit-19"],
+               ref=f"{CCOB} (Listing a compressed bundle)")],
+         source="tests/data/malformed/ccob_v2_damaged_payload.bin")
+    case("ccob/ccob-5-damaged-payload-unbundle", "Damage in the last zstd block, after the bundle header: -unbundle",
+         ["CCOB-5"], "unbundle", unb, {"blob": hx(dmg)}, {"fail": "CCOB-5"}, [plain_notes("unbundle")],
+         source="tests/data/malformed/ccob_v2_damaged_payload.bin")
 
     # CCOB-6: the uncompressed size.
     for m in ("zstd", "zlib"):

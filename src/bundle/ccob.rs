@@ -930,20 +930,22 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
 /// inside the frame's blocks past the header is not seen (LLVM's one-shot
 /// call reports it; `offload-kit verify` does). `None`: decompress the
 /// whole input with [`llvm_decompress`] to learn what the release does.
-pub fn llvm_list_prefix(data: &[u8], release: Release) -> Option<(Vec<u8>, u64)> {
+pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, u64)> {
+    let data = src.bytes();
     let p = llvm_prepare(data, release).ok()?;
     if p.method != Method::Zstd {
         return None;
     }
-    let payload = &data[p.hsize..];
-    let frame = zstd::zstd_safe::find_frame_compressed_size(payload).ok()?;
-    if frame != payload.len() {
+    let payload_len = data.len() as u64 - p.hsize as u64;
+    let (frame, total) = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)?;
+    if frame != payload_len {
         return None;
     }
-    let total = zstd::zstd_safe::get_frame_content_size(payload).ok()??;
+    let total = total?;
     if total > p.claimed {
         return None;
     }
+    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, 1 << 20);
     let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
         .ok()?
         .single_frame();
@@ -966,6 +968,179 @@ pub fn llvm_list_prefix(data: &[u8], release: Release) -> Option<(Vec<u8>, u64)>
         }
         want = want.saturating_mul(4);
     }
+}
+
+/// The extent of the zstd frame at `src[start..end]` and its recorded
+/// content size, found as `ZSTD_findFrameCompressedSize` finds it: from the
+/// frame header and the block headers alone (a few bytes read per block,
+/// nothing decoded). `None` for anything but one well-formed zstd frame.
+pub fn zstd_frame_extent(src: &dyn Source, start: u64, end: u64) -> Option<(u64, Option<u64>)> {
+    let mut head = [0u8; 5];
+    if end < start.checked_add(5)? || !src.read_at(start, &mut head) {
+        return None;
+    }
+    if head[..4] != [0x28, 0xb5, 0x2f, 0xfd] {
+        return None;
+    }
+    let fhd = head[4];
+    if fhd & 0x08 != 0 {
+        return None; // reserved bit
+    }
+    let single = fhd & 0x20 != 0;
+    let fcs_len = [usize::from(single), 2, 4, 8][usize::from(fhd >> 6)];
+    let did_len = [0u64, 1, 2, 4][usize::from(fhd & 3)];
+    let mut pos = start + 5 + u64::from(!single) + did_len;
+    let mut fcs = [0u8; 8];
+    if pos + fcs_len as u64 > end || !src.read_at(pos, &mut fcs[..fcs_len]) {
+        return None;
+    }
+    let content = match fcs_len {
+        0 => None,
+        1 => Some(u64::from(fcs[0])),
+        2 => Some(u64::from(u16::from_le_bytes([fcs[0], fcs[1]])) + 256),
+        4 => Some(u64::from(u32::from_le_bytes([
+            fcs[0], fcs[1], fcs[2], fcs[3],
+        ]))),
+        _ => Some(u64::from_le_bytes(fcs)),
+    };
+    pos += fcs_len as u64;
+    loop {
+        let mut b = [0u8; 3];
+        if pos + 3 > end || !src.read_at(pos, &mut b) {
+            return None;
+        }
+        let h = u32::from(b[0]) | u32::from(b[1]) << 8 | u32::from(b[2]) << 16;
+        let size = match (h >> 1) & 3 {
+            0 | 2 => u64::from(h >> 3),
+            1 => 1,
+            _ => return None, // reserved block type
+        };
+        pos = pos.checked_add(3 + size)?;
+        if pos > end {
+            return None;
+        }
+        if h & 1 == 1 {
+            break;
+        }
+    }
+    if fhd & 0x04 != 0 {
+        pos += 4; // content checksum
+        if pos > end {
+            return None;
+        }
+    }
+    Some((pos - start, content))
+}
+
+/// Where [`llvm_stream_ranges`] sends a range of the decompressed bundle.
+pub struct Sink<'w> {
+    /// First byte of the range in the decompressed bundle.
+    pub start: u64,
+    /// Length of the range.
+    pub len: u64,
+    /// Where the bytes go.
+    pub out: &'w mut dyn Write,
+}
+
+/// Why [`llvm_stream_ranges`] failed.
+#[derive(Debug)]
+pub enum StreamFailure {
+    /// The release's decompression fails: its message (after
+    /// `Failed to decompress input: `) and the detail.
+    Llvm(String, Error),
+    /// Writing to a sink failed.
+    Write(std::io::Error),
+}
+
+/// Decode the compressed input of `src` as `release` decompresses it, in
+/// one streaming pass, sending ranges of the decompressed bundle to
+/// `sinks`; returns the truncated MD5 of the whole decompressed bundle
+/// (for the CCOB-7 warning). Valid where [`llvm_list_prefix`] returned
+/// `Some`: there the release's one-shot call and this stream agree, bytes
+/// and errors alike. The compressed data is read through windows of
+/// [`STREAM_CHUNK`] bytes and the decoder holds one zstd window, so memory
+/// does not grow with the bundle.
+pub fn llvm_stream_ranges(
+    src: &dyn Source,
+    release: Release,
+    sinks: &mut [Sink<'_>],
+) -> std::result::Result<[u8; 8], StreamFailure> {
+    let data = src.bytes();
+    let p = llvm_prepare(data, release).map_err(|outcome| match outcome {
+        LlvmDecompress::Fails(m, e) => StreamFailure::Llvm(m, e),
+        _ => StreamFailure::Llvm(
+            "not a compressed bundle".into(),
+            Error::at(rules::CCOB_1, 0, "not a compressed bundle"),
+        ),
+    })?;
+    struct Tap<'a, 'w> {
+        pos: u64,
+        md5: Md5,
+        sinks: &'a mut [Sink<'w>],
+        failed: Option<std::io::Error>,
+    }
+    impl Write for Tap<'_, '_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.md5.update(buf);
+            let start = self.pos;
+            let end = start + buf.len() as u64;
+            for s in self.sinks.iter_mut() {
+                let a = s.start.max(start);
+                let b = (s.start + s.len).min(end);
+                if a < b {
+                    if let Err(e) = s
+                        .out
+                        .write_all(&buf[(a - start) as usize..(b - start) as usize])
+                    {
+                        let kind = e.kind();
+                        self.failed = Some(e);
+                        return Err(std::io::Error::new(kind, "output write failed"));
+                    }
+                }
+            }
+            self.pos = end;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut tap = Tap {
+        pos: 0,
+        md5: Md5::new(),
+        sinks,
+        failed: None,
+    };
+    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, STREAM_CHUNK);
+    let lib_fail = |name: String| {
+        StreamFailure::Llvm(
+            format!("Could not decompress embedded file contents: {name}"),
+            Error::at(
+                rules::CCOB_5,
+                p.hsize as u64,
+                format!("ZSTD_decompress: {name}"),
+            ),
+        )
+    };
+    let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+        .map_err(|e| lib_fail(e.to_string()))?
+        .single_frame();
+    // The one-shot call fails on anything after the frame; the stream
+    // would stop at its end. Callers check this first (llvm_list_prefix).
+    let whole = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)
+        .is_some_and(|(n, _)| n == data.len() as u64 - p.hsize as u64);
+    if !whole {
+        return Err(lib_fail("Src size is incorrect".into()));
+    }
+    let copied = std::io::copy(&mut (&mut dec).take(p.claimed), &mut tap);
+    if let Some(e) = tap.failed.take() {
+        return Err(StreamFailure::Write(e));
+    }
+    copied.map_err(|e| lib_fail(e.to_string()))?;
+    let digest = tap.md5.finalize();
+    let mut h = [0u8; 8];
+    h.copy_from_slice(&digest[..8]);
+    Ok(h)
 }
 
 /// `ZSTD_decompress(dst, claimed, src)` as LLVM calls it. The claim is

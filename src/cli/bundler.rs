@@ -378,10 +378,26 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
 
 fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
+    let header_only = !comp.verbose && matches!(v.file_type, FileType::Binary | FileType::Object);
     if job.list {
         // `-list -type=a` lists the input as -type=o does: an archive is
         // neither an object nor a bundle, so nothing is printed.
-        let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
+        let raw = open(&job.inputs[0])?;
+        if header_only {
+            // A compressed bundle: decode only its header (spec/ccob.md,
+            // "Listing a compressed bundle").
+            if let Some((prefix, total)) = ccob::llvm_list_prefix(&raw, job.release) {
+                let ids = job
+                    .plan_list_prefix(&prefix, total)
+                    .map_err(|e| e.to_string())?;
+                let mut out = std::io::stdout().lock();
+                for id in ids {
+                    writeln!(out, "{id}").map_err(|e| e.to_string())?;
+                }
+                return Ok(());
+            }
+        }
+        let input = maybe_decompress(job, raw, comp)?;
         let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
@@ -393,7 +409,13 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         return unbundle_archive(job, &v);
     }
     if job.unbundle {
-        let input = maybe_decompress(job, open(&job.inputs[0])?, comp)?;
+        let raw = open(&job.inputs[0])?;
+        if header_only {
+            if let Some((prefix, total)) = ccob::llvm_list_prefix(&raw, job.release) {
+                return unbundle_streamed(job, &v, &raw, &prefix, total);
+            }
+        }
+        let input = maybe_decompress(job, raw, comp)?;
         let pieces = job
             .plan_unbundle(&v, input.bytes())
             .map_err(|e| e.to_string())?;
@@ -483,6 +505,65 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         );
     }
     o.commit().map_err(|e| e.to_string())
+}
+
+/// Unbundle a compressed input in one streaming pass: the plan comes from
+/// the bundle header alone, and every output receives its range while
+/// the payload is decoded (the release's one-shot decompression gives the
+/// same bytes and the same errors here, see `ccob::llvm_stream_ranges`).
+fn unbundle_streamed(
+    job: &Job,
+    v: &offload_kit::bundler::Validated,
+    raw: &Input,
+    prefix: &[u8],
+    total: u64,
+) -> Result<(), String> {
+    let pieces = job
+        .plan_unbundle_prefix(v, prefix, total)
+        .map_err(|e| e.to_string())?;
+    let mut staged = Vec::new();
+    let mut ranges = Vec::new();
+    for (piece, path) in pieces.iter().zip(&job.outputs) {
+        let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
+        match piece {
+            Piece::Range { offset, size } => ranges.push((staged.len(), *offset, *size)),
+            Piece::WholeInput => ranges.push((staged.len(), 0, total)),
+            Piece::Empty => {}
+            Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
+        }
+        staged.push(o);
+    }
+    let hash = {
+        let mut outs: Vec<Option<&mut OutputFile>> = staged.iter_mut().map(Some).collect();
+        let mut sinks: Vec<ccob::Sink<'_>> = ranges
+            .iter()
+            .map(|&(i, start, len)| ccob::Sink {
+                start,
+                len,
+                out: outs[i].take().expect("one range per output"),
+            })
+            .collect();
+        ccob::llvm_stream_ranges(raw, job.release, &mut sinks).map_err(|f| match f {
+            ccob::StreamFailure::Llvm(m, e) => offload_kit::bundler::BundlerError {
+                message: format!("Failed to decompress input: {m}"),
+                detail: Some(e),
+            }
+            .to_string(),
+            ccob::StreamFailure::Write(e) => e.to_string(),
+        })?
+    };
+    if let Ok(h) = ccob::parse_header(raw.bytes(), 0) {
+        if hash != h.hash {
+            eprintln!(
+                "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
+                job.release
+            );
+        }
+    }
+    for o in staged {
+        o.commit().map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }
 
 /// Compress `bundle` as the release does and write it.

@@ -98,6 +98,22 @@ impl offload_kit::source::Source for Input {
         Input::bytes(self)
     }
 
+    /// `pread` for a file-backed input: no page of it gets mapped.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let in_range = offset
+            .checked_add(buf.len() as u64)
+            .is_some_and(|e| e <= Input::bytes(self).len() as u64);
+        match (&self.file, in_range) {
+            (Some(f), true) => std::os::unix::fs::FileExt::read_exact_at(f, buf, offset).is_ok(),
+            (None, true) => {
+                let s = offset as usize;
+                buf.copy_from_slice(&Input::bytes(self)[s..s + buf.len()]);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A file-backed input maps each window separately: its pages leave
     /// the resident set when the window is dropped (see `source`).
     fn window(&self, offset: u64, len: u64) -> Option<offload_kit::source::Window<'_>> {
