@@ -159,19 +159,6 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    if release <= Release::L16 {
-        // 14 and 16 have no -check-input-archive: LLVM's option parser
-        // rejects it before anything else.
-        if let Some(a) = args.iter().find(|a| {
-            let body = a.trim_start_matches('-');
-            a.starts_with('-') && body.split('=').next() == Some("check-input-archive")
-        }) {
-            eprintln!(
-                "clang-offload-bundler: Unknown command line argument '{a}'.  Try: '{prog} --help'"
-            );
-            return 1;
-        }
-    }
     if p.flag("version") {
         outln!(
             "offload-kit clang-offload-bundler (reproducing LLVM {release}) version {}",
