@@ -112,3 +112,391 @@ pub fn any_container(data: &[u8]) {
     let _ = crate::bundle::fatbin::inspect(data);
     let _ = crate::bundle::object::parse_strict(data);
 }
+
+// ---------------------------------------------------------------------------
+// Archives, archive symbol tables, streamed compressed bundles
+
+use crate::bundle::archive as hda;
+use crate::bundle::ccob;
+use crate::offload_binary::archive as ar;
+use crate::offload_binary::symtab;
+use crate::source::{Source, Window};
+
+/// A source whose windows are copies held apart from [`Source::bytes`], as
+/// the CLI's per-window mappings are: readers must not rely on a window
+/// being a subslice of the whole input.
+pub struct Windowed<'a>(pub &'a [u8]);
+
+impl Source for Windowed<'_> {
+    fn bytes(&self) -> &[u8] {
+        self.0
+    }
+    fn window(&self, offset: u64, len: u64) -> Option<Window<'_>> {
+        let s = usize::try_from(offset).ok()?;
+        let e = s.checked_add(usize::try_from(len).ok()?)?;
+        let held: Box<Vec<u8>> = Box::new(self.0.get(s..e)?.to_vec());
+        Some(Window::Held(held))
+    }
+}
+
+/// Entry IDs and targets the archive bodies pick from, so that members
+/// match targets often enough to reach extraction and the symbol tables.
+const IDS: &[&str] = &[
+    "host-x86_64-unknown-linux-gnu-",
+    "host-x86_64-unknown-linux-gnu",
+    "hip-amdgcn-amd-amdhsa--gfx906",
+    "hip-amdgcn-amd-amdhsa--gfx90a",
+    "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+    "hip-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+",
+    "hipv4-amdgcn-amd-amdhsa--gfx906",
+    "hipv4-amdgcn-amd-amdhsa-unknown-gfx908",
+    "openmp-amdgcn-amd-amdhsa--gfx906",
+    "openmp-nvptx64-nvidia-cuda--sm_70",
+    "openmp-x86_64-unknown-linux-gnu",
+    "cuda-nvptx64-nvidia-cuda--sm_80",
+    "hip-amdgcn-amd-amdhsa--gfx9-4-generic",
+];
+
+/// An entry ID or target: one of [`IDS`] or any text.
+#[derive(Debug, Arbitrary)]
+pub enum Id {
+    /// `IDS[i % IDS.len()]`.
+    Known(u8),
+    /// Anything.
+    Text(String),
+}
+
+impl Id {
+    fn text(&self) -> String {
+        match self {
+            Id::Known(i) => IDS[usize::from(*i) % IDS.len()].to_string(),
+            Id::Text(t) => t.clone(),
+        }
+    }
+}
+
+/// The contents of one archive member.
+#[derive(Debug, Arbitrary)]
+pub enum MemberData {
+    /// Bytes as given (ELF, bitcode, garbage).
+    Raw(Vec<u8>),
+    /// A binary bundle of these entries.
+    Bundle(Vec<(Id, Vec<u8>)>),
+    /// The same, compressed (CCOB version 1 + `v % 3`, zstd).
+    Compressed(Vec<(Id, Vec<u8>)>, u8),
+    /// A binary bundle with a byte changed: `(at, value)`.
+    Damaged(Vec<(Id, Vec<u8>)>, u16, u8),
+}
+
+impl MemberData {
+    fn bytes(&self) -> Vec<u8> {
+        let bundle = |es: &[(Id, Vec<u8>)]| {
+            let ids: Vec<String> = es.iter().map(|(i, _)| i.text()).collect();
+            let refs: Vec<(&[u8], &[u8])> = ids
+                .iter()
+                .zip(es)
+                .map(|(i, (_, p))| (i.as_bytes(), &p[..]))
+                .collect();
+            binary::write_to_vec(&refs, 1).unwrap_or_default()
+        };
+        match self {
+            MemberData::Raw(b) => b.clone(),
+            MemberData::Bundle(es) => bundle(es),
+            MemberData::Compressed(es, v) => {
+                let opts = ccob::WriteOptions {
+                    version: 1 + u16::from(*v % 3),
+                    method: ccob::Method::Zstd,
+                    level: 1,
+                };
+                ccob::compress(&bundle(es), opts).unwrap_or_default()
+            }
+            MemberData::Damaged(es, at, val) => {
+                let mut b = bundle(es);
+                if !b.is_empty() {
+                    let n = b.len();
+                    b[usize::from(*at) % n] = *val;
+                }
+                b
+            }
+        }
+    }
+}
+
+/// A heterogeneous device archive built from arbitrary members, and an
+/// unbundling job over it.
+#[derive(Debug, Arbitrary)]
+pub struct ArchiveInput {
+    members: Vec<(Vec<u8>, MemberData)>,
+    targets: Vec<Id>,
+    allow_missing: bool,
+    hip_openmp: bool,
+    check_input_archive: bool,
+    small_sym64_threshold: bool,
+}
+
+/// Names the GNU writer and reader agree on (a round trip keeps them).
+fn plain_name(n: &[u8]) -> bool {
+    !n.is_empty() && n.iter().all(|&b| b.is_ascii_graphic() && b != b'/')
+}
+
+/// Read back an archive [`ar::write_gnu_to`] wrote: every member whose name
+/// survives the round trip, with its data, in order.
+fn check_round_trip(written: &[u8], members: &[(&[u8], &[u8])]) {
+    let back = ar::members_raw(written, 0, crate::rules::AR_1).expect("written archive reads");
+    if members.iter().all(|(n, _)| plain_name(n)) {
+        assert_eq!(back.len(), members.len(), "member count");
+        for (b, (n, d)) in back.iter().zip(members) {
+            assert_eq!(b.name, *n, "member name");
+            assert_eq!(b.data, *d, "member data");
+        }
+    }
+}
+
+/// `clang-offload-bundler -unbundle -type=a` (every release): plan the
+/// archives, write them with their symbol tables, and read them back. An
+/// input starting with the archive magic is used as it is; anything else
+/// builds an archive from arbitrary members (bundles, compressed bundles,
+/// raw bytes) so that mutations get past the magic checks.
+pub fn archive_unbundle(data: &[u8]) {
+    let (archive, targets, allow_missing, hip_openmp, check, threshold) =
+        if data.starts_with(ar::ARCHIVE_MAGIC) || data.starts_with(ar::THIN_MAGIC) {
+            let t: Vec<String> = IDS.iter().map(|s| s.to_string()).collect();
+            (data.to_vec(), t, true, false, true, 1u64 << 32)
+        } else {
+            let Ok(inp) = ArchiveInput::arbitrary(&mut Unstructured::new(data)) else {
+                return;
+            };
+            let datas: Vec<Vec<u8>> = inp.members.iter().map(|(_, d)| d.bytes()).collect();
+            let news: Vec<ar::NewMember<'_>> = inp
+                .members
+                .iter()
+                .zip(&datas)
+                .map(|((n, _), d)| ar::NewMember {
+                    name: n,
+                    data: d,
+                    symbols: None,
+                })
+                .collect();
+            let mut a = Vec::new();
+            ar::write_gnu_to(&mut a, &news, ar::WriteOptions::default()).expect("small members");
+            let pairs: Vec<(&[u8], &[u8])> = news.iter().map(|m| (m.name, m.data)).collect();
+            check_round_trip(&a, &pairs);
+            let threshold = if inp.small_sym64_threshold {
+                8
+            } else {
+                1 << 32
+            };
+            let t = inp.targets.iter().map(Id::text).collect();
+            (
+                a,
+                t,
+                inp.allow_missing,
+                inp.hip_openmp,
+                inp.check_input_archive,
+                threshold,
+            )
+        };
+    let _ = ar::members(&archive, 0);
+    for r in Release::ALL {
+        let job = Job {
+            release: r,
+            file_type: "a".into(),
+            targets: targets.clone(),
+            inputs: vec!["in.a".into()],
+            outputs: (0..targets.len())
+                .map(|i| format!("out{i}.a").into())
+                .collect(),
+            unbundle: true,
+            list: false,
+            allow_missing,
+            align: 1,
+            hip_openmp,
+            check_input_archive: check,
+        };
+        let Ok(v) = job.validate() else { continue };
+        let _ = job.check_archive(&archive, "in.a");
+        let Ok(plan) = job.plan_archive(&v, &archive, "in.a") else {
+            continue;
+        };
+        assert!(plan.archives.len() <= v.targets.len());
+        assert_eq!(plan.archives.len(), plan.symbols.len());
+        for i in 0..plan.archives.len() {
+            let members = plan.members(&archive, i);
+            let mut out = Vec::new();
+            hda::write(&mut out, &members, &plan.symbols[i], threshold).expect("writes");
+            let pairs: Vec<(&[u8], &[u8])> = members.iter().map(|m| (m.name, m.data)).collect();
+            check_round_trip(&out, &pairs);
+        }
+    }
+}
+
+/// Wrap `rest` so that it reaches the symbol readers: `data[0] % 4` picks
+/// raw bytes, raw bitcode, wrapped bitcode (header offsets from `rest`) or
+/// ELF.
+fn symbolic_member(data: &[u8]) -> Vec<u8> {
+    let Some((&sel, rest)) = data.split_first() else {
+        return Vec::new();
+    };
+    match sel % 4 {
+        0 => rest.to_vec(),
+        1 => [&b"BC\xc0\xde"[..], rest].concat(),
+        2 => [&[0xde, 0xc0, 0x17, 0x0b][..], rest].concat(),
+        _ => [&b"\x7fELF"[..], rest].concat(),
+    }
+}
+
+/// The archive symbol table (OB-24): the symbols of one member (ELF,
+/// bitcode, wrapped bitcode, anything), then an archive of it written
+/// with its symbol table and read back.
+pub fn symtab(data: &[u8]) {
+    for m in [data.to_vec(), symbolic_member(data)] {
+        let _ = symtab::member_symbols(&m, true);
+        let _ = symtab::archive_symbols(&m);
+        let Ok(s) = symtab::member_symbols(&m, false) else {
+            continue;
+        };
+        let half = &m[m.len() / 2..];
+        let members: [(&str, &[u8]); 3] = [
+            ("member.o", &m),
+            ("a-rather-long-member-name.bc", half),
+            ("x", b"not symbolic"),
+        ];
+        if let Ok(a) = symtab::write_archive(&members) {
+            let pairs: Vec<(&[u8], &[u8])> =
+                members.iter().map(|(n, d)| (n.as_bytes(), *d)).collect();
+            check_round_trip(&a, &pairs);
+        }
+        let syms = [s, symtab::Symbolic::No, symtab::Symbolic::No];
+        for threshold in [0, symtab::SYM64_THRESHOLD] {
+            let a = symtab::write_gnu_with_symtab(&members, &syms, threshold);
+            let pairs: Vec<(&[u8], &[u8])> =
+                members.iter().map(|(n, d)| (n.as_bytes(), *d)).collect();
+            check_round_trip(&a, &pairs);
+        }
+    }
+    // The GNU reader on the raw bytes too (symbol and name tables skipped).
+    let _ = ar::members_raw(data, 0, crate::rules::OB_21);
+}
+
+/// Compressed bundles as `-list` and `-unbundle` stream them (header-only
+/// decoding, block-header walk, windowed reads), and listing through a
+/// windowed source (ELF `.hip_fatbin` walk): where
+/// [`ccob::llvm_list_prefix`] answers, the stream and the one-shot
+/// decompression must agree.
+pub fn ccob_stream(data: &[u8]) {
+    let w = Windowed(data);
+    let len = data.len() as u64;
+    for start in [0, 1, 8, 16, 20, 24, 32] {
+        if let Some((n, total)) = ccob::zstd_frame_extent(&w, start, len) {
+            assert!(start + n <= len, "frame extent inside the input");
+            let _ = total;
+        }
+    }
+    for r in Release::ALL {
+        let prefix = ccob::llvm_list_prefix(&w, r);
+        if let Some((p, total)) = &prefix {
+            assert!(p.len() as u64 <= *total, "prefix inside the bundle");
+            let _ = binary::llvm_read_prefix(p, *total, 0, r);
+            // What -unbundle plans from the prefix, streamed as the CLI streams it.
+            let job = Job {
+                release: r,
+                file_type: "bc".into(),
+                targets: IDS[..4].iter().map(|s| s.to_string()).collect(),
+                inputs: vec!["in".into()],
+                outputs: vec!["out".into(); 4],
+                unbundle: true,
+                list: false,
+                allow_missing: true,
+                align: 1,
+                hip_openmp: false,
+                check_input_archive: false,
+            };
+            if let Ok(v) = job.validate() {
+                if let Ok(pieces) = job.plan_unbundle_prefix(&v, p, *total) {
+                    let mut outs: Vec<std::io::Sink> =
+                        pieces.iter().map(|_| std::io::sink()).collect();
+                    let mut sinks: Vec<ccob::Sink<'_>> = pieces
+                        .iter()
+                        .zip(outs.iter_mut())
+                        .filter_map(|(piece, o)| match piece {
+                            crate::bundler::Piece::Range { offset, size } => Some(ccob::Sink {
+                                start: *offset,
+                                len: *size,
+                                out: o,
+                            }),
+                            crate::bundler::Piece::WholeInput => Some(ccob::Sink {
+                                start: 0,
+                                len: *total,
+                                out: o,
+                            }),
+                            _ => None,
+                        })
+                        .collect();
+                    let _ = ccob::llvm_stream_ranges(&w, r, &mut sinks);
+                }
+            }
+            // The stream must agree with the one-shot call.
+            let mut whole = Vec::new();
+            let mut head = Vec::new();
+            let mut sinks = [
+                ccob::Sink {
+                    start: 0,
+                    len: *total,
+                    out: &mut whole,
+                },
+                ccob::Sink {
+                    start: 0,
+                    len: 64,
+                    out: &mut head,
+                },
+            ];
+            let streamed = ccob::llvm_stream_ranges(&w, r, &mut sinks);
+            match (ccob::llvm_decompress(data, r), &streamed) {
+                (ccob::LlvmDecompress::Data(d), Ok(_)) => {
+                    assert!(d == whole, "streamed bytes differ from the one-shot call");
+                    assert!(head[..] == d[..d.len().min(64)]);
+                    assert!(d.starts_with(p), "prefix is the bundle's start");
+                }
+                (ccob::LlvmDecompress::Fails(..), Err(_)) => {}
+                (one, s) => panic!(
+                    "one-shot and stream disagree: {} vs {}",
+                    match one {
+                        ccob::LlvmDecompress::Plain => "plain",
+                        ccob::LlvmDecompress::Data(_) => "data",
+                        ccob::LlvmDecompress::Fails(..) => "fails",
+                    },
+                    if s.is_ok() { "ok" } else { "error" }
+                ),
+            }
+        } else {
+            let mut sinks = [ccob::Sink {
+                start: 0,
+                len: 1 << 20,
+                out: &mut std::io::sink(),
+            }];
+            let _ = ccob::llvm_stream_ranges(&w, r, &mut sinks);
+        }
+    }
+    let _ = ccob::verify_prefix_in(&w, 0, len, 0, 1 << 16);
+    let _ = ccob::extract_range_in(&w, 0, len, 0, 3, 1 << 20, &mut std::io::sink());
+    // A range from the input's own bytes, as an entry record would give it.
+    let field = |at: usize| {
+        data.get(at..at + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    };
+    let _ = ccob::extract_range_in(
+        &w,
+        0,
+        len,
+        0,
+        field(len as usize / 2),
+        field(0) % (1 << 24),
+        &mut std::io::sink(),
+    );
+    // Listing through windows must list what the slice listing lists.
+    for r in std::iter::once(None).chain(Release::ALL.into_iter().map(Some)) {
+        let windowed = crate::detect::list_source(&w, r);
+        let whole = crate::detect::list(data, r);
+        assert!(windowed == whole, "windowed listing differs");
+    }
+}

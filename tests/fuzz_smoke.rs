@@ -130,3 +130,70 @@ fn smoke_any_container() {
         fuzzing::any_container(&s);
     }
 }
+
+/// The committed seeds of fuzz target `target` (fuzz/seeds/<target>/),
+/// each with byte mutations and truncations, plus the malformed corpus.
+fn real_seeds(target: &str, mutations: usize) -> Vec<Vec<u8>> {
+    let dir = format!("{}/fuzz/seeds/{target}", env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let bases: Vec<Vec<u8>> = files.iter().map(|p| std::fs::read(p).unwrap()).collect();
+    assert!(!bases.is_empty(), "no seeds in {dir}");
+    let malformed = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/malformed");
+    let mut v: Vec<Vec<u8>> = std::fs::read_dir(malformed)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    let mut rng = Lcg(0xa5c11);
+    for base in bases {
+        for _ in 0..mutations {
+            let mut d = base.clone();
+            for _ in 0..1 + rng.next() % 3 {
+                let at = (rng.next() as usize) % d.len();
+                d[at] = rng.next() as u8;
+            }
+            v.push(d);
+            let cut = (rng.next() as usize) % base.len();
+            v.push(base[..cut].to_vec());
+        }
+        v.push(base);
+    }
+    // Unstructured bytes, for the bodies' structure-aware layers.
+    for _ in 0..300 {
+        let n = (rng.next() % 400) as usize;
+        v.push(rng.bytes(n));
+    }
+    v
+}
+
+#[test]
+fn smoke_archive_unbundle() {
+    for s in real_seeds("archive_unbundle", 60) {
+        fuzzing::archive_unbundle(&s);
+    }
+}
+
+#[test]
+fn smoke_symtab() {
+    let seeds = real_seeds("symtab", 150);
+    for s in &seeds {
+        fuzzing::symtab(s);
+    }
+    // The same bytes behind each magic (the body's selector byte).
+    for s in seeds.iter().take(400) {
+        for sel in 1..4u8 {
+            let d: Vec<u8> = std::iter::once(sel).chain(s.iter().copied()).collect();
+            fuzzing::symtab(&d);
+        }
+    }
+}
+
+#[test]
+fn smoke_ccob_stream() {
+    for s in real_seeds("ccob_stream", 100) {
+        fuzzing::ccob_stream(&s);
+    }
+}

@@ -1,0 +1,2 @@
+int counter = 3;
+int add(int a) { return a + counter; }
