@@ -4,12 +4,13 @@
 //! and list what is inside with absolute offsets.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
-use crate::bundle::{ccob, fatbin, text};
+use crate::bundle::{ccob, fatbin, object, text};
 use crate::error::Error;
 use crate::offload_binary;
+use crate::offload_binary::archive as ar;
 use crate::profile::Release;
 use crate::rules;
-use crate::source::Source;
+use crate::source::{Source, Window};
 use serde::Serialize;
 
 /// The kind of container found at the start of an input.
@@ -26,7 +27,7 @@ pub enum Container {
     TextBundle,
     /// Offload binaries (magic `10 FF 10 AD`, clang-offload-packager).
     OffloadBinary,
-    /// A GNU/BSD `ar` archive (members holding offload binaries).
+    /// A GNU/BSD `ar` archive (members holding bundles or offload binaries).
     Archive,
     /// An object file in a format other than ELF (COFF, Mach-O, …): not supported.
     OtherObject,
@@ -108,6 +109,10 @@ pub struct ListedEntry {
     /// its binary lies (`id` is then `<producer>-<triple>-<arch>`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<offload_binary::ListedImage>,
+    /// For an entry found in a member of an archive: the member's name
+    /// (lossy UTF-8, as stored; an untrusted name, never a path).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
 }
 
 /// A listing of an input.
@@ -139,10 +144,36 @@ pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing
     };
     let mode = release.map_or("strict".into(), |r| format!("llvm-{r}"));
     let entries = match c {
+        Container::Archive => archive_entries(src, release)?,
+        _ => list_in(src, 0, release)?,
+    };
+    Ok(Listing {
+        container: c.name(),
+        mode,
+        entries,
+    })
+}
+
+/// The entries of the container `src` holds, which starts at absolute
+/// offset `base` of the input (an archive member, or the input itself with
+/// `base` 0): offsets and errors are absolute. An archive is read for its
+/// offload-binary images only (archives in archives are not walked for
+/// bundles).
+fn list_in(
+    src: &dyn Source,
+    base: u64,
+    release: Option<Release>,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let data = src.bytes();
+    let Some(c) = detect(data) else {
+        return Err(vec![unknown_container(data).rebase(base)]);
+    };
+    let rebase = |es: Vec<Error>| es.into_iter().map(|e| e.rebase(base)).collect::<Vec<_>>();
+    let entries = match c {
         Container::BinaryBundle => {
             let entries: Vec<binary::Entry> = match release {
-                None => binary::parse_strict(data, 0, Extent::Standalone)?.entries,
-                Some(r) => match binary::llvm_read(data, 0, r) {
+                None => binary::parse_strict(data, base, Extent::Standalone)?.entries,
+                Some(r) => match binary::llvm_read(data, base, r) {
                     LlvmView::NoBundles => vec![],
                     LlvmView::Entries(e) => e,
                     LlvmView::Crash(e) => return Err(vec![e]),
@@ -152,41 +183,43 @@ pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing
                 .iter()
                 .map(|e| ListedEntry {
                     id: e.id_str().into_owned(),
-                    offset: e.offset,
+                    offset: base + e.offset,
                     size: e.size,
                     bundle: 0,
                     container: c.name(),
                     ccob_offset: None,
                     section: None,
                     image: None,
+                    member: None,
                 })
                 .collect()
         }
         Container::TextBundle => {
             let c = text_comment(data).expect("detected");
             let entries = match release {
-                None => text::parse_strict(data, 0, c)?.entries,
-                Some(r) => text::llvm_entries(data, 0, c, r).map_err(|e| vec![e])?,
+                None => text::parse_strict(data, 0, c).map_err(rebase)?.entries,
+                Some(r) => text::llvm_entries(data, 0, c, r).map_err(|e| vec![e.rebase(base)])?,
             };
             entries
                 .iter()
                 .map(|e| ListedEntry {
                     id: e.id_str().into_owned(),
-                    offset: e.offset,
+                    offset: base + e.offset,
                     size: e.size,
                     bundle: 0,
                     container: "text-bundle",
                     ccob_offset: None,
                     section: None,
                     image: None,
+                    member: None,
                 })
                 .collect()
         }
-        Container::OffloadBinary | Container::Archive => images(data, release)?,
+        Container::OffloadBinary | Container::Archive => images(data, base, release)?,
         Container::OtherObject => {
             return Err(vec![Error::at(
                 rules::OBJ_1,
-                0,
+                base,
                 format!(
                     "unsupported object format {}: offload-kit reads ELF objects",
                     crate::elf::detect(data).name()
@@ -194,23 +227,24 @@ pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing
             )])
         }
         Container::CompressedBundle => {
-            let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
+            let blobs = ccob::blobs(data, 0).map_err(|e| vec![e.rebase(base)])?;
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
-                entries.extend(ccob_entries(src, b.offset, b.len, k, release)?);
+                entries.extend(ccob_entries(src, b.offset, b.len, base, k, release)?);
             }
             entries
         }
         Container::Elf => {
             let l = match release {
-                None => fatbin::list_strict_source(src)?,
-                Some(_) => fatbin::inspect_source(src).map_err(|e| vec![e])?,
+                None => fatbin::list_strict_source(src).map_err(rebase)?,
+                Some(_) => fatbin::inspect_source(src).map_err(|e| vec![e.rebase(base)])?,
             };
             let mut entries = Vec::new();
             for e in l.entries {
                 match e.kind {
                     fatbin::Kind::Compressed { .. } => {
-                        let mut inner = ccob_entries(src, e.offset, e.size, e.bundle, release)?;
+                        let mut inner =
+                            ccob_entries(src, e.offset, e.size, base, e.bundle, release)?;
                         for i in inner.iter_mut() {
                             i.section = Some(e.section.clone());
                         }
@@ -218,7 +252,7 @@ pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing
                     }
                     kind => entries.push(ListedEntry {
                         id: e.id,
-                        offset: e.offset,
+                        offset: base + e.offset,
                         size: e.size,
                         bundle: e.bundle,
                         container: if kind == fatbin::Kind::Section {
@@ -229,41 +263,311 @@ pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing
                         ccob_offset: None,
                         section: Some(e.section),
                         image: None,
+                        member: None,
                     }),
                 }
             }
-            entries.extend(images(data, release)?);
+            entries.extend(images(data, base, release)?);
             entries
         }
     };
-    Ok(Listing {
-        container: c.name(),
-        mode,
-        entries,
-    })
+    Ok(entries)
+}
+
+/// Most members an archive listing walks (bounds the work on a crafted
+/// archive of empty members; each member costs at least 60 bytes).
+const MAX_MEMBERS: usize = 1 << 20;
+
+/// An archive member as a [`Source`]: its bytes are one window of the
+/// input; windows inside it are windows of the input, so a member of a
+/// mapped multi-GB archive is read as the input itself would be.
+struct MemberSource<'s> {
+    parent: &'s dyn Source,
+    base: u64,
+    win: Window<'s>,
+}
+
+impl Source for MemberSource<'_> {
+    fn bytes(&self) -> &[u8] {
+        &self.win
+    }
+
+    fn window(&self, offset: u64, len: u64) -> Option<Window<'_>> {
+        let end = offset.checked_add(len)?;
+        if end > self.win.len() as u64 {
+            return None;
+        }
+        self.parent.window(self.base + offset, len)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> bool {
+        let in_range = offset
+            .checked_add(buf.len() as u64)
+            .is_some_and(|e| e <= self.win.len() as u64);
+        in_range && self.parent.read_at(self.base + offset, buf)
+    }
+}
+
+/// The entries of every member of the archive `src` (spec/archive.md,
+/// "Native commands"): each member's bundle entries, then its
+/// offload-binary images, in archive order, with absolute offsets and the
+/// member's name. Strictly (`release` `None`): an object-file bundle, a
+/// binary bundle, a compressed bundle or an ELF file (bundle sections,
+/// `.hip_fatbin`, `.llvm.offloading`) is read by its strict reader; other
+/// members (text, bitcode, plain data, archives for bundles) hold nothing
+/// and are skipped. With a release: each member as that release's
+/// `-unbundle -type=a` reads it (AR-2).
+fn archive_entries(
+    src: &dyn Source,
+    release: Option<Release>,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let data = src.bytes();
+    let members = ar::members_raw(data, 0, rules::AR_1).map_err(|e| vec![e])?;
+    if members.len() > MAX_MEMBERS {
+        return Err(vec![Error::at(
+            rules::AR_1,
+            members[MAX_MEMBERS].header_offset,
+            format!("more than {MAX_MEMBERS} archive members"),
+        )]);
+    }
+    let mut out = Vec::new();
+    let mut errs = Vec::new();
+    let mut images_seen = 0usize;
+    for m in &members {
+        let name = m.name_str();
+        let ctx = format!("in member {name} of the archive");
+        let len = m.data.len() as u64;
+        let Some(win) = src.window(m.data_offset, len) else {
+            errs.push(Error::at(
+                rules::AR_1,
+                m.header_offset + 48,
+                format!(
+                    "archive member of {len} bytes at 0x{:x} cannot be read",
+                    m.data_offset
+                ),
+            ));
+            continue;
+        };
+        let msrc = MemberSource {
+            parent: src,
+            base: m.data_offset,
+            win,
+        };
+        let listed = match release {
+            None => member_strict(&msrc, m.data_offset),
+            Some(r) => member_llvm(&msrc, m.data_offset, r),
+        };
+        match listed {
+            Ok(entries) => {
+                for mut e in entries {
+                    if let Some(img) = e.image.as_mut() {
+                        img.index = images_seen;
+                        img.member.get_or_insert_with(|| name.clone());
+                        e.bundle = images_seen;
+                        images_seen += 1;
+                    }
+                    e.member = Some(name.clone());
+                    out.push(e);
+                }
+            }
+            Err(es) => {
+                errs.extend(es.into_iter().map(|e| e.context(ctx.clone())));
+                if release.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(out)
+    } else {
+        Err(errs)
+    }
+}
+
+/// One member read strictly (see [`archive_entries`]).
+fn member_strict(src: &MemberSource<'_>, base: u64) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    match detect(src.bytes()) {
+        Some(
+            Container::BinaryBundle
+            | Container::CompressedBundle
+            | Container::Elf
+            | Container::OffloadBinary
+            | Container::OtherObject,
+        ) => list_in(src, base, None),
+        // Offload binaries only: bundles in nested archives are not read.
+        Some(Container::Archive) => images(src.bytes(), base, None),
+        Some(Container::TextBundle) | None => Ok(Vec::new()),
+    }
+}
+
+/// One member as `release`'s `-unbundle -type=a` reads it (AR-2): a
+/// compressed member decompressed first (19, 22; 14 and 16 skip it), an
+/// object file as an object-file bundle (its bundle sections, in section
+/// order), anything else as a binary bundle (the release's order); then
+/// the offload-binary images of an ELF or offload-binary member.
+fn member_llvm(
+    src: &MemberSource<'_>,
+    base: u64,
+    r: Release,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let raw = src.bytes();
+    let decompressed = match ccob::llvm_decompress(raw, r) {
+        ccob::LlvmDecompress::Plain => None,
+        ccob::LlvmDecompress::Data(d) => Some(d),
+        ccob::LlvmDecompress::Fails(m, e) => {
+            return Err(vec![e.rebase(base).context(format!(
+                "LLVM {r}: Failed to decompress code object: {m}"
+            ))])
+        }
+    };
+    let data: &[u8] = decompressed.as_deref().unwrap_or(raw);
+    // Offsets inside a decompressed member stay relative to the
+    // decompressed bytes (as `ccob_offset` says); others are absolute.
+    let (shift, ccob_offset) = match decompressed {
+        Some(_) => (0, Some(base)),
+        None => (base, None),
+    };
+    let inner = |e: Error| match ccob_offset {
+        Some(at) => e.context(format!(
+            "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
+        )),
+        None => e.rebase(base),
+    };
+    let mut out = Vec::new();
+    let object = object::is_object_file(data);
+    let entries: Vec<(binary::Entry, Option<String>)> = if object {
+        object::llvm_list(data, r)
+            .map_err(|e| vec![inner(e)])?
+            .into_iter()
+            .map(|e| {
+                let section = format!(
+                    "{}{}",
+                    object::SECTION_PREFIX,
+                    String::from_utf8_lossy(e.id)
+                );
+                (
+                    binary::Entry {
+                        id: e.id,
+                        offset: e.offset,
+                        size: if e.sh_type == crate::elf::SHT_NOBITS {
+                            0
+                        } else {
+                            e.size
+                        },
+                        record_pos: e.record_pos,
+                        id_pos: e.id_pos,
+                    },
+                    Some(section),
+                )
+            })
+            .collect()
+    } else {
+        match binary::llvm_read(data, 0, r) {
+            LlvmView::NoBundles => vec![],
+            LlvmView::Entries(e) => e.into_iter().map(|e| (e, None)).collect(),
+            LlvmView::Crash(e) => return Err(vec![inner(e)]),
+        }
+    };
+    for (e, section) in &entries {
+        let id = e.id_str();
+        if r == Release::L22 && !Release::llvm22_well_formed(&id) {
+            return Err(vec![inner(Error::at(
+                rules::ID_1,
+                e.id_pos,
+                format!(
+                    "LLVM 22: Invalid bundle id read from code object: entry ID '{}' does not have 5 or 6 '-'-separated fields",
+                    id.escape_debug()
+                ),
+            ))]);
+        }
+        out.push(ListedEntry {
+            id: id.into_owned(),
+            offset: shift + e.offset,
+            size: e.size,
+            bundle: 0,
+            container: if object {
+                "object-bundle"
+            } else {
+                "binary-bundle"
+            },
+            ccob_offset,
+            section: section.clone(),
+            image: None,
+            member: None,
+        });
+    }
+    if decompressed.is_none()
+        && matches!(
+            detect(raw),
+            Some(Container::Elf | Container::OffloadBinary | Container::Archive)
+        )
+    {
+        out.extend(images(raw, base, Some(r))?);
+    }
+    Ok(out)
+}
+
+/// The absolute data offset and size of the archive member of `data`
+/// that holds absolute offset `at`, when `data` is an archive.
+pub fn archive_member_at(data: &[u8], at: u64) -> Option<(u64, u64)> {
+    if detect(data) != Some(Container::Archive) {
+        return None;
+    }
+    let members = ar::members_raw(data, 0, rules::AR_1).ok()?;
+    members
+        .iter()
+        .map(|m| (m.data_offset, m.data.len() as u64))
+        .find(|&(o, n)| at >= o && at - o < n.max(1))
 }
 
 /// The offload-binary images of `data` (raw binaries, `.llvm.offloading`
-/// sections of an ELF file, archive members).
-fn images(data: &[u8], release: Option<Release>) -> Result<Vec<ListedEntry>, Vec<Error>> {
-    Ok(offload_binary::list_with(data, release)?
+/// sections of an ELF file, archive members), which starts at absolute
+/// offset `base`.
+fn images(
+    data: &[u8],
+    base: u64,
+    release: Option<Release>,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let listed = offload_binary::list_with(data, release)
+        .map_err(|es| es.into_iter().map(|e| e.rebase(base)).collect::<Vec<_>>())?;
+    Ok(listed
         .into_iter()
-        .map(|i| ListedEntry {
-            id: format!("{}-{}-{}", i.producer, i.triple, i.arch),
-            offset: i.offset,
-            size: i.size,
-            bundle: i.index,
-            container: "offload-binary",
-            ccob_offset: None,
-            section: i.section.clone(),
-            image: Some(i),
+        .map(|mut i| {
+            i.offset += base;
+            i.binary_offset += base;
+            ListedEntry {
+                id: format!("{}-{}-{}", i.producer, i.triple, i.arch),
+                offset: i.offset,
+                size: i.size,
+                bundle: i.index,
+                container: "offload-binary",
+                ccob_offset: None,
+                section: i.section.clone(),
+                image: Some(i),
+                member: None,
+            }
         })
         .collect())
 }
 
 /// The bytes of offload-binary image `img` (the `index`-th image of the
 /// input, as [`list`] numbers them); inflated for compressed v3 binaries.
+/// In an archive, the image is read from the member that holds it.
 pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec<u8>, Vec<Error>> {
+    if let Some((o, n)) = archive_member_at(data, img.binary_offset) {
+        let member = &data[o as usize..(o + n) as usize];
+        let local = offload_binary::list_with(member, None)?;
+        let Some(l) = local.iter().find(|l| {
+            l.binary_offset + o == img.binary_offset
+                && l.offset + o == img.offset
+                && l.size == img.size
+                && l.strings == img.strings
+        }) else {
+            return Err(vec![Error::other(format!("no image {}", img.index))]);
+        };
+        return image_bytes(member, l);
+    }
     let all = offload_binary::container::read_all(data, Default::default())?;
     all.iter()
         .flat_map(|(_, bins)| bins.iter().flat_map(|b| b.entries.iter()))
@@ -328,26 +632,30 @@ fn large_binary_entries(
             ccob_offset: Some(at),
             section: None,
             image: None,
+            member: None,
         })
         .collect())
 }
 
-/// The entries of the compressed bundle at `data[at..at + len]`, decoded
-/// strictly (verified) or as `release` decodes it.
+/// The entries of the compressed bundle at `src[rel..rel + len]`, decoded
+/// strictly (verified) or as `release` decodes it; `src` starts at
+/// absolute offset `base`.
 fn ccob_entries(
     src: &dyn Source,
-    at: u64,
+    rel: u64,
     len: u64,
+    base: u64,
     bundle: usize,
     release: Option<Release>,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
+    let at = base + rel;
     if release.is_none() {
         // Large bundles: verify while streaming, keep only the header part.
-        let h = ccob::header_in(src, at, len, at).map_err(|e| vec![e])?;
+        let h = ccob::header_in(src, rel, len, at).map_err(|e| vec![e])?;
         if h.uncompressed_size > LARGE_CCOB {
             for keep in LARGE_CCOB_PREFIX {
                 let (_, prefix) =
-                    ccob::verify_prefix_in(src, at, len, at, keep).map_err(|e| vec![e])?;
+                    ccob::verify_prefix_in(src, rel, len, at, keep).map_err(|e| vec![e])?;
                 if !binary::is_binary_bundle(&prefix) {
                     break;
                 }
@@ -360,7 +668,7 @@ fn ccob_entries(
             }
         }
     }
-    let window = src.window(at, len);
+    let window = src.window(rel, len);
     let blob: &[u8] = window.as_deref().ok_or_else(|| {
         vec![Error::at(
             rules::CCOB_4,

@@ -49,6 +49,9 @@ enum Cmd {
         /// `.hip_fatbin` holds several).
         #[arg(long)]
         bundle: Option<usize>,
+        /// Only entries of this archive member (as `list` names it).
+        #[arg(long)]
+        member: Option<String>,
     },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
@@ -163,7 +166,8 @@ pub fn main(args: Vec<String>) -> i32 {
             all,
             dir,
             bundle,
-        } => extract(&file, id, output, all, dir, bundle),
+            member,
+        } => extract(&file, id, output, all, dir, bundle, member.as_deref()),
         Cmd::Validate { file, json } => validate(&file, json),
         Cmd::Demo { dir } => demo(&dir),
         Cmd::Compress {
@@ -212,6 +216,9 @@ fn print_listing(l: &Listing, json: bool) {
     } else {
         for e in &l.entries {
             let mut place = String::new();
+            if let Some(m) = &e.member {
+                place.push_str(&format!(" member {}", m.escape_debug()));
+            }
             if let Some(sec) = &e.section {
                 place.push_str(&format!(" in {sec}"));
             }
@@ -247,11 +254,15 @@ fn extract(
     all: bool,
     dir: Option<PathBuf>,
     bundle: Option<usize>,
+    member: Option<&str>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let mut l = detect::list_source(&input, None)?;
     if let Some(k) = bundle {
         l.entries.retain(|e| e.bundle == k);
+    }
+    if let Some(m) = member {
+        l.entries.retain(|e| e.member.as_deref() == Some(m));
     }
     let mut jobs = Vec::new();
     if all {
@@ -259,7 +270,12 @@ fn extract(
         std::fs::create_dir_all(&dir).map_err(|e| vec![e.into()])?;
         let mut seen = std::collections::BTreeMap::new();
         for (i, e) in l.entries.iter().enumerate() {
-            let path = output::contained_path(&dir, &e.id).map_err(|e| vec![e])?;
+            // In an archive: the member's name, then the entry ID.
+            let name = match &e.member {
+                Some(m) => format!("{m}-{}", e.id),
+                None => e.id.clone(),
+            };
+            let path = output::contained_path(&dir, &name).map_err(|e| vec![e])?;
             if let Some(j) = seen.insert(path.clone(), i) {
                 return Err(vec![Error::rule(
                     offload_kit::rules::CLI_5,
@@ -279,6 +295,24 @@ fn extract(
             .filter(|e| e.id == id)
             .map(|e| e.bundle)
             .collect();
+        if matching.len() > 1 && l.container == "archive" {
+            let places: Vec<String> = l
+                .entries
+                .iter()
+                .filter(|e| e.id == id)
+                .map(|e| {
+                    format!(
+                        "member '{}' bundle {}",
+                        e.member.as_deref().unwrap_or("").escape_debug(),
+                        e.bundle
+                    )
+                })
+                .collect();
+            return Err(vec![Error::other(format!(
+                "'{id}' is in {}: choose one with --member and --bundle",
+                places.join(", ")
+            ))]);
+        }
         if matching.len() > 1 {
             return Err(vec![Error::other(format!(
                 "'{id}' is in bundles {matching:?}: choose one with --bundle"
@@ -308,7 +342,11 @@ fn extract(
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
         } else if let Some(at) = e.ccob_offset {
             // Streamed: verified as a whole, only the entry's bytes kept.
-            let avail = input.bytes().len() as u64 - at;
+            // In an archive, the blob ends with its member at the latest.
+            let avail = match detect::archive_member_at(input.bytes(), at) {
+                Some((o, n)) => o + n - at,
+                None => input.bytes().len() as u64 - at,
+            };
             ccob::extract_range_in(&input, at, avail, at, e.offset, e.size, &mut o)
                 .map_err(|e| vec![e])?;
         } else {
@@ -393,6 +431,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
         Some(out.clone()),
         false,
+        None,
         None,
         None,
     )?;
