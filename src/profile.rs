@@ -232,7 +232,11 @@ impl Release {
             return true;
         }
         if hip_openmp && self >= Release::L16 {
-            let hip = |k: &str| k.len() >= 3 && k[..3].eq_ignore_ascii_case("hip");
+            let hip = |k: &str| {
+                k.as_bytes()
+                    .get(..3)
+                    .is_some_and(|p| p.eq_ignore_ascii_case(b"hip"))
+            };
             return (hip(code_object) && target == "openmp")
                 || (code_object == "openmp" && hip(target));
         }

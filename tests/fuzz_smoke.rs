@@ -197,3 +197,18 @@ fn smoke_ccob_stream() {
         fuzzing::ccob_stream(&s);
     }
 }
+
+/// Found by `cargo fuzz run archive_unbundle`: a member entry whose kind
+/// has a multi-byte character across its third byte, matched with
+/// `-hip-openmp-compatible`, sliced a `str` mid-character (profile.rs).
+#[test]
+fn regression_hip_openmp_kind_not_char_boundary() {
+    const MIN: &[u8] = b"\xdb\xdb\xdbx90a\xdb\xdb\xdbt!\x98< )$As !<tarc\xfe\xffUU0\xff\xff\xff\xff\xffgfx602\xff A  !<a\x00hUU0";
+    fuzzing::archive_unbundle(MIN);
+    for r in offload_kit::Release::ALL {
+        for k in ["h\u{e9}", "hi\u{e9}", "\u{e9}ip", "\u{1f600}"] {
+            assert!(!r.kinds_compatible(k, "openmp", true));
+            assert!(!r.kinds_compatible("openmp", k, true));
+        }
+    }
+}
