@@ -1,8 +1,10 @@
 //! A small emulation of `llvm::cl` option parsing: `-name=value`,
 //! `--name=value`, `-name value`, boolean flags with optional `=true|false|1|0`,
-//! comma-separated lists, repeated options, `@file` response files, and
+//! comma-separated lists, repeated options, positional arguments, options
+//! that exist only from a given release on, `@file` response files, and
 //! LLVM's messages for unknown options and bad values.
 
+use offload_kit::Release;
 use std::collections::BTreeMap;
 
 /// How an option takes values.
@@ -33,6 +35,7 @@ pub struct Spec {
 #[derive(Debug, Default, Clone)]
 pub struct Parsed {
     values: BTreeMap<&'static str, Vec<String>>,
+    positionals: Vec<String>,
 }
 
 impl Parsed {
@@ -50,6 +53,17 @@ impl Parsed {
     /// All values of a list option.
     pub fn list(&self, name: &str) -> Vec<String> {
         self.values.get(name).cloned().unwrap_or_default()
+    }
+    /// Whether any occurrence of a flag set it (for options such as
+    /// `--help` that an occurrence can only turn on).
+    pub fn any_flag(&self, name: &str) -> bool {
+        self.values
+            .get(name)
+            .is_some_and(|v| v.iter().any(|v| v == "true"))
+    }
+    /// The positional arguments in order (at most [`Config::positionals`]).
+    pub fn positionals(&self) -> &[String] {
+        &self.positionals
     }
     /// The last value of a single-valued option.
     pub fn value(&self, name: &str) -> Option<&str> {
@@ -134,95 +148,210 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// Parse `args` (without argv[0]) against `specs`. `prog` is the program
-/// name used in messages. Errors are complete lines as LLVM prints them.
-pub fn parse(prog: &str, specs: &[Spec], args: &[String]) -> Result<Parsed, Vec<String>> {
-    let mut p = Parsed::default();
-    let mut i = 0;
-    let mut positional = Vec::new();
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        if a == "--" {
-            positional.extend(args[i..].iter().cloned());
-            break;
+/// How option names are suggested for an unknown argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Suggest {
+    /// The first option in table order within edit distance 2, written
+    /// `'--name=value'` (the argument's value kept).
+    WithinTwo,
+    /// The nearest suggested option at any distance (on a tie the longer
+    /// name, then the alphabetically first), written as options are named
+    /// in messages, without the value.
+    Nearest,
+}
+
+/// A tool's command line as its `llvm::cl` sees it: which options exist in
+/// the selected release, how many positional arguments it takes, and how
+/// its messages name things.
+#[derive(Debug, Clone, Copy)]
+pub struct Config<'a> {
+    /// Program name that starts every message line.
+    pub prog: &'a str,
+    /// Program named in `Try: '<help_prog> --help'` and `See: <help_prog> --help`.
+    pub help_prog: &'a str,
+    /// The release whose options are available.
+    pub release: Release,
+    /// Options that appeared after the tool's first release: an option
+    /// listed here is unknown before its release.
+    pub since: &'a [(&'static str, Release)],
+    /// Options never offered as "Did you mean" suggestions.
+    pub unsuggested: &'a [&'static str],
+    /// How many positional arguments the tool takes; with none, a stray
+    /// one is an unknown command line argument.
+    pub positionals: usize,
+    /// Name one-letter options `-o` in messages (all others `--name`);
+    /// otherwise every option is `--name`.
+    pub short_single_dash: bool,
+    /// How an unknown option's nearest match is suggested.
+    pub suggest: Suggest,
+}
+
+impl<'a> Config<'a> {
+    /// A tool without positional arguments whose options exist in every
+    /// release, named `--name` in messages (clang-offload-bundler).
+    pub fn tool(prog: &'a str) -> Self {
+        Config {
+            prog,
+            help_prog: prog,
+            release: Release::L22,
+            since: &[],
+            unsuggested: &[],
+            positionals: 0,
+            short_single_dash: false,
+            suggest: Suggest::WithinTwo,
         }
-        if !a.starts_with('-') || a == "-" {
-            positional.push(a.clone());
-            continue;
+    }
+
+    /// Whether the option `name` exists in the selected release.
+    fn available(&self, name: &str) -> bool {
+        self.since
+            .iter()
+            .all(|&(n, r)| n != name || self.release >= r)
+    }
+
+    /// The option `name` as messages write it.
+    fn dashed(&self, name: &str) -> String {
+        if self.short_single_dash && name.len() == 1 {
+            format!("-{name}")
+        } else {
+            format!("--{name}")
         }
-        let body = a.strip_prefix("--").unwrap_or(&a[1..]);
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (body, None),
-        };
-        let Some(spec) = specs.iter().find(|s| s.name == name) else {
-            let mut lines = vec![format!(
-                "{prog}: Unknown command line argument '{a}'.  Try: '{prog} --help'"
-            )];
-            if let Some(best) = specs
+    }
+
+    /// The "Did you mean" line for the unknown option `name` (with its
+    /// inline value), if any option is near enough.
+    fn suggestion(&self, specs: &[Spec], name: &str, inline: Option<&str>) -> Option<String> {
+        let best = match self.suggest {
+            Suggest::WithinTwo => specs
                 .iter()
+                .filter(|s| self.available(s.name))
                 .map(|s| (edit_distance(name, s.name), s))
                 .filter(|(d, _)| *d <= 2)
                 .min_by_key(|(d, _)| *d)
-            {
-                let val = inline.map(|v| format!("={v}")).unwrap_or_default();
-                lines.push(format!("{prog}: Did you mean '--{}{val}'?", best.1.name));
+                .map(|(_, s)| {
+                    let val = inline.map(|v| format!("={v}")).unwrap_or_default();
+                    format!("{}{val}", self.dashed(s.name))
+                }),
+            Suggest::Nearest => specs
+                .iter()
+                .filter(|s| self.available(s.name) && !self.unsuggested.contains(&s.name))
+                .map(|s| {
+                    (
+                        edit_distance(name, s.name),
+                        std::cmp::Reverse(s.name.len()),
+                        s.name,
+                    )
+                })
+                .min()
+                .map(|(_, _, n)| self.dashed(n)),
+        }?;
+        Some(format!("{}: Did you mean '{best}'?", self.prog))
+    }
+
+    /// The unknown-argument line for `arg`.
+    fn unknown(&self, arg: &str) -> String {
+        format!(
+            "{}: Unknown command line argument '{arg}'.  Try: '{} --help'",
+            self.prog, self.help_prog
+        )
+    }
+
+    /// Parse `args` (without argv\[0\]) against `specs` as the tool's
+    /// `llvm::cl` does: `-name=value`, `--name=value`, `-name value`,
+    /// flags with an optional boolean value, repeated options, `--` ending
+    /// the options. Errors are complete lines as LLVM prints them; the
+    /// first problem in argument order is reported.
+    pub fn parse(&self, specs: &[Spec], args: &[String]) -> Result<Parsed, Vec<String>> {
+        let prog = self.prog;
+        let mut p = Parsed::default();
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            i += 1;
+            if a == "--" {
+                p.positionals.extend(args[i..].iter().cloned());
+                break;
             }
-            return Err(lines);
-        };
-        let entry = p.values.entry(spec.name).or_default();
-        match spec.kind {
-            Kind::Flag => {
-                let v = match inline.as_deref() {
-                    None | Some("true") | Some("1") | Some("TRUE") | Some("True") => "true",
-                    Some("false") | Some("0") | Some("FALSE") | Some("False") => "false",
-                    Some(v) => {
-                        return Err(vec![format!(
-                            "{prog}: for the --{} option: '{v}' is invalid value for boolean argument! Try 0 or 1",
-                            spec.name
-                        )])
-                    }
-                };
-                entry.push(v.to_string());
+            if !a.starts_with('-') || a == "-" {
+                p.positionals.push(a.clone());
+                continue;
             }
-            Kind::Value | Kind::Multi | Kind::CommaList | Kind::Uint => {
-                let v = match inline {
-                    Some(v) => v,
-                    None if i < args.len() => {
-                        i += 1;
-                        args[i - 1].clone()
-                    }
-                    None => {
-                        return Err(vec![format!(
-                            "{prog}: for the --{} option: requires a value!",
-                            spec.name
-                        )])
-                    }
-                };
-                match spec.kind {
-                    Kind::CommaList => entry.extend(v.split(',').map(str::to_string)),
-                    Kind::Uint => {
-                        if parse_uint(&v).is_none() {
+            let body = a.strip_prefix("--").unwrap_or(&a[1..]);
+            let (name, inline) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (body, None),
+            };
+            let Some(spec) = specs
+                .iter()
+                .find(|s| s.name == name && self.available(s.name))
+            else {
+                let mut lines = vec![self.unknown(a)];
+                lines.extend(self.suggestion(specs, name, inline.as_deref()));
+                return Err(lines);
+            };
+            let opt = self.dashed(spec.name);
+            let entry = p.values.entry(spec.name).or_default();
+            match spec.kind {
+                Kind::Flag => {
+                    let v = match inline.as_deref() {
+                        None | Some("true") | Some("1") | Some("TRUE") | Some("True") => "true",
+                        Some("false") | Some("0") | Some("FALSE") | Some("False") => "false",
+                        Some(v) => {
                             return Err(vec![format!(
-                                "{prog}: for the --{} option: '{v}' value invalid for uint argument!",
-                                spec.name
-                            )]);
+                                "{prog}: for the {opt} option: '{v}' is invalid value for boolean argument! Try 0 or 1"
+                            )])
                         }
-                        entry.push(v);
+                    };
+                    entry.push(v.to_string());
+                }
+                Kind::Value | Kind::Multi | Kind::CommaList | Kind::Uint => {
+                    let v = match inline {
+                        Some(v) => v,
+                        None if i < args.len() => {
+                            i += 1;
+                            args[i - 1].clone()
+                        }
+                        None => {
+                            return Err(vec![format!(
+                                "{prog}: for the {opt} option: requires a value!"
+                            )])
+                        }
+                    };
+                    match spec.kind {
+                        Kind::CommaList => entry.extend(v.split(',').map(str::to_string)),
+                        Kind::Uint => {
+                            if parse_uint(&v).is_none() {
+                                return Err(vec![format!(
+                                    "{prog}: for the {opt} option: '{v}' value invalid for uint argument!"
+                                )]);
+                            }
+                            entry.push(v);
+                        }
+                        _ => entry.push(v),
                     }
-                    _ => entry.push(v),
                 }
             }
         }
+        if self.positionals == 0 {
+            if let Some(a) = p.positionals.first() {
+                // A tool without positional options reports a stray argument as unknown.
+                return Err(vec![self.unknown(a)]);
+            }
+        } else if p.positionals.len() > self.positionals {
+            return Err(vec![format!(
+                "{prog}: Too many positional arguments specified!\nCan specify at most {} positional arguments: See: {} --help",
+                self.positionals, self.help_prog
+            )]);
+        }
+        Ok(p)
     }
-    if let Some(a) = positional.first() {
-        // A tool without positional options reports a stray argument as unknown.
-        return Err(vec![format!(
-            "{prog}: Unknown command line argument '{a}'.  Try: '{prog} --help'"
-        )]);
-    }
-    Ok(p)
+}
+
+/// Parse `args` (without argv\[0\]) against `specs` for a tool without
+/// positional arguments (see [`Config::tool`]). `prog` is the program name
+/// used in messages. Errors are complete lines as LLVM prints them.
+pub fn parse(prog: &str, specs: &[Spec], args: &[String]) -> Result<Parsed, Vec<String>> {
+    Config::tool(prog).parse(specs, args)
 }
 
 /// LLVM's unsigned parsing (`getAsInteger` with radix auto-detection), 32-bit.
@@ -310,6 +439,80 @@ mod tests {
             "b: for the --bundle-align option: '-1' value invalid for uint argument!"
         );
         assert!(parse("b", SPECS, &s(&["-type"])).is_err());
+    }
+
+    #[test]
+    fn packager_config() {
+        let specs = &[
+            Spec {
+                name: "o",
+                kind: Kind::Value,
+            },
+            Spec {
+                name: "archive",
+                kind: Kind::Flag,
+            },
+            Spec {
+                name: "help",
+                kind: Kind::Flag,
+            },
+            Spec {
+                name: "llvm-version",
+                kind: Kind::Value,
+            },
+        ];
+        let config = |release| Config {
+            prog: "pk",
+            help_prog: "./pk",
+            release,
+            since: &[("archive", Release::L19)],
+            unsuggested: &["llvm-version"],
+            positionals: 1,
+            short_single_dash: true,
+            suggest: Suggest::Nearest,
+        };
+        // An option newer than the release is unknown; nothing is too far
+        // to be suggested, except the unsuggested options.
+        let e = config(Release::L16)
+            .parse(specs, &s(&["--archive"]))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            [
+                "pk: Unknown command line argument '--archive'.  Try: './pk --help'",
+                "pk: Did you mean '--help'?"
+            ]
+        );
+        let p = config(Release::L19)
+            .parse(specs, &s(&["--archive", "in", "-o", "a", "-o=b"]))
+            .unwrap();
+        assert!(p.flag("archive"));
+        assert_eq!(p.value("o"), Some("b"));
+        assert_eq!(p.positionals(), ["in"]);
+        let e = config(Release::L19)
+            .parse(specs, &s(&["-llvm-versio=1"]))
+            .unwrap_err();
+        assert_eq!(e[1], "pk: Did you mean '--archive'?");
+        // One-letter options are named with one dash.
+        let e = config(Release::L19).parse(specs, &s(&["-o"])).unwrap_err();
+        assert_eq!(e, ["pk: for the -o option: requires a value!"]);
+        // `--` ends the options; a second positional is one too many.
+        let p = config(Release::L22)
+            .parse(specs, &s(&["--", "-o"]))
+            .unwrap();
+        assert_eq!(p.positionals(), ["-o"]);
+        let e = config(Release::L22)
+            .parse(specs, &s(&["x", "--", "y"]))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            ["pk: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: ./pk --help"]
+        );
+        // Help can only be turned on.
+        let p = config(Release::L22)
+            .parse(specs, &s(&["--help", "--help=false"]))
+            .unwrap();
+        assert!(p.any_flag("help") && !p.flag("help"));
     }
 
     #[test]

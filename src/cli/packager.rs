@@ -7,7 +7,7 @@
 //! `--objdump-offloading <file>`, which prints what `llvm-objdump
 //! --offloading <file>` of the release prints.
 
-use super::cl;
+use super::cl::{self, Kind, Spec};
 use super::{io_message, Input};
 use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
@@ -37,78 +37,60 @@ fn out(text: &str) {
     let _ = o.write_all(text.as_bytes()).and_then(|()| o.flush());
 }
 
-/// How a value is taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Flag,
-    Value,
-    Multi,
-}
-
-struct Opt {
-    name: &'static str,
-    kind: Kind,
-    /// First release that has the option (offload-kit options: 16).
-    since: Release,
-}
-
-const OPTS: &[Opt] = &[
-    Opt {
+/// The options of every release (`--archive` appeared in LLVM 19) and
+/// offload-kit's own, which are never suggested.
+const SPECS: &[Spec] = &[
+    Spec {
         name: "o",
         kind: Kind::Value,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "image",
         kind: Kind::Multi,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "archive",
         kind: Kind::Flag,
-        since: Release::L19,
     },
-    Opt {
+    Spec {
         name: "h",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "help",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "help-list",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "help-hidden",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "help-list-hidden",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "version",
         kind: Kind::Flag,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "llvm-version",
         kind: Kind::Value,
-        since: Release::L16,
     },
-    Opt {
+    Spec {
         name: "objdump-offloading",
         kind: Kind::Flag,
-        since: Release::L16,
     },
 ];
+
+/// Options newer than LLVM 16, the first release modelled.
+const SINCE: &[(&str, Release)] = &[("archive", Release::L19)];
+
+/// offload-kit's additions: accepted, never suggested.
+const UNSUGGESTED: &[&str] = &["llvm-version", "objdump-offloading"];
 
 #[derive(Debug, Default)]
 struct Args {
@@ -122,104 +104,31 @@ struct Args {
     input: Option<String>,
 }
 
-fn dash(name: &str) -> String {
-    if name.len() == 1 {
-        format!("-{name}")
-    } else {
-        format!("--{name}")
-    }
-}
-
-fn nearest(name: &str, release: Release) -> Option<&'static str> {
-    OPTS.iter()
-        .filter(|o| {
-            release >= o.since && o.name != "llvm-version" && o.name != "objdump-offloading"
-        })
-        .map(|o| {
-            (
-                super::cl::edit_distance(name, o.name),
-                std::cmp::Reverse(o.name.len()),
-                o.name,
-            )
-        })
-        .min()
-        .map(|(_, _, n)| n)
-}
-
 /// Parse as `llvm::cl` does for this tool. Errors are complete lines.
 fn parse(tool: &str, argv0: &str, release: Release, argv: &[String]) -> Result<Args, Vec<String>> {
-    let mut a = Args::default();
-    let mut positional = Vec::new();
-    let mut i = 0;
-    while i < argv.len() {
-        let arg = &argv[i];
-        i += 1;
-        if arg == "--" {
-            positional.extend(argv[i..].iter().cloned());
-            break;
-        }
-        if !arg.starts_with('-') || arg == "-" {
-            positional.push(arg.clone());
-            continue;
-        }
-        let body = arg.strip_prefix("--").unwrap_or(&arg[1..]);
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (body, None),
-        };
-        let Some(opt) = OPTS.iter().find(|o| o.name == name && release >= o.since) else {
-            let mut lines = vec![format!(
-                "{tool}: Unknown command line argument '{arg}'.  Try: '{argv0} --help'"
-            )];
-            if let Some(n) = nearest(name, release) {
-                lines.push(format!("{tool}: Did you mean '{}'?", dash(n)));
-            }
-            return Err(lines);
-        };
-        let value = match opt.kind {
-            Kind::Flag => match inline.as_deref() {
-                None | Some("true") | Some("1") | Some("TRUE") | Some("True") => "true".to_string(),
-                Some("false") | Some("0") | Some("FALSE") | Some("False") => "false".to_string(),
-                Some(v) => {
-                    return Err(vec![format!(
-                        "{tool}: for the {} option: '{v}' is invalid value for boolean argument! Try 0 or 1",
-                        dash(opt.name)
-                    )])
-                }
-            },
-            Kind::Value | Kind::Multi => match inline {
-                Some(v) => v,
-                None if i < argv.len() => {
-                    i += 1;
-                    argv[i - 1].clone()
-                }
-                None => {
-                    return Err(vec![format!(
-                        "{tool}: for the {} option: requires a value!",
-                        dash(opt.name)
-                    )])
-                }
-            },
-        };
-        let on = value == "true";
-        match opt.name {
-            "o" => a.output = Some(value),
-            "image" => a.images.push(value),
-            "archive" => a.archive = on,
-            "h" => a.h = on,
-            "help" | "help-list" | "help-hidden" | "help-list-hidden" => a.help |= on,
-            "version" => a.version = on,
-            "objdump-offloading" => a.objdump = on,
-            _ => {}
-        }
-    }
-    if positional.len() > 1 {
-        return Err(vec![format!(
-            "{tool}: Too many positional arguments specified!\nCan specify at most 1 positional arguments: See: {argv0} --help"
-        )]);
-    }
-    a.input = positional.pop();
-    Ok(a)
+    let config = cl::Config {
+        prog: tool,
+        help_prog: argv0,
+        release,
+        since: SINCE,
+        unsuggested: UNSUGGESTED,
+        positionals: 1,
+        short_single_dash: true,
+        suggest: cl::Suggest::Nearest,
+    };
+    let p = config.parse(SPECS, argv)?;
+    Ok(Args {
+        output: p.value("o").map(str::to_string),
+        images: p.list("image"),
+        archive: p.flag("archive"),
+        h: p.flag("h"),
+        help: ["help", "help-list", "help-hidden", "help-list-hidden"]
+            .iter()
+            .any(|n| p.any_flag(n)),
+        version: p.flag("version"),
+        objdump: p.flag("objdump-offloading"),
+        input: p.positionals().last().cloned(),
+    })
 }
 
 fn help(tool: &str, release: Release) -> String {
