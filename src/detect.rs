@@ -322,10 +322,12 @@ fn archive_entries(
     release: Option<Release>,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
     let data = src.bytes();
-    let members = ar::members_raw(data, 0, rules::AR_1).map_err(|e| vec![e])?;
+    // AR-1 and OB-21 state the same `ar` requirements; the native commands
+    // cite OB-21, as they did when they read only offload binaries.
+    let members = ar::members_raw(data, 0, rules::OB_21).map_err(|e| vec![e])?;
     if members.len() > MAX_MEMBERS {
         return Err(vec![Error::at(
-            rules::AR_1,
+            rules::OB_21,
             members[MAX_MEMBERS].header_offset,
             format!("more than {MAX_MEMBERS} archive members"),
         )]);
@@ -339,7 +341,7 @@ fn archive_entries(
         let len = m.data.len() as u64;
         let Some(win) = src.window(m.data_offset, len) else {
             errs.push(Error::at(
-                rules::AR_1,
+                rules::OB_21,
                 m.header_offset + 48,
                 format!(
                     "archive member of {len} bytes at 0x{:x} cannot be read",

@@ -184,19 +184,20 @@ fn errors_carry_absolute_offsets_rule_and_member() {
     assert_eq!(v["violations"][0]["rule"], "BIN-5");
     assert_eq!(v["violations"][0]["offset"].as_u64(), Some(rec));
 
-    // A truncated archive: AR-1 at the size field of the cut member.
+    // A truncated archive: OB-21 (the `ar` rule AR-1 restates) at the
+    // size field of the cut member.
     std::fs::write(d.join("cut.a"), &a[..a.len() - 5]).unwrap();
     let (code, _, err) = kit(&d, &["list", "cut.a"]);
     assert_eq!(code, 1);
     let size_field = members[1].header_offset + 48;
     assert!(
-        err.contains(&format!("at offset 0x{size_field:x}, rule AR-1")),
+        err.contains(&format!("at offset 0x{size_field:x}, rule OB-21")),
         "{err}"
     );
     for r in ["14", "22"] {
         let (code, _, err) = kit(&d, &["list", "--llvm-version", r, "cut.a"]);
         assert_eq!(code, 1);
-        assert!(err.contains("rule AR-1"), "{err}");
+        assert!(err.contains("rule OB-21"), "{err}");
     }
     let o = d.join("x");
     let (code, _, _) = kit(&d, &["extract", "cut.a", "--id", GFX906, "-o", "x"]);

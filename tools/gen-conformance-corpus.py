@@ -2337,8 +2337,22 @@ def archive_cases():
     case("archive/ar-2-plain-members-skipped", "Members in archive order; a member that is no bundle is skipped",
          ["AR-2", "AR-4", "AR-5"], "unbundle", ua([GFX906]), {"lib": hx(lib)}, {"outputs": [hx(want)]},
          source=f"{AR_SPEC} AR-2")
+    # The native `offload-kit list` (offload-kit-strict) lists what each
+    # member holds and reads the archive strictly (spec/archive.md, Native
+    # commands), where -list prints nothing.
+    native = lambda outcome, rule="AR-2": note(
+        None, rule, outcome, "the native list shows the bundle entries of every member (and checks the archive, "
+        "OB-21 = AR-1); -list -type=a/o prints nothing", profile=True, adapters=["offload-kit-strict"],
+        ref=f"{AR_SPEC} (Native commands)")
     case("archive/ar-2-list-prints-nothing", "-list -type=a of an archive prints nothing", ["AR-2"], "list",
-         {"type": "a", "inputs": ["lib"]}, {"lib": hx(lib)}, {"list": []}, source=f"{AR_SPEC} AR-2")
+         {"type": "a", "inputs": ["lib"]}, {"lib": hx(lib)}, {"list": []},
+         [native({"list": [GFX906, GFX906]})], source=f"{AR_SPEC} AR-2")
+    case("archive/ar-2-list-type-o-prints-nothing", "-list -type=o of an archive of bundles prints nothing",
+         ["AR-2"], "list", {"type": "o", "inputs": ["lib"]}, {"lib": hx(lib)}, {"list": []},
+         [native({"list": [GFX906, GFX906]})], source=f"{AR_SPEC} AR-2")
+    case("archive/ar-2-list-truncated-prints-nothing", "-list -type=a does not read the archive: a cut one lists nothing",
+         ["AR-2"], "list", {"type": "a", "inputs": ["lib"]}, {"lib": hx(lib[:-5])}, {"list": []},
+         [native({"fail": "OB-21"}, "OB-21")], source=f"{AR_SPEC} AR-2")
     # AR-3
     GFX90AXM = "hip-amdgcn-amd-amdhsa--gfx90a:xnack-"
     lib = ar_gnu([(b"m1.o", one(GFX90A, b"ANY")), (b"m2.o", one(GFX90AX, b"XNACK"))])
