@@ -212,3 +212,24 @@ fn regression_hip_openmp_kind_not_char_boundary() {
         }
     }
 }
+
+/// Found by `cargo fuzz run archive_unbundle` (reduced by hand; `cargo
+/// fuzz tmin` did not finish): a feature ending in a multi-byte character
+/// made the target-ID parser split a `str` mid-character (target_id.rs).
+#[test]
+fn regression_feature_sign_not_char_boundary() {
+    let id = "hip-amdgcn-amd-amdhsa--gfx90a:xnack\u{e9}";
+    let bundle = offload_kit::bundle::binary::write_to_vec(&[(id.as_bytes(), b"code")], 1).unwrap();
+    let archive = offload_kit::offload_binary::archive::write_gnu(&[("m.o", &bundle)]);
+    fuzzing::archive_unbundle(&archive);
+    for r in offload_kit::Release::ALL {
+        for t in [
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "hip-amdgcn-amd-amdhsa--gfx90a",
+        ] {
+            // No panic; the answer is the release's (not asserted here).
+            let _ = r.compatible(id, t, false);
+            let _ = r.compatible(t, id, true);
+        }
+    }
+}

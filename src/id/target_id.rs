@@ -196,12 +196,13 @@ fn llvm_format_only(text: &str) -> Option<TargetId> {
     }
     let mut features: Vec<(String, Feature)> = Vec::new();
     for p in parts {
-        let (name, sign) = p.split_at(p.len().checked_sub(1)?);
-        let f = match sign {
-            "+" => Feature::On,
-            "-" => Feature::Off,
+        // The sign is one ASCII byte, so slicing before it keeps characters whole.
+        let f = match p.as_bytes().last() {
+            Some(b'+') => Feature::On,
+            Some(b'-') => Feature::Off,
             _ => return None,
         };
+        let name = &p[..p.len() - 1];
         if features.iter().any(|(n, _)| n == name) {
             return None;
         }
