@@ -13,6 +13,9 @@
 //!   missing LLVM fails them ("LLVM N not installed: run tools/setup")
 //!   unless `OFFLOAD_KIT_NO_LLVM=1`.
 
+mod common;
+
+use common::{run, run_ok};
 use offload_kit::bundle::archive as hda;
 use offload_kit::bundle::binary;
 use offload_kit::bundle::ccob;
@@ -22,7 +25,7 @@ use offload_kit::Release;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -459,32 +462,7 @@ proptest! {
 // ---------------------------------------------------------------------------
 
 fn llvm_bin(r: Release) -> Option<PathBuf> {
-    let dir = PathBuf::from(format!("/usr/lib/llvm-{}/bin", r.major()));
-    if ["clang", "clang-offload-bundler", "llvm-ar"]
-        .iter()
-        .all(|t| dir.join(t).exists())
-    {
-        return Some(dir);
-    }
-    if std::env::var("OFFLOAD_KIT_NO_LLVM").as_deref() == Ok("1") {
-        return None;
-    }
-    panic!("LLVM {} not installed: run tools/setup", r.major());
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::llvm_bin(r.major(), &["clang", "clang-offload-bundler", "llvm-ar"])
 }
 
 const KERNEL: &str = r#"#include <stddef.h>

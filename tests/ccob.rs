@@ -17,6 +17,9 @@
 //! A missing LLVM fails the differential tests with "LLVM N not installed:
 //! run tools/setup"; `OFFLOAD_KIT_NO_LLVM=1` skips them instead.
 
+mod common;
+
+use common::{llvm_tool, Out};
 use md5::{Digest, Md5};
 use offload_kit::bundle::binary;
 use offload_kit::bundle::ccob::{self, LlvmDecompress, Method, WriteOptions};
@@ -25,13 +28,9 @@ use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::process::Command;
 use std::time::{Duration, Instant};
-use wait_timeout::ChildExt;
 
 const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
 const GOOD: &[u8] = include_bytes!("data/malformed/good.bin");
@@ -1171,14 +1170,6 @@ proptest! {
 // ---------------------------------------------------------------------------
 // Running programs
 
-#[derive(Debug)]
-struct Out {
-    code: Option<i32>,
-    signal: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
     Ok,
@@ -1194,16 +1185,6 @@ impl Out {
             _ => Class::Crash,
         }
     }
-    fn status(&self) -> String {
-        match (self.code, self.signal) {
-            (Some(c), _) => format!("rc {c}"),
-            (None, Some(s)) => format!("signal {s}"),
-            _ => "unknown status".into(),
-        }
-    }
-    fn panicked(&self) -> bool {
-        self.code == Some(101) || self.stderr.contains("panicked at")
-    }
 }
 
 const TIMEOUT: Duration = Duration::from_secs(180);
@@ -1215,89 +1196,28 @@ const ENV_VARS: [&str; 5] = [
     "COMPRESSED_BUNDLE_FORMAT_VERSION",
 ];
 
-fn read_back(mut f: File) -> String {
-    let mut s = Vec::new();
-    f.seek(SeekFrom::Start(0)).expect("seek");
-    f.read_to_end(&mut s).expect("read");
-    String::from_utf8_lossy(&s).into_owned()
-}
-
 /// Run `prog` in `dir` with the bundler's environment variables cleared and
-/// `env` set; stdout and stderr go to anonymous files (no pipe to fill).
+/// `env` set.
 fn exec(prog: &Path, args: &[String], dir: &Path, env: &[(&str, &str)]) -> Out {
-    let so = tempfile::tempfile().expect("tempfile");
-    let se = tempfile::tempfile().expect("tempfile");
     let mut c = Command::new(prog);
-    c.args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(so.try_clone().expect("clone"))
-        .stderr(se.try_clone().expect("clone"));
+    c.args(args);
     for v in ENV_VARS {
         c.env_remove(v);
     }
     for (k, v) in env {
         c.env(k, v);
     }
-    let mut child = c
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {prog:?}: {e}"));
-    let status = match child.wait_timeout(TIMEOUT).expect("wait") {
-        Some(s) => s,
-        None => {
-            // Only the child started above, through its own handle.
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{prog:?} {args:?} (in {}) hung for {TIMEOUT:?}",
-                dir.display()
-            );
-        }
-    };
-    Out {
-        code: status.code(),
-        signal: status.signal(),
-        stdout: read_back(so),
-        stderr: read_back(se),
-    }
-}
-
-fn strings(args: &[&str]) -> Vec<String> {
-    args.iter().map(|s| s.to_string()).collect()
+    common::exec(c, dir, TIMEOUT)
 }
 
 fn kit(dir: &Path, args: &[&str]) -> Out {
-    exec(Path::new(KIT), &strings(args), dir, &[])
+    exec(Path::new(KIT), &common::strings(args), dir, &[])
 }
 
 fn drop_in(n: u32, dir: &Path, args: &[String], env: &[(&str, &str)]) -> Out {
     let mut a = vec!["bundler".to_string(), format!("--llvm-version={n}")];
     a.extend_from_slice(args);
     exec(Path::new(KIT), &a, dir, env)
-}
-
-fn no_llvm_allowed() -> bool {
-    std::env::var_os("OFFLOAD_KIT_NO_LLVM").is_some_and(|v| v == "1")
-}
-
-/// `/usr/lib/llvm-N/bin/<tool>`; a missing tool fails the test unless
-/// `OFFLOAD_KIT_NO_LLVM=1`, which makes the caller skip.
-fn llvm_tool(n: u32, tool: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(format!("/usr/lib/llvm-{n}/bin/{tool}"));
-    if p.is_file() {
-        return Some(p);
-    }
-    if no_llvm_allowed() {
-        eprintln!(
-            "ccob: SKIPPING LLVM {n}: {} missing (OFFLOAD_KIT_NO_LLVM=1)",
-            p.display()
-        );
-        return None;
-    }
-    panic!(
-        "LLVM {n} not installed: run tools/setup ({} is missing; set OFFLOAD_KIT_NO_LLVM=1 to skip)",
-        p.display()
-    );
 }
 
 fn bundler(n: u32) -> Option<PathBuf> {
@@ -1406,7 +1326,8 @@ fn compare_runs(
     if l.stdout != k.stdout {
         m.push(format!(
             "{label}: stdout differs: LLVM {:?}, offload-kit {:?}",
-            l.stdout, k.stdout
+            l.stdout_text(),
+            k.stdout_text()
         ));
     }
     let (lm, km) = (messages(&l.stderr), messages(&k.stderr));
@@ -1438,35 +1359,7 @@ fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(2, 4);
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|sc| {
-        for _ in 0..workers.min(items.len()) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                *slots[i].lock().expect("slot") = Some(r);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|s| s.into_inner().expect("slot").expect("every item ran"))
-        .collect()
-}
-
-fn pair(root: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let l = root.join(name).join("llvm");
-    let k = root.join(name).join("kit");
-    std::fs::create_dir_all(&l).expect("mkdir");
-    std::fs::create_dir_all(&k).expect("mkdir");
-    (l, k)
-}
-
-fn write_both((l, k): (&Path, &Path), name: &str, bytes: &[u8]) {
-    std::fs::write(l.join(name), bytes).expect("write");
-    std::fs::write(k.join(name), bytes).expect("write");
+    common::par_map(workers, items, f)
 }
 
 /// `len` bytes of LLVM's own shared library from `offset` (realistic
@@ -1521,7 +1414,7 @@ fn native_commands() {
             m.push(format!(
                 "{label}: want exit {code}, got {} stdout {:?} stderr {:?}",
                 o.status(),
-                o.stdout,
+                o.stdout_text(),
                 o.stderr
             ));
         }
@@ -1537,8 +1430,11 @@ fn native_commands() {
     let o = kit(d, &["verify", "a.ccob"]);
     expect("verify", &o, 0, &mut m);
     let want = "0x0: CCOB v3 Zstd, 165 -> 154 bytes, hash 0x7f110d81ffe4ec49: ok\n";
-    if o.stdout != want {
-        m.push(format!("verify prints {:?}, want {want:?}", o.stdout));
+    if o.stdout_text() != want {
+        m.push(format!(
+            "verify prints {:?}, want {want:?}",
+            o.stdout_text()
+        ));
     }
     // Two blobs back to back.
     let mut two = V3_SMALL.to_vec();
@@ -1546,8 +1442,8 @@ fn native_commands() {
     std::fs::write(d.join("two.ccob"), &two).expect("write");
     let o = kit(d, &["verify", "two.ccob"]);
     expect("verify two blobs", &o, 0, &mut m);
-    if !o.stdout.contains("0x0: CCOB v3") || !o.stdout.contains("0xa5: CCOB v2") {
-        m.push(format!("verify two blobs prints {:?}", o.stdout));
+    if !o.stdout_text().contains("0x0: CCOB v3") || !o.stdout_text().contains("0xa5: CCOB v2") {
+        m.push(format!("verify two blobs prints {:?}", o.stdout_text()));
     }
     // A bad second blob: the first is still reported ok, exit 1.
     let mut bad2 = V3_SMALL.to_vec();
@@ -1557,10 +1453,13 @@ fn native_commands() {
     std::fs::write(d.join("bad2.ccob"), &bad2).expect("write");
     let o = kit(d, &["verify", "bad2.ccob"]);
     expect("verify, second blob bad", &o, 1, &mut m);
-    if !o.stdout.contains("0x0: CCOB v3") || !o.stderr.contains("(at offset 0xb5, rule CCOB-7)") {
+    if !o.stdout_text().contains("0x0: CCOB v3")
+        || !o.stderr.contains("(at offset 0xb5, rule CCOB-7)")
+    {
         m.push(format!(
             "verify, second blob bad: stdout {:?} stderr {:?} (want CCOB-7 at 0xa5 + 0x10)",
-            o.stdout, o.stderr
+            o.stdout_text(),
+            o.stderr
         ));
     }
     // Error format: absolute offset and rule.
@@ -1581,12 +1480,12 @@ fn native_commands() {
     // list and extract read the verified bundle.
     let o = kit(d, &["list", "a.ccob"]);
     expect("list", &o, 0, &mut m);
-    if !o.stdout.contains(HOST_ID) || !o.stdout.contains(GFX906) {
-        m.push(format!("list prints {:?}", o.stdout));
+    if !o.stdout_text().contains(HOST_ID) || !o.stdout_text().contains(GFX906) {
+        m.push(format!("list prints {:?}", o.stdout_text()));
     }
     let o = kit(d, &["list", "--json", "a.ccob"]);
     expect("list --json", &o, 0, &mut m);
-    match serde_json::from_str::<serde_json::Value>(&o.stdout) {
+    match serde_json::from_str::<serde_json::Value>(&o.stdout_text()) {
         Ok(v) => {
             let ok = v["entries"]
                 .as_array()
@@ -1595,7 +1494,10 @@ fn native_commands() {
                 m.push(format!("list --json: {v}"));
             }
         }
-        Err(e) => m.push(format!("list --json is not JSON ({e}): {:?}", o.stdout)),
+        Err(e) => m.push(format!(
+            "list --json is not JSON ({e}): {:?}",
+            o.stdout_text()
+        )),
     }
     let o = kit(d, &["list", "--llvm-version=19", "a.ccob"]);
     expect("list --llvm-version=19 of a v3 blob", &o, 1, &mut m);
@@ -1703,7 +1605,7 @@ fn payloads() -> Vec<Payload> {
 
 /// The bundling command of every test: host `HOSTDATA`, gfx906 `d`.
 fn bundle_args(n: u32, output: &str) -> Vec<String> {
-    let mut a = strings(&["-type=bc", &format!("-targets={HOST},{GFX906}")]);
+    let mut a = common::strings(&["-type=bc", &format!("-targets={HOST},{GFX906}")]);
     a.extend(io_args(n, &["h", "d"], &[output]));
     a
 }
@@ -1752,9 +1654,9 @@ fn llvm_compress_is_byte_identical() {
             )),
             level.map_or("default".into(), |l| l.to_string())
         );
-        let (ldir, kdir) = pair(root.path(), &name);
-        write_both((&ldir, &kdir), "h", b"HOSTDATA");
-        write_both((&ldir, &kdir), "d", &p.dev);
+        let (ldir, kdir) = common::case_dirs(root.path(), &name);
+        common::write_both(&ldir, &kdir, "h", b"HOSTDATA");
+        common::write_both(&ldir, &kdir, "d", &p.dev);
         let env: Vec<(&str, &str)> = envv
             .map(|v| vec![("COMPRESSED_BUNDLE_FORMAT_VERSION", v)])
             .unwrap_or_default();
@@ -1776,7 +1678,7 @@ fn llvm_compress_is_byte_identical() {
             )),
         }
         // Native compress of LLVM's own uncompressed bundle.
-        let mut na = strings(&["compress", "u.bc", "-o", "k.ccob", "--format-version"]);
+        let mut na = common::strings(&["compress", "u.bc", "-o", "k.ccob", "--format-version"]);
         na.push(want_v.to_string());
         if let Some(l) = level {
             na.push(format!("--level={l}"));
@@ -1852,7 +1754,7 @@ fn llvm_convert_matches_llvm_versions() {
             let out = format!("{src}.to-{to}");
             let o = exec(
                 Path::new(KIT),
-                &strings(&["convert", src, "--to", to, "-o", &out]),
+                &common::strings(&["convert", src, "--to", to, "-o", &out]),
                 &dir,
                 &[],
             );
@@ -1977,9 +1879,9 @@ fn llvm_compress_options_and_environment() {
     let results = par_map(&items, |(n, bin, i, (label, extra, env))| {
         let mut m = Vec::new();
         let label = format!("LLVM {n}, {label}");
-        let (ldir, kdir) = pair(root.path(), &format!("{n}-{i}"));
-        write_both((&ldir, &kdir), "h", b"HOSTDATA");
-        write_both((&ldir, &kdir), "d", b"DEVDATA");
+        let (ldir, kdir) = common::case_dirs(root.path(), &format!("{n}-{i}"));
+        common::write_both(&ldir, &kdir, "h", b"HOSTDATA");
+        common::write_both(&ldir, &kdir, "d", b"DEVDATA");
         let mut a = bundle_args(*n, "o.bc");
         a.extend(extra.iter().map(|s| s.to_string()));
         let l = exec(bin, &a, &ldir, env);
@@ -2028,12 +1930,12 @@ fn llvm_reads_our_blobs() {
     let results = par_map(&items, |&(bname, dev, v, meth, n, ref bin)| {
         let mut m = Vec::new();
         let label = format!("{bname} v{v} {meth}, LLVM {n}");
-        let (ldir, kdir) = pair(root.path(), &format!("{bname}-{v}-{meth}-{n}"));
+        let (ldir, kdir) = common::case_dirs(root.path(), &format!("{bname}-{v}-{meth}-{n}"));
         let bundle = bundle_of(dev);
         std::fs::write(ldir.join("u.bc"), &bundle).expect("write");
         let o = exec(
             Path::new(KIT),
-            &strings(&[
+            &common::strings(&[
                 "compress",
                 "u.bc",
                 "-o",
@@ -2061,7 +1963,7 @@ fn llvm_reads_our_blobs() {
             Class::Ok
         };
         // Unbundle both entries.
-        let mut a = strings(&[
+        let mut a = common::strings(&[
             "-type=bc",
             &format!("-targets={HOST},{GFX906}"),
             "-unbundle",
@@ -2092,7 +1994,7 @@ fn llvm_reads_our_blobs() {
             &mut m,
         );
         // -list.
-        let mut a = strings(&["-type=bc", "-list"]);
+        let mut a = common::strings(&["-type=bc", "-list"]);
         a.extend(io_args(n, &["in.ccob"], &[]));
         let l = exec(bin, &a, &ldir, &[]);
         let k = drop_in(n, &kdir, &a, &[]);
@@ -2136,7 +2038,7 @@ fn llvm_hip_fatbin_from_clang22() {
     .expect("write");
     let o = exec(
         &clang,
-        &strings(&[
+        &common::strings(&[
             "-x",
             "hip",
             "--offload-compress",
@@ -2154,7 +2056,7 @@ fn llvm_hip_fatbin_from_clang22() {
     assert_eq!(o.class(), Class::Ok, "clang-22 failed: {}", o.stderr);
     let o = exec(
         &objcopy,
-        &strings(&["--dump-section=.hip_fatbin=fat.bin", "k.o", "k.copy.o"]),
+        &common::strings(&["--dump-section=.hip_fatbin=fat.bin", "k.o", "k.copy.o"]),
         d,
         &[],
     );
@@ -2166,25 +2068,29 @@ fn llvm_hip_fatbin_from_clang22() {
         other => m.push(format!("clang-22's .hip_fatbin header: {other:?}")),
     }
     let v = kit(d, &["verify", "fat.bin"]);
-    if v.code != Some(0) || !v.stdout.contains("CCOB v3 Zstd") || !v.stdout.contains(": ok") {
+    if v.code != Some(0)
+        || !v.stdout_text().contains("CCOB v3 Zstd")
+        || !v.stdout_text().contains(": ok")
+    {
         m.push(format!(
             "verify fat.bin: {} {:?} {:?}",
             v.status(),
-            v.stdout,
+            v.stdout_text(),
             v.stderr
         ));
     }
     let l = exec(
         &b22,
-        &strings(&["-list", "-type=o", "-input=fat.bin"]),
+        &common::strings(&["-list", "-type=o", "-input=fat.bin"]),
         d,
         &[],
     );
     assert_eq!(l.class(), Class::Ok, "LLVM 22 -list: {}", l.stderr);
-    let mut llvm_ids: Vec<&str> = l.stdout.lines().collect();
+    let l_stdout = l.stdout_text();
+    let mut llvm_ids: Vec<&str> = l_stdout.lines().collect();
     llvm_ids.sort_unstable();
     let k = kit(d, &["list", "--json", "fat.bin"]);
-    match serde_json::from_str::<serde_json::Value>(&k.stdout) {
+    match serde_json::from_str::<serde_json::Value>(&k.stdout_text()) {
         Ok(j) => {
             let mut ids: Vec<String> = j["entries"]
                 .as_array()
@@ -2204,7 +2110,7 @@ fn llvm_hip_fatbin_from_clang22() {
         Err(e) => m.push(format!(
             "list --json fat.bin: {} {e}: {:?} {:?}",
             k.status(),
-            k.stdout,
+            k.stdout_text(),
             k.stderr
         )),
     }
@@ -2212,22 +2118,22 @@ fn llvm_hip_fatbin_from_clang22() {
     let di = drop_in(
         22,
         d,
-        &strings(&["-list", "-type=o", "-input=fat.bin"]),
+        &common::strings(&["-list", "-type=o", "-input=fat.bin"]),
         &[],
     );
     if di.code != Some(0) || di.stdout != l.stdout {
         m.push(format!(
             "drop-in 22 -list: {} {:?}, LLVM {:?}",
             di.status(),
-            di.stdout,
-            l.stdout
+            di.stdout_text(),
+            l.stdout_text()
         ));
     }
     // The device code object: LLVM's unbundling = offload-kit's extract.
-    if let Some(dev_id) = l.stdout.lines().find(|id| id.contains("gfx906")) {
+    if let Some(dev_id) = l_stdout.lines().find(|id| id.contains("gfx906")) {
         let u = exec(
             &b22,
-            &strings(&[
+            &common::strings(&[
                 "-unbundle",
                 "-type=o",
                 &format!("-targets={dev_id}"),
@@ -2256,19 +2162,22 @@ fn llvm_hip_fatbin_from_clang22() {
             ));
         }
     } else {
-        m.push(format!("LLVM 22 lists no gfx906 entry: {:?}", l.stdout));
+        m.push(format!(
+            "LLVM 22 lists no gfx906 entry: {:?}",
+            l.stdout_text()
+        ));
     }
     // 19 cannot read the v3 blob, and the 19 profile says so the same way.
     let l19 = exec(
         &b19,
-        &strings(&["-list", "-type=o", "-input=fat.bin"]),
+        &common::strings(&["-list", "-type=o", "-input=fat.bin"]),
         d,
         &[],
     );
     let k19 = drop_in(
         19,
         d,
-        &strings(&["-list", "-type=o", "-input=fat.bin"]),
+        &common::strings(&["-list", "-type=o", "-input=fat.bin"]),
         &[],
     );
     if l19.class() != Class::Fail
@@ -2323,14 +2232,14 @@ fn llvm_malformed_files_match_drop_in() {
         let mut m = Vec::new();
         let fname = f.file_name().and_then(|n| n.to_str()).expect("name");
         let label = format!("{fname}, LLVM {n}, {cname}");
-        let (ldir, kdir) = pair(root.path(), &format!("{fname}-{n}-{ci}"));
-        write_both((&ldir, &kdir), "in", &std::fs::read(f).expect("read"));
+        let (ldir, kdir) = common::case_dirs(root.path(), &format!("{fname}-{n}-{ci}"));
+        common::write_both(&ldir, &kdir, "in", &std::fs::read(f).expect("read"));
         let targets = if outs.len() == 2 {
             format!("-targets={HOST},{GFX906}")
         } else {
             format!("-targets={GFX906}")
         };
-        let mut a = strings(&["-type=bc"]);
+        let mut a = common::strings(&["-type=bc"]);
         a.extend(flags.iter().map(|s| s.to_string()));
         if !outs.is_empty() {
             a.push(targets);
@@ -2341,7 +2250,8 @@ fn llvm_malformed_files_match_drop_in() {
         if fname == "ccob_v2_damaged_payload.bin" && cname == "-list" && n >= 19 {
             // The documented difference (spec/ccob.md, "Listing a compressed
             // bundle"): -list decodes the header only, LLVM everything.
-            let listed: BTreeSet<&str> = k.stdout.lines().collect();
+            let k_stdout = k.stdout_text();
+            let listed: BTreeSet<&str> = k_stdout.lines().collect();
             if l.code != Some(1)
                 || !l.stderr.contains("Data corruption detected")
                 || k.code != Some(0)
@@ -2349,7 +2259,7 @@ fn llvm_malformed_files_match_drop_in() {
             {
                 m.push(format!(
                     "{label}: want LLVM to fail on the damaged block and offload-kit to list the header; LLVM {:?} {}, offload-kit {:?} {} {}",
-                    l.code, l.stderr.trim(), k.code, k.stdout.trim(), k.stderr.trim()
+                    l.code, l.stderr.trim(), k.code, k.stdout_text().trim(), k.stderr.trim()
                 ));
             }
             return m;
@@ -2451,9 +2361,9 @@ fn llvm_crafted_blobs_match_drop_in() {
     }
     let results = par_map(&items, |&(i, (name, bytes), n, ref bin)| {
         let mut m = Vec::new();
-        let (ldir, kdir) = pair(root.path(), &format!("{i}-{n}"));
-        write_both((&ldir, &kdir), "in", bytes);
-        let a = strings(&["-type=bc", "-list", "-input=in"]);
+        let (ldir, kdir) = common::case_dirs(root.path(), &format!("{i}-{n}"));
+        common::write_both(&ldir, &kdir, "in", bytes);
+        let a = common::strings(&["-type=bc", "-list", "-input=in"]);
         let l = exec(bin, &a, &ldir, &[]);
         let k = drop_in(n, &kdir, &a, &[]);
         compare_runs(
@@ -2509,11 +2419,11 @@ fn llvm_verbose_lines_match() {
         for (pname, d) in [("small", b"DEVDATA".to_vec()), ("short hash", dev.clone())] {
             // Bundling.
             let label = format!("LLVM {n}, {pname}, -compress -verbose");
-            let (ldir, kdir) = pair(root.path(), &format!("{n}-{pname}"));
-            write_both((&ldir, &kdir), "h", b"HOSTDATA");
-            write_both((&ldir, &kdir), "d", &d);
+            let (ldir, kdir) = common::case_dirs(root.path(), &format!("{n}-{pname}"));
+            common::write_both(&ldir, &kdir, "h", b"HOSTDATA");
+            common::write_both(&ldir, &kdir, "d", &d);
             let mut a = bundle_args(*n, "c.ccob");
-            a.extend(strings(&["-compress", "-verbose"]));
+            a.extend(common::strings(&["-compress", "-verbose"]));
             let l = exec(bin, &a, &ldir, &[]);
             let k = drop_in(*n, &kdir, &a, &[]);
             if lines(&l.stderr) != lines(&k.stderr) {
@@ -2541,9 +2451,9 @@ fn llvm_verbose_lines_match() {
                 continue;
             }
             let label = format!("LLVM {n}, {bname}, -unbundle -verbose");
-            let (ldir, kdir) = pair(root.path(), &format!("{n}-u-{bname}"));
-            write_both((&ldir, &kdir), "in", &blob);
-            let a = strings(&[
+            let (ldir, kdir) = common::case_dirs(root.path(), &format!("{n}-u-{bname}"));
+            common::write_both(&ldir, &kdir, "in", &blob);
+            let a = common::strings(&[
                 "-type=bc",
                 &format!("-targets={GFX906}"),
                 "-unbundle",

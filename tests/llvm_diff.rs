@@ -14,12 +14,13 @@
 //! Where the reference crashes (killed by a signal), offload-kit must exit 1
 //! with an error that names a rule (`rule BIN-2`) and must not panic.
 
+mod common;
+
+use common::{case_dirs, strings as s, write_both, Out};
 use serde_json::Value;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 const RELEASES: [u32; 4] = [14, 16, 19, 22];
@@ -40,27 +41,10 @@ const OMP_GFX908: &str = "openmp-amdgcn-amd-amdhsa--gfx908";
 // ---------------------------------------------------------------------------
 // Locating LLVM
 
-fn no_llvm_allowed() -> bool {
-    std::env::var_os("OFFLOAD_KIT_NO_LLVM").is_some_and(|v| v == "1")
-}
-
-/// `/usr/lib/llvm-N/bin/<tool>`. Panics when it is missing, unless
-/// `OFFLOAD_KIT_NO_LLVM=1` (then the caller is expected to skip).
-fn llvm_tool(n: u32, tool: &str) -> PathBuf {
-    let p = PathBuf::from(format!("/usr/lib/llvm-{n}/bin/{tool}"));
-    if !p.is_file() && !no_llvm_allowed() {
-        panic!(
-            "LLVM {n} not installed: run tools/setup ({} is missing; set OFFLOAD_KIT_NO_LLVM=1 to skip)",
-            p.display()
-        );
-    }
-    p
-}
-
 /// The real `clang-offload-bundler` of release `n`; panics when it is
 /// missing unless `OFFLOAD_KIT_NO_LLVM=1`.
 fn llvm(n: u32) -> PathBuf {
-    llvm_tool(n, "clang-offload-bundler")
+    common::llvm_path(n, "clang-offload-bundler")
 }
 
 /// The releases to compare against: all four, except (only with
@@ -82,63 +66,8 @@ fn releases() -> Vec<u32> {
 // ---------------------------------------------------------------------------
 // Running programs
 
-#[derive(Debug)]
-struct Out {
-    code: Option<i32>,
-    signal: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
-impl Out {
-    fn ok(&self) -> bool {
-        self.code == Some(0)
-    }
-    fn crashed(&self) -> bool {
-        self.signal.is_some()
-    }
-    fn status(&self) -> String {
-        match (self.code, self.signal) {
-            (Some(c), _) => format!("rc {c}"),
-            (None, Some(s)) => format!("signal {s}"),
-            (None, None) => "unknown status".into(),
-        }
-    }
-    fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
-    fn panicked(&self) -> bool {
-        self.code == Some(101) || self.stderr.contains("panicked at")
-    }
-}
-
-fn exec(mut cmd: Command, dir: &Path) -> Out {
-    cmd.current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let pid = child.id();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
-    let out = match rx.recv_timeout(TIMEOUT) {
-        Ok(r) => r.unwrap_or_else(|e| panic!("waiting for {cmd:?}: {e}")),
-        Err(_) => {
-            // Only the process started above, by its id.
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            panic!("{cmd:?} (in {}) hung for {TIMEOUT:?}", dir.display());
-        }
-    };
-    Out {
-        code: out.status.code(),
-        signal: out.status.signal(),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+fn exec(cmd: Command, dir: &Path) -> Out {
+    common::exec(cmd, dir, TIMEOUT)
 }
 
 fn run_llvm(n: u32, dir: &Path, args: &[String]) -> Out {
@@ -171,10 +100,6 @@ fn io_args(n: u32, legacy: bool, inputs: &[&str], outputs: &[&str]) -> Vec<Strin
         a.extend(outputs.iter().map(|o| format!("-output={o}")));
     }
     a
-}
-
-fn s(v: &[&str]) -> Vec<String> {
-    v.iter().map(|x| x.to_string()).collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -322,22 +247,7 @@ fn compare_file(label: &str, ldir: &Path, kdir: &Path, name: &str, m: &mut Vec<S
 
 /// Run `f` over `items` on [`WORKERS`] threads; results in item order.
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|sc| {
-        for _ in 0..WORKERS.min(items.len()) {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                *slots[i].lock().expect("slot") = Some(r);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|s| s.into_inner().expect("slot").expect("every item ran"))
-        .collect()
+    common::par_map(WORKERS, items, f)
 }
 
 /// What the reference did over a test's runs (so a report shows the test
@@ -408,20 +318,6 @@ fn payload(seed: u64, len: usize) -> Vec<u8> {
             }
         })
         .collect()
-}
-
-/// A fresh pair of directories `<root>/<name>/{llvm,kit}`.
-fn case_dirs(root: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let l = root.join(name).join("llvm");
-    let k = root.join(name).join("kit");
-    std::fs::create_dir_all(&l).expect("mkdir");
-    std::fs::create_dir_all(&k).expect("mkdir");
-    (l, k)
-}
-
-fn write_both(ldir: &Path, kdir: &Path, name: &str, bytes: &[u8]) {
-    std::fs::write(ldir.join(name), bytes).expect("write input");
-    std::fs::write(kdir.join(name), bytes).expect("write input");
 }
 
 /// A binary bundle laid out as every release writes it (alignment 1), for
@@ -1566,7 +1462,7 @@ fn command_line_errors_match_llvm() {
 const KERNEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/k.hip");
 
 fn run_tool(n: u32, tool: &str, dir: &Path, args: &[&str]) -> Out {
-    let mut c = Command::new(llvm_tool(n, tool));
+    let mut c = Command::new(common::llvm_path(n, tool));
     c.args(args);
     exec(c, dir)
 }
@@ -1599,7 +1495,9 @@ fn real_fat_binaries_match_llvm() {
 
     // Build with every release that has clang installed.
     let built: Vec<(u32, BuildResult)> = par_map(&rels, |&n| {
-        if !llvm_tool(n, "clang").is_file() || !llvm_tool(n, "llvm-objcopy").is_file() {
+        if !common::llvm_path(n, "clang").is_file()
+            || !common::llvm_path(n, "llvm-objcopy").is_file()
+        {
             eprintln!("llvm_diff: SKIPPING clang {n}: not installed (OFFLOAD_KIT_NO_LLVM=1)");
             return (n, Err(String::new()));
         }

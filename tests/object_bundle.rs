@@ -12,6 +12,9 @@
 //!   fails them ("LLVM N not installed: run tools/setup") unless
 //!   `OFFLOAD_KIT_NO_LLVM=1`.
 
+mod common;
+
+use common::{run, run_ok};
 use offload_kit::bundle::binary::{self, LlvmView};
 use offload_kit::bundle::{fatbin, object};
 use offload_kit::detect;
@@ -20,7 +23,7 @@ use offload_kit::Release;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 // ---------------------------------------------------------------------------
@@ -1140,36 +1143,16 @@ fn exercise(d: &[u8]) {
 /// The release's bin directory, or `None` when LLVM is absent and
 /// `OFFLOAD_KIT_NO_LLVM=1`.
 fn llvm_bin(r: Release) -> Option<PathBuf> {
-    let dir = PathBuf::from(format!("/usr/lib/llvm-{}/bin", r.major()));
-    let tools = [
-        "clang",
-        "clang-offload-bundler",
-        "llvm-objcopy",
-        "llvm-readobj",
-        "ld.lld",
-    ];
-    if tools.iter().all(|t| dir.join(t).exists()) {
-        return Some(dir);
-    }
-    if std::env::var("OFFLOAD_KIT_NO_LLVM").as_deref() == Ok("1") {
-        return None;
-    }
-    panic!("LLVM {} not installed: run tools/setup", r.major());
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::llvm_bin(
+        r.major(),
+        &[
+            "clang",
+            "clang-offload-bundler",
+            "llvm-objcopy",
+            "llvm-readobj",
+            "ld.lld",
+        ],
+    )
 }
 
 const KERNEL: &str = r#"#include <stddef.h>

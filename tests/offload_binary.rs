@@ -8,6 +8,9 @@
 //! tools/setup"); set `OFFLOAD_KIT_NO_LLVM=1` to skip the releases that are
 //! not installed.
 
+mod common;
+
+use common::{llvm_tool, Out};
 use offload_kit::offload_binary::llvm::{self, Failure};
 use offload_kit::offload_binary::packager::ImageArgs;
 use offload_kit::offload_binary::{
@@ -15,9 +18,8 @@ use offload_kit::offload_binary::{
 };
 use offload_kit::Release;
 use proptest::prelude::*;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
@@ -682,21 +684,7 @@ fn elf_with_section(contents: &[u8], sh_type: u32) -> Vec<u8> {
     f
 }
 
-#[derive(Debug)]
-struct Out {
-    code: Option<i32>,
-    signal: Option<i32>,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
 impl Out {
-    fn panicked(&self) -> bool {
-        self.code == Some(101) || self.stderr.contains("panicked at")
-    }
-    fn crashed(&self) -> bool {
-        self.signal.is_some()
-    }
     /// Stderr lines without the program prefix (argv\[0\] differs) and
     /// without offload-kit's "[detail (rule …)]" suffix.
     fn messages(&self) -> Vec<String> {
@@ -721,68 +709,14 @@ impl Out {
     }
 }
 
-fn exec(mut cmd: Command, dir: &Path) -> Out {
-    use wait_timeout::ChildExt;
-    cmd.current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let t1 = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut so, &mut b).ok();
-        b
-    });
-    let t2 = std::thread::spawn(move || {
-        let mut b = Vec::new();
-        std::io::Read::read_to_end(&mut se, &mut b).ok();
-        b
-    });
-    let status = match child.wait_timeout(Duration::from_secs(60)).unwrap() {
-        Some(s) => s,
-        None => {
-            let _ = child.kill();
-            panic!("timeout: {cmd:?}");
-        }
-    };
-    Out {
-        code: status.code(),
-        signal: status.signal(),
-        stdout: t1.join().unwrap(),
-        stderr: String::from_utf8_lossy(&t2.join().unwrap()).into_owned(),
-    }
+fn exec(cmd: Command, dir: &Path) -> Out {
+    common::exec(cmd, dir, Duration::from_secs(60))
 }
 
 fn run_kit(args: &[&str], dir: &Path) -> Out {
     let mut c = Command::new(KIT);
     c.args(args);
     exec(c, dir)
-}
-
-fn no_llvm_allowed() -> bool {
-    std::env::var_os("OFFLOAD_KIT_NO_LLVM").is_some_and(|v| v == "1")
-}
-
-/// `/usr/lib/llvm-N/bin/<tool>`; panics when missing unless
-/// `OFFLOAD_KIT_NO_LLVM=1` (then `None`).
-fn llvm_tool(n: u32, tool: &str) -> Option<PathBuf> {
-    let p = PathBuf::from(format!("/usr/lib/llvm-{n}/bin/{tool}"));
-    if p.is_file() {
-        return Some(p);
-    }
-    if no_llvm_allowed() {
-        eprintln!(
-            "offload_binary: SKIPPING LLVM {n}: {} not installed (OFFLOAD_KIT_NO_LLVM=1)",
-            p.display()
-        );
-        return None;
-    }
-    panic!(
-        "LLVM {n} not installed: run tools/setup ({} is missing; set OFFLOAD_KIT_NO_LLVM=1 to skip)",
-        p.display()
-    );
 }
 
 /// The real packager of release `n` (22: `llvm-offload-binary`).
@@ -843,23 +777,7 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// Run `f` over `items` on a few threads (the work is spawning processes);
 /// results keep the order of `items`.
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let next = AtomicUsize::new(0);
-    let out: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::with_capacity(items.len()));
-    std::thread::scope(|sc| {
-        for _ in 0..6 {
-            sc.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                let Some(item) = items.get(i) else { break };
-                let r = f(item);
-                out.lock().unwrap().push((i, r));
-            });
-        }
-    });
-    let mut v = out.into_inner().unwrap();
-    v.sort_by_key(|(i, _)| *i);
-    v.into_iter().map(|(_, r)| r).collect()
+    common::par_map(6, items, f)
 }
 
 /// Inputs every differential test has available.
