@@ -1901,3 +1901,52 @@ fn llvm_22_objdump_agrees_on_bundles_but_splits_by_magic() {
         "llvm-objdump 22.1.8 was expected to mis-split this section (fixed upstream?)"
     );
 }
+
+/// `offload-kit extract` gives the host entry of a fat object as the
+/// object without its bundle sections (OBJ-11), the bytes the 22 profile's
+/// `-unbundle` writes, and device entries as their section contents.
+#[test]
+fn native_extract_host_is_the_stripped_object() {
+    let d = tempfile::tempdir().unwrap();
+    let fatp = d.path().join("fat.o");
+    let data = fat(Release::L22);
+    std::fs::write(&fatp, &data).unwrap();
+    let kit = env!("CARGO_BIN_EXE_offload-kit");
+    let host_id = Release::L22.written_id(HOST).unwrap();
+    let out = d.path().join("host.o");
+    let o = Command::new(kit)
+        .args(["extract", fatp.to_str().unwrap(), "--id", &host_id, "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = std::fs::read(&out).unwrap();
+    assert_eq!(got, object::strip(&data).unwrap());
+    assert!(sections_view(&got)
+        .iter()
+        .all(|s| !s.0.starts_with("__CLANG_OFFLOAD_BUNDLE__")));
+    let drop_in = d.path().join("host.unb");
+    let o = Command::new(kit)
+        .args(["bundler", "--llvm-version=22", "-unbundle", "-type=o"])
+        .arg(format!("-targets={HOST}"))
+        .arg(format!("-input={}", fatp.display()))
+        .arg(format!("-output={}", drop_in.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&drop_in).unwrap(), got);
+    let dev = d.path().join("dev");
+    let o = Command::new(kit)
+        .args([
+            "extract",
+            fatp.to_str().unwrap(),
+            "--id",
+            &Release::L22.written_id(GFX906).unwrap(),
+            "-o",
+        ])
+        .arg(&dev)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&dev).unwrap(), b"DEVICE-906");
+}

@@ -2,7 +2,7 @@
 
 use super::{copy_range, Input};
 use clap::{Parser, Subcommand};
-use offload_kit::bundle::ccob;
+use offload_kit::bundle::{ccob, object};
 use offload_kit::detect::{self, Listing};
 use offload_kit::output::{self, OutputFile};
 use offload_kit::{Error, Release};
@@ -340,6 +340,16 @@ fn extract(
         if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
             let bytes = detect::image_bytes(input.bytes(), img)?;
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
+        } else if e.container == "object-bundle" && e.id.starts_with("host-") {
+            // The host entry of a fat object is the object without its
+            // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
+            // section only holds the one-byte host marker.
+            let data = input.bytes();
+            let (start, len) =
+                detect::archive_member_at(data, e.offset).unwrap_or((0, data.len() as u64));
+            let elf = &data[start as usize..(start + len) as usize];
+            let host = object::strip(elf).map_err(|err| vec![err])?;
+            std::io::Write::write_all(&mut o, &host).map_err(|e| vec![e.into()])?;
         } else if let Some(at) = e.ccob_offset {
             // Streamed: verified as a whole, only the entry's bytes kept.
             // In an archive, the blob ends with its member at the latest.
