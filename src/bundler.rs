@@ -16,6 +16,7 @@ use crate::offload_binary::archive as ar;
 use crate::offload_binary::symtab::Symbolic;
 use crate::profile::Release;
 use crate::rules;
+use crate::source::Source;
 use std::collections::BTreeSet;
 use std::fmt;
 use std::path::PathBuf;
@@ -402,9 +403,39 @@ impl Job {
     /// matches it; for the others the handler's entry list.
     fn walk<'a>(&self, data: &'a [u8]) -> Result<Walk<'a>, BundlerError> {
         if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
-            return Ok(Walk::Text(text::LlvmReader::new(data, 0, c, self.release)));
+            return Ok(Walk::Text(Box::new(text::LlvmReader::new(
+                data,
+                0,
+                c,
+                self.release,
+            ))));
         }
         Ok(Walk::Entries(self.llvm_entries(data)?.into_iter()))
+    }
+
+    /// [`Job::plan_list`] over a [`Source`]: a text bundle is scanned
+    /// window by window ([`text::WINDOW`]), so that listing a multi-GB one
+    /// keeps about one window of it resident; other inputs are read whole.
+    pub fn plan_list_source(&self, src: &dyn Source) -> Result<Vec<String>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            return text::llvm_list_source(src, 0, c, self.release, text::WINDOW)
+                .map_err(|e| BundlerError::with("malformed text bundle", e));
+        }
+        self.plan_list(src.bytes())
+    }
+
+    /// [`Job::plan_unbundle`] over a [`Source`]: a text bundle is scanned
+    /// window by window ([`text::WINDOW`]); other inputs are read whole.
+    pub fn plan_unbundle_source(
+        &self,
+        v: &Validated,
+        src: &dyn Source,
+    ) -> Result<Vec<Piece>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            let r = text::LlvmReader::from_source(src, 0, c, self.release, text::WINDOW);
+            return self.plan_unbundle_walk(v, src.bytes(), Walk::Text(Box::new(r)));
+        }
+        self.plan_unbundle(v, src.bytes())
     }
 
     /// IDs `-list` prints for `input` (already decompressed, see [`Job::decompress_input`]).
@@ -520,6 +551,9 @@ impl Job {
             if r.target_info(&id).is_some_and(|i| i.kind == "host") {
                 found_host = true;
             }
+        }
+        if let Some(err) = walk.failure() {
+            return Err(BundlerError::with("cannot read the input", err));
         }
         if !self.allow_missing && !worklist.is_empty() {
             let sorted: BTreeSet<&str> = worklist.iter().copied().collect();
@@ -991,7 +1025,7 @@ fn original(t: &target_id::TargetId) -> String {
 /// What unbundling walks: a handler's entry list, or the text reader.
 enum Walk<'a> {
     Entries(std::vec::IntoIter<binary::Entry<'a>>),
-    Text(text::LlvmReader<'a>),
+    Text(Box<text::LlvmReader<'a>>),
 }
 
 /// A bundle found by [`Walk::next_start`], not yet read.
@@ -1000,8 +1034,8 @@ enum Found<'a> {
     Text(text::Start<'a>),
 }
 
-impl<'a> Found<'a> {
-    fn id_str(&self) -> std::borrow::Cow<'a, str> {
+impl Found<'_> {
+    fn id_str(&self) -> std::borrow::Cow<'_, str> {
         match self {
             Found::Entry(e) => e.id_str(),
             Found::Text(s) => s.id_str(),
@@ -1016,6 +1050,13 @@ impl<'a> Found<'a> {
 }
 
 impl<'a> Walk<'a> {
+    /// A window of the input that could not be read during the walk.
+    fn failure(&self) -> Option<Error> {
+        match self {
+            Walk::Entries(_) => None,
+            Walk::Text(r) => r.failure(),
+        }
+    }
     /// `ReadBundleStart`.
     fn next_start(&mut self) -> Option<Found<'a>> {
         match self {
@@ -1024,7 +1065,7 @@ impl<'a> Walk<'a> {
         }
     }
     /// `ReadBundle` + `ReadBundleEnd` for a bundle a target matched.
-    fn read(&mut self, f: &Found<'a>) -> Result<binary::Entry<'a>, Error> {
+    fn read<'f>(&mut self, f: &'f Found<'a>) -> Result<binary::Entry<'f>, Error> {
         match (self, f) {
             (_, Found::Entry(e)) => Ok(*e),
             (Walk::Text(r), Found::Text(s)) => r.read_bundle(s),

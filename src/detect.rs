@@ -196,9 +196,12 @@ fn list_in(
         }
         Container::TextBundle => {
             let c = text_comment(data).expect("detected");
+            // Scanned window by window: a multi-GB text bundle keeps about
+            // one window resident.
             let entries = match release {
-                None => text::parse_strict(data, 0, c).map_err(rebase)?.entries,
-                Some(r) => text::llvm_entries(data, 0, c, r).map_err(|e| vec![e.rebase(base)])?,
+                None => text::parse_strict_source(src, 0, c, text::WINDOW).map_err(rebase)?,
+                Some(r) => text::llvm_entries_source(src, 0, c, r, text::WINDOW)
+                    .map_err(|e| vec![e.rebase(base)])?,
             };
             entries
                 .iter()

@@ -7,6 +7,8 @@
 
 use offload_kit::bundle::binary::Entry;
 use offload_kit::bundle::text::{self, LlvmReader};
+use offload_kit::detect;
+use offload_kit::source::{Source, Window};
 use offload_kit::Release;
 use proptest::prelude::*;
 use std::io::Read;
@@ -588,6 +590,261 @@ fn big_input_is_read_in_place() {
         text::llvm_entries(&d, 0, "#", Release::L22).unwrap(),
         b.entries
     );
+}
+
+// ---------------------------------------------------------------------------
+// Reading through windows
+// ---------------------------------------------------------------------------
+
+/// A source whose windows are copies, recording each and how many are
+/// held at once: the windowed readers must read through windows of at most
+/// the chunk size, one at a time, and find exactly what the slice readers
+/// find (the CLI maps each window separately, so that scanning a multi-GB
+/// text bundle keeps about one window resident).
+struct Recorder {
+    data: Vec<u8>,
+    windows: std::cell::RefCell<Vec<(u64, u64)>>,
+    live: std::rc::Rc<std::cell::Cell<usize>>,
+    max_live: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+struct Held {
+    bytes: Vec<u8>,
+    live: std::rc::Rc<std::cell::Cell<usize>>,
+}
+
+impl std::ops::Deref for Held {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.live.set(self.live.get() - 1);
+    }
+}
+
+impl Recorder {
+    fn new(d: &[u8]) -> Recorder {
+        Recorder {
+            data: d.to_vec(),
+            windows: Default::default(),
+            live: Default::default(),
+            max_live: Default::default(),
+        }
+    }
+}
+
+impl Source for Recorder {
+    fn bytes(&self) -> &[u8] {
+        &self.data
+    }
+    fn window(&self, offset: u64, len: u64) -> Option<Window<'_>> {
+        self.windows.borrow_mut().push((offset, len));
+        let bytes = self
+            .data
+            .get(offset as usize..(offset + len) as usize)?
+            .to_vec();
+        self.live.set(self.live.get() + 1);
+        self.max_live.set(self.max_live.get().max(self.live.get()));
+        Some(Window::Held(Box::new(Held {
+            bytes,
+            live: self.live.clone(),
+        })))
+    }
+    fn read_at(&self, _: u64, _: &mut [u8]) -> bool {
+        panic!("the text readers read through windows only")
+    }
+}
+
+/// A START line, and what reading its bundle gave (`None`: skipped).
+type Step = (
+    text::Start<'static>,
+    Option<Result<(u64, u64), offload_kit::Error>>,
+);
+
+/// What a reader does when it skips or reads bundles by `pattern`
+/// (bit `n % 8` of it set: read the `n`th START line's bundle).
+fn walk(mut rd: LlvmReader<'_>, pattern: u8) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut n = 0;
+    while let Some(s) = rd.read_bundle_start() {
+        let read = (pattern >> (n % 8)) & 1 == 1;
+        let r = read.then(|| rd.read_bundle(&s).map(|e| (e.offset, e.size)));
+        let stop = matches!(r, Some(Err(_)));
+        let owned = text::Start {
+            id: std::borrow::Cow::Owned(s.id.into_owned()),
+            record_pos: s.record_pos,
+            id_pos: s.id_pos,
+        };
+        out.push((owned, r));
+        if stop {
+            break;
+        }
+        n += 1;
+    }
+    out
+}
+
+/// Every reader over `d`, as a slice and through windows of `chunk` bytes:
+/// the same results; windows of at most `max_window` bytes, one held at a time.
+fn same_through_windows(
+    d: &[u8],
+    c: &str,
+    chunk: u64,
+    max_window: u64,
+) -> Result<(), TestCaseError> {
+    let src = Recorder::new(d);
+    let slice = text::parse_strict(d, 5, c);
+    let windowed = text::parse_strict_source(&src, 5, c, chunk);
+    match (&slice, &windowed) {
+        (Ok(b), Ok(w)) => {
+            let w: Vec<Entry> = w.iter().map(|e| e.entry()).collect();
+            prop_assert_eq!(&b.entries, &w);
+        }
+        (Err(a), Err(b)) => prop_assert_eq!(a, b),
+        _ => prop_assert!(false, "strict: {:?} vs {:?}", slice, windowed),
+    }
+    for r in Release::ALL {
+        let a = text::llvm_entries(d, 5, c, r);
+        let b = text::llvm_entries_source(&src, 5, c, r, chunk);
+        match (&a, &b) {
+            (Ok(a), Ok(b)) => {
+                let b: Vec<Entry> = b.iter().map(|e| e.entry()).collect();
+                prop_assert_eq!(a, &b);
+            }
+            (Err(a), Err(b)) => prop_assert_eq!(a, b),
+            _ => prop_assert!(false, "entries: {:?} vs {:?}", a, b),
+        }
+        prop_assert_eq!(
+            text::llvm_list(d, 5, c, r),
+            text::llvm_list_source(&src, 5, c, r, chunk)
+        );
+        for pattern in [0, 0xff, 0b0101_0101, 0b1001_0110] {
+            let windowed = LlvmReader::from_source(&src, 5, c, r, chunk);
+            prop_assert_eq!(
+                walk(LlvmReader::new(d, 5, c, r), pattern),
+                walk(windowed, pattern)
+            );
+        }
+    }
+    let windows = src.windows.borrow();
+    prop_assert!(
+        windows.iter().all(|w| w.1 <= max_window),
+        "a window over {} bytes: {:?}",
+        max_window,
+        windows.iter().max_by_key(|w| w.1)
+    );
+    prop_assert!(
+        src.max_live.get() <= 1,
+        "{} windows held at once",
+        src.max_live.get()
+    );
+    Ok(())
+}
+
+/// Marker-rich text: START and END lines (whole, cut, without their
+/// "\n"), IDs, newlines, CRs and other bytes, in any order.
+fn marker_rich(c: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    let tok = prop_oneof![
+        id_pool().prop_map(move |id| start(c, &id)),
+        id_pool().prop_map(move |id| end(c, &id)),
+        id_pool().prop_map(move |id| start(c, &id)[1..].to_vec()),
+        Just(text::start_marker(c)),
+        Just(text::end_marker(c)),
+        id_pool(),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        prop::collection::vec(any::<u8>(), 0..8),
+        prop::collection::vec(Just(b'x'), 0..200),
+    ];
+    prop::collection::vec(tok, 0..24).prop_map(|v| v.concat())
+}
+
+fn rich_case() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
+    comment_s().prop_flat_map(|c| (Just(c), marker_rich(c)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn windowed_readers_match_slice_readers((c, d) in rich_case(), chunk in 40u64..120) {
+        // Every marker fits a window of 40 bytes: none is larger than the chunk.
+        same_through_windows(&d, c, chunk, chunk)?;
+    }
+
+    #[test]
+    fn windowed_readers_match_with_tiny_windows((c, d) in rich_case(), chunk in 1u64..8) {
+        // A search needs a window as long as its needle (a marker).
+        same_through_windows(&d, c, chunk, text::start_marker(c).len() as u64)?;
+    }
+
+    #[test]
+    fn windowed_readers_match_on_bundles(es in entries(), c in comment_s(), chunk in 40u64..300) {
+        let refs: Vec<(&[u8], &[u8])> = es.iter().map(|(i, p)| (&i[..], &p[..])).collect();
+        same_through_windows(&text::write_to_vec(&refs, c), c, chunk, chunk)?;
+    }
+}
+
+#[test]
+fn text_bundles_are_read_through_windows() {
+    // 1 MiB of content in 64-byte lines, an error near the end (line numbers
+    // count across windows), read through windows of 4 KiB.
+    let big = [b"x".repeat(63).as_slice(), b"\n"].concat().repeat(1 << 14);
+    let d = cat(&[
+        &text::write_to_vec(&[(GFX906, b"dev"), (HOST, &big)], "//"),
+        b"junk",
+        &text::write_to_vec(&[(GFX90A, b"a")], "//"),
+    ]);
+    same_through_windows(&d, "//", 4096, 4096).unwrap();
+    let es = errs(&d, "//");
+    assert_eq!(es.len(), 1);
+    assert!(
+        es[0].message().starts_with("line 16393: 4 bytes"),
+        "{}",
+        es[0]
+    );
+    // One walk takes about one window per 4 KiB of input, never the whole.
+    let src = Recorder::new(&d);
+    let l = text::llvm_entries_source(&src, 0, "//", Release::L22, 4096).unwrap();
+    assert_eq!(l.len(), 3);
+    let n = src.windows.borrow().len();
+    assert!((d.len() / 4096..d.len() / 2048).contains(&n), "{n} windows");
+    // The native listing reads a text bundle through windows.
+    for r in [None, Some(Release::L22)] {
+        let src = Recorder::new(&d);
+        let err = |e: Vec<offload_kit::Error>| e[0].to_string();
+        assert_eq!(
+            detect::list_source(&src, r).map_err(err),
+            detect::list(&d, r).map_err(err)
+        );
+        assert!(!src.windows.borrow().is_empty());
+    }
+    // A window that cannot be had is an error, not a panic or a short list.
+    struct NoWindows(Vec<u8>);
+    impl Source for NoWindows {
+        fn bytes(&self) -> &[u8] {
+            &self.0
+        }
+        fn window(&self, _: u64, _: u64) -> Option<Window<'_>> {
+            None
+        }
+    }
+    let src = NoWindows(good());
+    let es = text::parse_strict_source(&src, 0, "#", 4096).unwrap_err();
+    assert_eq!(es.len(), 1);
+    assert!(es[0]
+        .message()
+        .contains("cannot read the input at offset 0"));
+    for r in Release::ALL {
+        assert!(text::llvm_entries_source(&src, 0, "#", r, 4096).is_err());
+        assert!(text::llvm_list_source(&src, 0, "#", r, 4096).is_err());
+        let rd = LlvmReader::from_source(&src, 0, "#", r, 4096);
+        assert!(walk(rd, 0xff).is_empty());
+    }
 }
 
 // ---------------------------------------------------------------------------

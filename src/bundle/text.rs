@@ -23,15 +23,21 @@
 //! - [`llvm_entries`] and [`llvm_list`] run that model the way reading every
 //!   bundle and `-list` do.
 //!
-//! Every reader works on borrowed slices and searches with
-//! `memchr::memmem`, so multi-GB inputs are read without copies.
+//! Every reader works on a borrowed slice, searched in place with
+//! `memchr::memmem`, or on a [`Source`] read through windows of a bounded
+//! size (`*_source`, [`LlvmReader::from_source`]): the CLI scans a multi-GB
+//! mapped input with about one window of it resident. Both modes run the
+//! same reader code over the same primitives (`Scan`), so they yield the
+//! same entries, messages, offsets and line numbers.
 
 use crate::bundle::binary::Entry;
 use crate::error::Error;
 use crate::id::BundleEntryId;
 use crate::profile::Release;
 use crate::rules::{self, Rule};
+use crate::source::{Source, Window};
 use memchr::memmem::Finder;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, Write};
 
@@ -107,21 +113,274 @@ impl Markers {
     }
 }
 
-fn find_nl(data: &[u8], from: usize) -> Option<usize> {
-    data.get(from..)
-        .and_then(|d| memchr::memchr(b'\n', d))
-        .map(|k| from + k)
+// ---------------------------------------------------------------------------
+// Scanning: a slice in place, or a Source window by window
+// ---------------------------------------------------------------------------
+
+/// The window size of the readers over a [`Source`] (`*_source`,
+/// [`LlvmReader::from_source`]): a mapped input is read 16 MiB at a time,
+/// so scanning a multi-GB text bundle keeps about that much of it resident.
+pub const WINDOW: u64 = 16 << 20;
+
+/// The input of a reader and the few operations the readers need on it:
+/// searches, short reads and newline counts over ranges of offsets. A
+/// slice is searched in place. A [`Source`] is read through windows of at
+/// most `chunk` bytes (of a needle's length when that is longer), one held
+/// at a time and released as the scan moves on; a search that goes on into
+/// the next window looks back only the needle's length minus one.
+struct Scan<'a> {
+    src: Src<'a>,
+    len: usize,
+    /// The offset of the first window that could not be had.
+    failed: Option<u64>,
 }
+
+enum Src<'a> {
+    Slice(&'a [u8]),
+    Windows {
+        src: &'a dyn Source,
+        chunk: usize,
+        /// The window held, with its offset.
+        cur: Option<(usize, Window<'a>)>,
+    },
+}
+
+impl<'a> Scan<'a> {
+    fn slice(data: &'a [u8]) -> Scan<'a> {
+        Scan {
+            src: Src::Slice(data),
+            len: data.len(),
+            failed: None,
+        }
+    }
+
+    fn windows(src: &'a dyn Source, chunk: u64) -> Scan<'a> {
+        Scan {
+            len: src.bytes().len(),
+            src: Src::Windows {
+                src,
+                chunk: usize::try_from(chunk).unwrap_or(usize::MAX).max(1),
+                cur: None,
+            },
+            failed: None,
+        }
+    }
+
+    /// Bytes from `at` (`at < to <= len`) out of one window: all of
+    /// `at..to`, or at least `min` of them. `None` when the window cannot
+    /// be had (recorded in `failed`).
+    fn view(&mut self, at: usize, to: usize, min: usize) -> Option<&[u8]> {
+        let (ws, w): (usize, &[u8]) = match &mut self.src {
+            Src::Slice(d) => (0, d),
+            Src::Windows { src, chunk, cur } => {
+                let held = cur.as_ref().is_some_and(|(ws, w)| {
+                    let we = ws + w.len();
+                    *ws <= at && (we >= to || we >= at + min)
+                });
+                if !held {
+                    // Release the old window before taking the next one.
+                    *cur = None;
+                    let n = (to - at).min((*chunk).max(min));
+                    match src.window(at as u64, n as u64) {
+                        Some(w) if w.len() == n => *cur = Some((at, w)),
+                        _ => {
+                            self.failed.get_or_insert(at as u64);
+                            return None;
+                        }
+                    }
+                }
+                let (ws, w) = cur.as_ref()?;
+                (*ws, w)
+            }
+        };
+        w.get(at.checked_sub(ws)?..to.min(ws + w.len()).checked_sub(ws)?)
+    }
+
+    /// The first match of `search` (for a needle of `needle` bytes) in
+    /// `from..to`, window by window.
+    fn find_with(
+        &mut self,
+        from: usize,
+        to: usize,
+        needle: usize,
+        search: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<usize> {
+        let to = to.min(self.len);
+        let needle = needle.max(1);
+        let mut at = from;
+        while at < to && to - at >= needle {
+            let v = self.view(at, to, needle)?;
+            if let Some(k) = search(v) {
+                return Some(at + k);
+            }
+            if at + v.len() >= to || v.len() < needle {
+                return None;
+            }
+            at += v.len() + 1 - needle;
+        }
+        None
+    }
+
+    /// The first occurrence of `f`'s needle in `from..to`.
+    fn find(&mut self, f: &Finder<'_>, from: usize, to: usize) -> Option<usize> {
+        self.find_with(from, to, f.needle().len(), |w| f.find(w))
+    }
+
+    /// The first `"\n"` at or after `from`.
+    fn find_nl(&mut self, from: usize) -> Option<usize> {
+        self.find_with(from, usize::MAX, 1, |w| memchr::memchr(b'\n', w))
+    }
+
+    /// Whether the input holds `needle` at `at`.
+    fn starts_with(&mut self, at: usize, needle: &[u8]) -> bool {
+        match at.checked_add(needle.len()) {
+            Some(e) if e <= self.len => {
+                needle.is_empty() || self.view(at, e, needle.len()) == Some(needle)
+            }
+            _ => false,
+        }
+    }
+
+    /// The bytes `from..to`: borrowed from a slice, copied out of windows.
+    fn get(&mut self, from: usize, to: usize) -> Cow<'a, [u8]> {
+        let to = to.min(self.len);
+        if let Src::Slice(d) = &self.src {
+            let d: &'a [u8] = d;
+            return Cow::Borrowed(d.get(from..to).unwrap_or_default());
+        }
+        let mut out = Vec::new();
+        let mut at = from;
+        while at < to {
+            let Some(v) = self.view(at, to, 1) else {
+                break;
+            };
+            out.extend_from_slice(v);
+            at += v.len();
+        }
+        Cow::Owned(out)
+    }
+
+    /// How many `"\n"` `from..to` holds.
+    fn count_nl(&mut self, from: usize, to: usize) -> u64 {
+        let to = to.min(self.len);
+        let mut n = 0;
+        let mut at = from;
+        while at < to {
+            let Some(v) = self.view(at, to, 1) else {
+                break;
+            };
+            n += memchr::memchr_iter(b'\n', v).count() as u64;
+            at += v.len();
+        }
+        n
+    }
+
+    /// [`show`] for the bytes `from..to`, reading at most what it shows.
+    fn show(&mut self, from: usize, to: usize) -> String {
+        let cut = self.get(from, to.min(from.saturating_add(SHOW_MAX)));
+        show_cut(&cut, to.saturating_sub(from))
+    }
+
+    /// The error for a window that could not be had, `base` being the
+    /// absolute offset of the input.
+    fn failure(&self, base: u64) -> Option<Error> {
+        self.failed.map(|at| {
+            Error::other(format!(
+                "cannot read the input at offset {}",
+                base.saturating_add(at)
+            ))
+        })
+    }
+}
+
+/// How much of an ID (or line) a message shows.
+const SHOW_MAX: usize = 200;
 
 /// An ID (or line) for a message: escaped, at most 200 bytes of it.
 fn show(id: &[u8]) -> String {
-    const MAX: usize = 200;
-    let cut = &id[..id.len().min(MAX)];
+    show_cut(&id[..id.len().min(SHOW_MAX)], id.len())
+}
+
+/// [`show`] for the first bytes `cut` of an ID of `len` bytes.
+fn show_cut(cut: &[u8], len: usize) -> String {
     let mut s = String::from_utf8_lossy(cut).escape_debug().to_string();
-    if id.len() > MAX {
-        s.push_str(&format!("... ({} bytes)", id.len()));
+    if len > SHOW_MAX {
+        s.push_str(&format!("... ({len} bytes)"));
     }
     s
+}
+
+/// An entry a reader found: its ID borrowed from a slice or copied out of
+/// a window. `offset` is relative to the input, `id_pos` absolute.
+struct Item<'a> {
+    id: Cow<'a, [u8]>,
+    offset: u64,
+    size: u64,
+    record_pos: u64,
+    id_pos: u64,
+}
+
+/// The ID at absolute offset `id_pos` of `data` (absolute offset `base`).
+fn id_in(data: &[u8], base: u64, id_pos: u64, len: usize) -> &[u8] {
+    let s = usize::try_from(id_pos.saturating_sub(base)).unwrap_or(usize::MAX);
+    data.get(s..s.saturating_add(len)).unwrap_or_default()
+}
+
+impl<'a> Item<'a> {
+    /// The entry, its ID borrowed from `data`, the input the item was read from.
+    fn borrowed(&self, data: &'a [u8], base: u64) -> Entry<'a> {
+        Entry {
+            id: id_in(data, base, self.id_pos, self.id.len()),
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
+    }
+
+    fn owned(self) -> SourceEntry {
+        SourceEntry {
+            id: self.id.into_owned(),
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
+    }
+}
+
+/// An entry read from a [`Source`] (`*_source`): an [`Entry`] whose ID is
+/// a copy, the input not being in memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceEntry {
+    /// The entry ID bytes as stored.
+    pub id: Vec<u8>,
+    /// Content offset, relative to the input.
+    pub offset: u64,
+    /// Content size.
+    pub size: u64,
+    /// Absolute offset of the START marker's leading `"\n"`.
+    pub record_pos: u64,
+    /// Absolute offset of the ID.
+    pub id_pos: u64,
+}
+
+impl SourceEntry {
+    /// The entry, borrowing its ID.
+    pub fn entry(&self) -> Entry<'_> {
+        Entry {
+            id: &self.id,
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
+    }
+
+    /// The ID as text (lossy for non-UTF-8 bytes).
+    pub fn id_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.id)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -304,20 +563,19 @@ impl<'a> TextBundle<'a> {
 }
 
 /// Line numbers of offsets, counted incrementally in either direction.
-struct Lines<'a> {
-    data: &'a [u8],
+struct Lines {
     pos: usize,
     line: u64,
 }
 
-impl Lines<'_> {
+impl Lines {
     /// The 1-based line holding byte `off` (the line of a `"\n"` is the line it ends).
-    fn of(&mut self, off: usize) -> u64 {
-        let off = off.min(self.data.len());
+    fn of(&mut self, scan: &mut Scan<'_>, off: usize) -> u64 {
+        let off = off.min(scan.len);
         if off >= self.pos {
-            self.line += memchr::memchr_iter(b'\n', &self.data[self.pos..off]).count() as u64;
+            self.line += scan.count_nl(self.pos, off);
         } else {
-            self.line -= memchr::memchr_iter(b'\n', &self.data[off..self.pos]).count() as u64;
+            self.line = self.line.saturating_sub(scan.count_nl(off, self.pos));
         }
         self.pos = off;
         self.line
@@ -325,20 +583,24 @@ impl Lines<'_> {
 }
 
 struct Strict<'a> {
-    data: &'a [u8],
+    scan: Scan<'a>,
     base: u64,
     m: Markers,
-    lines: Lines<'a>,
+    lines: Lines,
     errs: Vec<Error>,
-    entries: Vec<Entry<'a>>,
+    entries: Vec<Item<'a>>,
     /// ID → (bundle index, position of its START line).
-    seen: HashMap<&'a [u8], (usize, usize)>,
+    seen: HashMap<Cow<'a, [u8]>, (usize, usize)>,
     starts: usize,
 }
 
 impl<'a> Strict<'a> {
+    fn line(&mut self, off: usize) -> u64 {
+        self.lines.of(&mut self.scan, off)
+    }
+
     fn err(&mut self, rule: Rule, at: usize, message: String) {
-        let line = self.lines.of(at);
+        let line = self.line(at);
         self.errs.push(Error::at(
             rule,
             self.base + at as u64,
@@ -348,11 +610,10 @@ impl<'a> Strict<'a> {
 
     /// Find the first START line; its position (the comment's first byte).
     fn first(&mut self) -> Option<usize> {
-        let data = self.data;
-        if data.starts_with(&self.m.start) {
+        if self.scan.starts_with(0, &self.m.start) {
             return Some(1);
         }
-        if data.starts_with(self.m.start_line()) {
+        if self.scan.starts_with(0, self.m.start_line()) {
             self.err(
                 rules::TXT_3,
                 0,
@@ -360,9 +621,9 @@ impl<'a> Strict<'a> {
             );
             return Some(0);
         }
-        match self.m.start_f.find(data) {
+        match self.scan.find(&self.m.start_f, 0, usize::MAX) {
             Some(q) => {
-                let l = self.lines.of(q + 1);
+                let l = self.line(q + 1);
                 self.err(
                     rules::TXT_3,
                     0,
@@ -373,7 +634,7 @@ impl<'a> Strict<'a> {
                 Some(q + 1)
             }
             None => {
-                let msg = if data.is_empty() {
+                let msg = if self.scan.len == 0 {
                     "the input is empty: a text bundle holds at least one bundle".to_string()
                 } else {
                     format!(
@@ -405,60 +666,61 @@ impl<'a> Strict<'a> {
     /// Read the bundle whose START line begins at `lp`; returns where the
     /// next START line begins, if reading goes on.
     fn bundle(&mut self, lp: usize) -> Option<usize> {
-        let data = self.data;
-        let len = data.len();
+        let len = self.scan.len;
         let index = self.starts;
         self.starts += 1;
         let id_start = lp + self.m.start_line().len();
-        let Some(id_end) = find_nl(data, id_start) else {
+        let Some(id_end) = self.scan.find_nl(id_start) else {
+            let line = self.scan.show(lp, len);
             self.err(
                 rules::TXT_4,
                 len,
                 format!(
-                    "the START line '{}' has no \"\\n\" after its ID: LLVM 14-22 see no bundle here",
-                    show(&data[lp..])
+                    "the START line '{line}' has no \"\\n\" after its ID: LLVM 14-22 see no bundle here"
                 ),
             );
             return None;
         };
-        let id = &data[id_start..id_end];
-        self.check_id(id, id_start, true);
-        if let Some(&(j, jp)) = self.seen.get(id) {
-            let l = self.lines.of(jp);
+        let id = self.scan.get(id_start, id_end);
+        self.check_id(&id, id_start, true);
+        if let Some(&(j, jp)) = self.seen.get(&*id) {
+            let l = self.line(jp);
             self.err(
                 rules::TXT_12,
                 id_start,
                 format!(
                     "bundle {index} repeats the ID '{}' of bundle {j} (line {l}): LLVM -list prints both, unbundling takes the first",
-                    show(id)
+                    show(&id)
                 ),
             );
         } else {
-            self.seen.insert(id, (index, lp));
+            self.seen.insert(id.clone(), (index, lp));
         }
         let cs = id_end + 1;
-        // One pass over the content for both markers.
+        // One pass over the content for both markers (a marker holds one
+        // "\n", its first byte: matches never overlap).
         let mut nested = Vec::new();
         let mut end = None;
-        for h in self.m.prefix_f.find_iter(&data[cs..]) {
-            let h = cs + h;
-            let after = &data[h + self.m.prefix_len..];
-            if after.starts_with(b"START__ ") {
+        let mut at = cs;
+        while let Some(h) = self.scan.find(&self.m.prefix_f, at, usize::MAX) {
+            let after = h + self.m.prefix_len;
+            if self.scan.starts_with(after, b"START__ ") {
                 nested.push(h);
-            } else if after.starts_with(b"END__ ") {
+            } else if self.scan.starts_with(after, b"END__ ") {
                 end = Some(h);
                 break;
             }
+            at = h + 1;
         }
         let Some(e) = end else {
             if let Some(&n) = nested.first() {
-                let nl = self.lines.of(n + 1);
+                let nl = self.line(n + 1);
                 self.err(
                     rules::TXT_7,
                     lp,
                     format!(
                         "bundle '{}' has no END line before the next START line (line {nl})",
-                        show(id)
+                        show(&id)
                     ),
                 );
                 return Some(n + 1);
@@ -468,18 +730,21 @@ impl<'a> Strict<'a> {
                 lp,
                 format!(
                     "bundle '{}' has no END line: LLVM 14-22 copy memory past the end of the input when they unbundle it, and -list can loop forever",
-                    show(id)
+                    show(&id)
                 ),
             );
             return None;
         };
         let eid_start = e + self.m.end.len();
-        let eid_end = find_nl(data, eid_start);
-        let eid = &data[eid_start..eid_end.unwrap_or(len)];
+        let eid_end = self.scan.find_nl(eid_start);
+        let eid = self.scan.get(eid_start, eid_end.unwrap_or(len));
         // After the END line: the next START line (clean), the end of the
         // file (clean), or something else.
         let next = eid_end.map(|t| t + 1);
-        let clean_follow = next.is_none_or(|n| n == len || data[n..].starts_with(&self.m.start));
+        let clean_follow = match next {
+            None => true,
+            Some(n) => n == len || self.scan.starts_with(n, &self.m.start),
+        };
         // The next START marker after the END line (its "\n" may be the END
         // line's own), and this bundle's own END line before it, if the
         // first END line is not a clean close: then the content held an END
@@ -488,26 +753,28 @@ impl<'a> Strict<'a> {
         let mut own = None;
         if let Some(n) = next {
             if eid != id || !clean_follow {
-                q = self.m.start_f.find(&data[n - 1..]).map(|x| n - 1 + x);
+                q = self.scan.find(&self.m.start_f, n - 1, usize::MAX);
                 let region_end = q.unwrap_or(len);
-                for h in self.m.end_f.find_iter(&data[n - 1..region_end]) {
-                    let h = n - 1 + h;
+                let mut at = n - 1;
+                while let Some(h) = self.scan.find(&self.m.end_f, at, region_end) {
                     let s = h + self.m.end.len();
-                    let t = find_nl(data, s);
-                    if &data[s..t.unwrap_or(len)] == id {
+                    let t = self.scan.find_nl(s);
+                    let te = t.unwrap_or(len);
+                    if te - s == id.len() && self.scan.get(s, te) == id {
                         own = Some((h, t));
                     }
+                    at = h + 1;
                 }
             }
         }
         if !nested.is_empty() && eid != id && own.is_none() {
-            let nl = self.lines.of(nested[0] + 1);
+            let nl = self.line(nested[0] + 1);
             self.err(
                 rules::TXT_7,
                 lp,
                 format!(
                     "bundle '{}' has no END line before the next START line (line {nl})",
-                    show(id)
+                    show(&id)
                 ),
             );
             return Some(nested[0] + 1);
@@ -515,38 +782,38 @@ impl<'a> Strict<'a> {
         let last = own.map_or(e, |(e2, _)| e2) + 1;
         if !nested.is_empty() {
             // Line numbers only when a message needs them.
-            let (start_line, last_line) = (self.lines.of(lp), self.lines.of(last));
-            self.nested_starts(&nested, id, start_line, last_line);
+            let (start_line, last_line) = (self.line(lp), self.line(last));
+            self.nested_starts(&nested, &id, start_line, last_line);
         }
-        self.check_id(eid, eid_start, false);
-        self.entries.push(Entry {
-            id,
-            offset: cs as u64,
-            size: (e - cs) as u64,
-            record_pos: self.base + lp.saturating_sub(1) as u64,
-            id_pos: self.base + id_start as u64,
-        });
+        self.check_id(&eid, eid_start, false);
         let mut next = match own {
             Some((_, t2)) => {
-                let (end_line, last_line) = (self.lines.of(e + 1), self.lines.of(last));
+                let (end_line, last_line) = (self.line(e + 1), self.line(last));
                 self.err(
                     rules::TXT_10,
                     e + 1,
                     format!(
                         "the content of bundle '{}' holds an END line (naming '{}'); the bundle's own END line is line {last_line}: every reader, LLVM 14-22 included, ends the content at line {end_line}",
-                        show(id),
-                        show(eid)
+                        show(&id),
+                        show(&eid)
                     ),
                 );
                 t2.map(|t| t + 1)
             }
             None => {
                 if eid != id {
-                    self.end_mismatch(eid_start, eid, id, lp);
+                    self.end_mismatch(eid_start, &eid, &id, lp);
                 }
                 next
             }
         };
+        self.entries.push(Item {
+            id,
+            offset: cs as u64,
+            size: (e - cs) as u64,
+            record_pos: self.base + lp.saturating_sub(1) as u64,
+            id_pos: self.base + id_start as u64,
+        });
         let Some(n) = next.take() else {
             self.err(
                 rules::TXT_8,
@@ -558,12 +825,12 @@ impl<'a> Strict<'a> {
         if n == len {
             return None;
         }
-        if data[n..].starts_with(&self.m.start) {
+        if self.scan.starts_with(n, &self.m.start) {
             return Some(n + 1);
         }
         // Not clean: `q` was computed above (the next START after the first
         // END line, which is also the next one after the own END line).
-        let prev_end = self.lines.of(n - 1);
+        let prev_end = self.line(n - 1);
         match q {
             Some(q) if q + 1 == n => {
                 self.err(
@@ -576,7 +843,7 @@ impl<'a> Strict<'a> {
                 Some(n)
             }
             Some(q) => {
-                let l = self.lines.of(q + 1);
+                let l = self.line(q + 1);
                 self.err(
                     rules::TXT_11,
                     n,
@@ -616,7 +883,7 @@ impl<'a> Strict<'a> {
     }
 
     fn end_mismatch(&mut self, eid_start: usize, eid: &[u8], id: &[u8], lp: usize) {
-        let start_line = self.lines.of(lp);
+        let start_line = self.line(lp);
         self.err(
             rules::TXT_8,
             eid_start,
@@ -629,24 +896,14 @@ impl<'a> Strict<'a> {
     }
 }
 
-/// Strict reader (spec chapter `text-bundle.md`): the text bundle that
-/// starts at `data[0]`, `base` being the absolute offset of `data[0]`.
-/// Every violation found is returned, sorted by offset, each with its
-/// absolute offset, its line number (in the message) and its rule.
-pub fn parse_strict<'a>(
-    data: &'a [u8],
-    base: u64,
-    comment: &str,
-) -> Result<TextBundle<'a>, Vec<Error>> {
+/// The strict reader over `scan`, whose first byte is at absolute offset
+/// `base`.
+fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>, Vec<Error>> {
     let mut s = Strict {
-        data,
+        scan,
         base,
         m: Markers::new(comment),
-        lines: Lines {
-            data,
-            pos: 0,
-            line: 1,
-        },
+        lines: Lines { pos: 0, line: 1 },
         errs: Vec::new(),
         entries: Vec::new(),
         seen: HashMap::new(),
@@ -656,17 +913,47 @@ pub fn parse_strict<'a>(
     while let Some(lp) = next {
         next = s.bundle(lp);
     }
+    if let Some(e) = s.scan.failure(base) {
+        return Err(vec![e]);
+    }
     if s.errs.is_empty() {
-        Ok(TextBundle {
-            data,
-            base,
-            entries: s.entries,
-        })
+        Ok(s.entries)
     } else {
         let mut errs = s.errs;
         errs.sort_by_key(|e| e.offset());
         Err(errs)
     }
+}
+
+/// Strict reader (spec chapter `text-bundle.md`): the text bundle that
+/// starts at `data[0]`, `base` being the absolute offset of `data[0]`.
+/// Every violation found is returned, sorted by offset, each with its
+/// absolute offset, its line number (in the message) and its rule.
+pub fn parse_strict<'a>(
+    data: &'a [u8],
+    base: u64,
+    comment: &str,
+) -> Result<TextBundle<'a>, Vec<Error>> {
+    let items = strict(Scan::slice(data), base, comment)?;
+    Ok(TextBundle {
+        data,
+        base,
+        entries: items.iter().map(|i| i.borrowed(data, base)).collect(),
+    })
+}
+
+/// [`parse_strict`] over a [`Source`] read through windows of `chunk`
+/// bytes ([`WINDOW`]), `base` being the absolute offset of its first byte:
+/// the same entries and errors, with a resident set of about one window
+/// whatever the size of the input. A window that cannot be had is an error.
+pub fn parse_strict_source(
+    src: &dyn Source,
+    base: u64,
+    comment: &str,
+    chunk: u64,
+) -> Result<Vec<SourceEntry>, Vec<Error>> {
+    let items = strict(Scan::windows(src, chunk), base, comment)?;
+    Ok(items.into_iter().map(Item::owned).collect())
 }
 
 /// Whether `data` starts like a text bundle for `comment`: with the START
@@ -681,20 +968,22 @@ pub fn is_text_bundle(data: &[u8], comment: &str) -> bool {
 // ---------------------------------------------------------------------------
 
 /// A START line as LLVM's `ReadBundleStart` returns it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start<'a> {
-    /// The ID: every byte between the START marker and the next `"\n"` (a CR stays).
-    pub id: &'a [u8],
+    /// The ID: every byte between the START marker and the next `"\n"` (a
+    /// CR stays). Borrowed from a slice; a copy for a reader over a
+    /// [`Source`].
+    pub id: Cow<'a, [u8]>,
     /// Absolute offset of the START marker's leading `"\n"`.
     pub record_pos: u64,
     /// Absolute offset of the ID.
     pub id_pos: u64,
 }
 
-impl<'a> Start<'a> {
+impl Start<'_> {
     /// The ID as text (lossy for non-UTF-8 bytes).
-    pub fn id_str(&self) -> std::borrow::Cow<'a, str> {
-        String::from_utf8_lossy(self.id)
+    pub fn id_str(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.id)
     }
 }
 
@@ -716,25 +1005,54 @@ impl<'a> Start<'a> {
 /// only when the bundle before it was skipped. Callers that reproduce an
 /// unbundling must drive this reader the same way; [`llvm_entries`] is the
 /// walk that reads every bundle.
-#[derive(Debug)]
+///
+/// The reader works on a slice ([`LlvmReader::new`]) or on a [`Source`]
+/// read window by window ([`LlvmReader::from_source`]).
 pub struct LlvmReader<'a> {
-    data: &'a [u8],
+    scan: Scan<'a>,
     base: u64,
     release: Release,
-    start: Vec<u8>,
-    end: Vec<u8>,
+    m: Markers,
     read_chars: Option<usize>,
+}
+
+impl std::fmt::Debug for LlvmReader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlvmReader")
+            .field("len", &self.scan.len)
+            .field("base", &self.base)
+            .field("release", &self.release)
+            .field("read_chars", &self.read_chars)
+            .finish()
+    }
 }
 
 impl<'a> LlvmReader<'a> {
     /// A reader at the start of `data` (absolute offset `base`).
     pub fn new(data: &'a [u8], base: u64, comment: &str, release: Release) -> Self {
+        Self::over(Scan::slice(data), base, comment, release)
+    }
+
+    /// A reader at the start of `src` (absolute offset `base`), reading it
+    /// through windows of `chunk` bytes ([`WINDOW`]): about one window of
+    /// a mapped input is resident at a time. IDs are copied. A window that
+    /// cannot be had ends the walk early; [`LlvmReader::failure`] tells.
+    pub fn from_source(
+        src: &'a dyn Source,
+        base: u64,
+        comment: &str,
+        release: Release,
+        chunk: u64,
+    ) -> Self {
+        Self::over(Scan::windows(src, chunk), base, comment, release)
+    }
+
+    fn over(scan: Scan<'a>, base: u64, comment: &str, release: Release) -> Self {
         LlvmReader {
-            data,
+            scan,
             base,
             release,
-            start: start_marker(comment),
-            end: end_marker(comment),
+            m: Markers::new(comment),
             read_chars: Some(0),
         }
     }
@@ -744,60 +1062,73 @@ impl<'a> LlvmReader<'a> {
         self.read_chars
     }
 
+    /// The error for a window of the input that could not be read, if any:
+    /// the walk so far is then not to be trusted.
+    pub fn failure(&self) -> Option<Error> {
+        self.scan.failure(self.base)
+    }
+
     /// `ReadBundleStart`: find the next START marker from the read position,
     /// take the ID up to the next `"\n"` and move after it. `None` when there
     /// is no further START marker or its line has no `"\n"`.
     pub fn read_bundle_start(&mut self) -> Option<Start<'a>> {
         let from = self.read_chars?;
-        let found = self
-            .data
-            .get(from..)
-            .and_then(|d| memchr::memmem::find(d, &self.start));
-        let Some(p) = found else {
+        let Some(p) = self.scan.find(&self.m.start_f, from, usize::MAX) else {
             self.read_chars = None;
             return None;
         };
-        let p = from + p;
-        let id_start = p + self.start.len();
-        let Some(id_end) = find_nl(self.data, id_start) else {
+        let id_start = p + self.m.start.len();
+        let Some(id_end) = self.scan.find_nl(id_start) else {
             self.read_chars = None;
             return None;
         };
         self.read_chars = Some(id_end + 1);
         Some(Start {
-            id: &self.data[id_start..id_end],
+            id: self.scan.get(id_start, id_end),
             record_pos: self.base + p as u64,
             id_pos: self.base + id_start as u64,
         })
     }
 
-    /// Where `ReadBundle` would find the END marker, relative to `data`.
-    fn find_end(&self) -> Option<usize> {
+    /// Where `ReadBundle` would find the END marker, relative to the input.
+    fn find_end(&mut self) -> Option<usize> {
         let from = self.read_chars?;
-        self.data
-            .get(from..)
-            .and_then(|d| memchr::memmem::find(d, &self.end))
-            .map(|e| from + e)
+        self.scan.find(&self.m.end_f, from, usize::MAX)
     }
 
     /// `ReadBundleEnd` with the position at the END marker `e`: move past
     /// the END line (to `npos` when it has no `"\n"`).
     fn read_bundle_end(&mut self, e: usize) {
-        self.read_chars = find_nl(self.data, e + 1).map(|t| t + 1);
+        self.read_chars = self.scan.find_nl(e + 1).map(|t| t + 1);
     }
 
     /// `ReadBundle` then `ReadBundleEnd` for the bundle whose START line was
     /// just read: the content runs from the read position to the next END
     /// marker, whatever ID that END line names. Where no END marker follows,
     /// LLVM copies memory past the end of the input; this returns an error
-    /// citing TXT-7 instead.
-    pub fn read_bundle(&mut self, start: &Start<'a>) -> Result<Entry<'a>, Error> {
+    /// citing TXT-7 instead. The entry's ID is the START line's.
+    pub fn read_bundle<'s>(&mut self, start: &'s Start<'a>) -> Result<Entry<'s>, Error> {
+        let (offset, size) = self.read_content(start)?;
+        Ok(Entry {
+            id: &start.id,
+            offset,
+            size,
+            record_pos: start.record_pos,
+            id_pos: start.id_pos,
+        })
+    }
+
+    /// [`LlvmReader::read_bundle`]: the content's offset and size.
+    fn read_content(&mut self, start: &Start<'_>) -> Result<(u64, u64), Error> {
         let Some(from) = self.read_chars else {
             return Err(Error::other(
                 "read_bundle called without a START line (the read position is npos)",
             ));
         };
         let Some(e) = self.find_end() else {
+            if let Some(f) = self.failure() {
+                return Err(f);
+            }
             let r = self.release;
             let how = if r == Release::L14 {
                 "aborts (SIGABRT)"
@@ -809,18 +1140,62 @@ impl<'a> LlvmReader<'a> {
                 start.record_pos + 1,
                 format!(
                     "bundle '{}' has no END line: LLVM {r} writes memory past the end of the input into the output and {how}",
-                    show(start.id)
+                    show(&start.id)
                 ),
             ));
         };
         self.read_bundle_end(e);
-        Ok(Entry {
-            id: start.id,
-            offset: from as u64,
-            size: (e - from) as u64,
-            record_pos: start.record_pos,
-            id_pos: start.id_pos,
-        })
+        Ok((from as u64, (e - from) as u64))
+    }
+
+    /// Every bundle, read in file order ([`llvm_entries`]).
+    fn entries(&mut self) -> Result<Vec<Item<'a>>, Error> {
+        let mut out = Vec::new();
+        while let Some(s) = self.read_bundle_start() {
+            let (offset, size) = self.read_content(&s)?;
+            out.push(Item {
+                id: s.id,
+                offset,
+                size,
+                record_pos: s.record_pos,
+                id_pos: s.id_pos,
+            });
+        }
+        self.failure().map_or(Ok(out), Err)
+    }
+
+    /// The START lines `-list` prints ([`llvm_list_raw`]).
+    fn list(&mut self) -> Result<Vec<Start<'a>>, Error> {
+        let release = self.release;
+        let mut starts = Vec::new();
+        let mut wrapped = false;
+        while let Some(s) = self.read_bundle_start() {
+            match self.find_end() {
+                Some(e) => self.read_bundle_end(e),
+                None => {
+                    if let Some(f) = self.failure() {
+                        return Err(f);
+                    }
+                    if wrapped {
+                        let first = self.scan.find_nl(0).map_or(0, |p| p + 1);
+                        let printed = starts.len() + 1;
+                        return Err(Error::at(
+                            rules::TXT_7,
+                            s.record_pos + 1,
+                            format!(
+                                "bundle '{}' has no END line: LLVM {release} -list prints {printed} IDs, then restarts after the first \"\\n\" (offset {first}) and prints IDs forever",
+                                show(&s.id)
+                            ),
+                        ));
+                    }
+                    wrapped = true;
+                    // `FC.find("\n", npos + 1)`: the search starts at 0.
+                    self.read_chars = self.scan.find_nl(0).map(|p| p + 1);
+                }
+            }
+            starts.push(s);
+        }
+        self.failure().map_or(Ok(starts), Err)
     }
 }
 
@@ -841,12 +1216,21 @@ pub fn llvm_entries<'a>(
     comment: &str,
     release: Release,
 ) -> Result<Vec<Entry<'a>>, Error> {
-    let mut r = LlvmReader::new(data, base, comment, release);
-    let mut out = Vec::new();
-    while let Some(s) = r.read_bundle_start() {
-        out.push(r.read_bundle(&s)?);
-    }
-    Ok(out)
+    let items = LlvmReader::new(data, base, comment, release).entries()?;
+    Ok(items.iter().map(|i| i.borrowed(data, base)).collect())
+}
+
+/// [`llvm_entries`] over a [`Source`] read through windows of `chunk`
+/// bytes ([`WINDOW`]). A window that cannot be had is an error.
+pub fn llvm_entries_source(
+    src: &dyn Source,
+    base: u64,
+    comment: &str,
+    release: Release,
+    chunk: u64,
+) -> Result<Vec<SourceEntry>, Error> {
+    let items = LlvmReader::from_source(src, base, comment, release, chunk).entries()?;
+    Ok(items.into_iter().map(Item::owned).collect())
 }
 
 /// The IDs `clang-offload-bundler -list` prints for `data`, as bytes, in
@@ -865,33 +1249,11 @@ pub fn llvm_list_raw<'a>(
     comment: &str,
     release: Release,
 ) -> Result<Vec<&'a [u8]>, Error> {
-    let mut r = LlvmReader::new(data, base, comment, release);
-    let mut ids = Vec::new();
-    let mut wrapped = false;
-    while let Some(s) = r.read_bundle_start() {
-        ids.push(s.id);
-        match r.find_end() {
-            Some(e) => r.read_bundle_end(e),
-            None => {
-                if wrapped {
-                    let first = memchr::memchr(b'\n', data).map_or(0, |p| p + 1);
-                    let printed = ids.len();
-                    return Err(Error::at(
-                        rules::TXT_7,
-                        s.record_pos + 1,
-                        format!(
-                            "bundle '{}' has no END line: LLVM {release} -list prints {printed} IDs, then restarts after the first \"\\n\" (offset {first}) and prints IDs forever",
-                            show(s.id)
-                        ),
-                    ));
-                }
-                wrapped = true;
-                // `FC.find("\n", npos + 1)`: the search starts at 0.
-                r.read_chars = memchr::memchr(b'\n', data).map(|p| p + 1);
-            }
-        }
-    }
-    Ok(ids)
+    let starts = LlvmReader::new(data, base, comment, release).list()?;
+    Ok(starts
+        .iter()
+        .map(|s| id_in(data, base, s.id_pos, s.id.len()))
+        .collect())
 }
 
 /// [`llvm_list_raw`] as text (lossy for non-UTF-8 bytes).
@@ -901,10 +1263,23 @@ pub fn llvm_list(
     comment: &str,
     release: Release,
 ) -> Result<Vec<String>, Error> {
-    Ok(llvm_list_raw(data, base, comment, release)?
-        .into_iter()
-        .map(|id| String::from_utf8_lossy(id).into_owned())
-        .collect())
+    list_text(LlvmReader::new(data, base, comment, release))
+}
+
+/// [`llvm_list`] over a [`Source`] read through windows of `chunk` bytes
+/// ([`WINDOW`]). A window that cannot be had is an error.
+pub fn llvm_list_source(
+    src: &dyn Source,
+    base: u64,
+    comment: &str,
+    release: Release,
+    chunk: u64,
+) -> Result<Vec<String>, Error> {
+    list_text(LlvmReader::from_source(src, base, comment, release, chunk))
+}
+
+fn list_text(mut r: LlvmReader<'_>) -> Result<Vec<String>, Error> {
+    Ok(r.list()?.iter().map(|s| s.id_str().into_owned()).collect())
 }
 
 #[cfg(test)]
@@ -914,16 +1289,34 @@ mod tests {
     #[test]
     fn lines_count_both_ways() {
         let d = b"a\nb\n\nc";
-        let mut l = Lines {
-            data: d,
-            pos: 0,
-            line: 1,
-        };
-        assert_eq!(l.of(5), 4);
-        assert_eq!(l.of(0), 1);
-        assert_eq!(l.of(2), 2);
-        assert_eq!(l.of(1), 1);
-        assert_eq!(l.of(100), 4);
+        for mut scan in [Scan::slice(d), Scan::windows(&&d[..], 2)] {
+            let mut l = Lines { pos: 0, line: 1 };
+            assert_eq!(l.of(&mut scan, 5), 4);
+            assert_eq!(l.of(&mut scan, 0), 1);
+            assert_eq!(l.of(&mut scan, 2), 2);
+            assert_eq!(l.of(&mut scan, 1), 1);
+            assert_eq!(l.of(&mut scan, 100), 4);
+        }
+    }
+
+    #[test]
+    fn windowed_search_overlaps_windows() {
+        let mut d = vec![b'x'; 100];
+        d.extend_from_slice(b"needle");
+        d.extend_from_slice(&[b'\n'; 3]);
+        let src = &d[..];
+        let f = Finder::new(b"needle");
+        for chunk in [1, 2, 5, 6, 7, 64, 1000] {
+            let mut s = Scan::windows(&src, chunk);
+            assert_eq!(s.find(&f, 0, usize::MAX), Some(100), "{chunk}");
+            assert_eq!(s.find(&f, 0, 105), None, "{chunk}");
+            assert_eq!(s.find(&f, 101, usize::MAX), None, "{chunk}");
+            assert_eq!(s.find_nl(0), Some(106));
+            assert_eq!(s.count_nl(0, 200), 3);
+            assert!(s.starts_with(100, b"needle\n"));
+            assert_eq!(s.get(98, 104), &b"xxneed"[..]);
+            assert_eq!(s.failed, None);
+        }
     }
 
     #[test]

@@ -385,7 +385,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
             }
         }
         let input = maybe_decompress(job, raw, comp)?;
-        let ids = job.plan_list(input.bytes()).map_err(|e| e.to_string())?;
+        let ids = job.plan_list_source(&input).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
             writeln!(out, "{id}").map_err(|e| e.to_string())?;
@@ -404,7 +404,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         }
         let input = maybe_decompress(job, raw, comp)?;
         let pieces = job
-            .plan_unbundle(&v, input.bytes())
+            .plan_unbundle_source(&v, &input)
             .map_err(|e| e.to_string())?;
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
