@@ -589,8 +589,10 @@ struct Strict<'a> {
     lines: Lines,
     errs: Vec<Error>,
     entries: Vec<Item<'a>>,
-    /// ID → (bundle index, position of its START line).
-    seen: HashMap<Cow<'a, [u8]>, (usize, usize)>,
+    /// ID → (bundle index, position of its START line, its line number
+    /// once a message needed it: many repeats of an ID then do not count
+    /// lines back to it each time).
+    seen: HashMap<Cow<'a, [u8]>, (usize, usize, Option<u64>)>,
     starts: usize,
 }
 
@@ -683,8 +685,15 @@ impl<'a> Strict<'a> {
         };
         let id = self.scan.get(id_start, id_end);
         self.check_id(&id, id_start, true);
-        if let Some(&(j, jp)) = self.seen.get(&*id) {
-            let l = self.line(jp);
+        if let Some(&(j, jp, known)) = self.seen.get(&*id) {
+            let l = match known {
+                Some(l) => l,
+                None => {
+                    let l = self.line(jp);
+                    self.seen.insert(id.clone(), (j, jp, Some(l)));
+                    l
+                }
+            };
             self.err(
                 rules::TXT_12,
                 id_start,
@@ -694,7 +703,7 @@ impl<'a> Strict<'a> {
                 ),
             );
         } else {
-            self.seen.insert(id.clone(), (index, lp));
+            self.seen.insert(id.clone(), (index, lp, None));
         }
         let cs = id_end + 1;
         // One pass over the content for both markers (a marker holds one
