@@ -214,6 +214,7 @@ fn print_listing(l: &Listing, json: bool) {
     if json {
         outln!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
     } else {
+        let several_bundles = l.entries.iter().any(|x| x.bundle != 0);
         for e in &l.entries {
             let mut place = String::new();
             if let Some(m) = &e.member {
@@ -222,7 +223,7 @@ fn print_listing(l: &Listing, json: bool) {
             if let Some(sec) = &e.section {
                 place.push_str(&format!(" in {sec}"));
             }
-            if l.entries.iter().any(|x| x.bundle != 0) {
+            if several_bundles {
                 place.push_str(&format!(" bundle {}", e.bundle));
             }
             if let Some(c) = e.ccob_offset {
