@@ -228,6 +228,92 @@ pub struct Decompressed {
     pub data: Vec<u8>,
 }
 
+/// An MD5 computed on a second thread while the caller decodes: data is
+/// handed over in chunks of [`Md5Thread::CHUNK`] bytes, so hashing a
+/// stream costs the decoding thread one copy instead of the hash. Without
+/// a thread (the spawn failed) it hashes in place.
+pub struct Md5Thread {
+    pending: Vec<u8>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<u8>>>,
+    join: Option<std::thread::JoinHandle<[u8; 16]>>,
+    inline: Md5,
+}
+
+impl Md5Thread {
+    /// Bytes handed over at a time.
+    pub const CHUNK: usize = 1 << 20;
+
+    /// Start the hashing thread.
+    pub fn new() -> Md5Thread {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let join = std::thread::Builder::new()
+            .name("md5".into())
+            .spawn(move || {
+                let mut h = Md5::new();
+                for chunk in rx {
+                    h.update(&chunk);
+                }
+                h.finalize().into()
+            })
+            .ok();
+        Md5Thread {
+            pending: Vec::with_capacity(Self::CHUNK),
+            tx: join.as_ref().map(|_| tx),
+            join,
+            inline: Md5::new(),
+        }
+    }
+
+    /// Hash `data` next.
+    pub fn update(&mut self, mut data: &[u8]) {
+        if self.tx.is_none() {
+            self.inline.update(data);
+            return;
+        }
+        while !data.is_empty() {
+            let n = (Self::CHUNK - self.pending.len()).min(data.len());
+            self.pending.extend_from_slice(&data[..n]);
+            data = &data[n..];
+            if self.pending.len() == Self::CHUNK {
+                self.flush_chunk();
+            }
+        }
+    }
+
+    fn flush_chunk(&mut self) {
+        let chunk = std::mem::replace(&mut self.pending, Vec::with_capacity(Self::CHUNK));
+        if let Some(tx) = &self.tx {
+            if tx.send(chunk).is_err() {
+                // The thread is gone (it only ends when the sender is dropped
+                // or it panicked): the join below reports it.
+                self.tx = None;
+            }
+        }
+    }
+
+    /// The digest of everything hashed.
+    pub fn finish(mut self) -> [u8; 16] {
+        if self.tx.is_none() && self.join.is_none() {
+            return self.inline.finalize().into();
+        }
+        if !self.pending.is_empty() {
+            self.flush_chunk();
+        }
+        self.tx = None;
+        match self.join.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(d)) => d,
+            Some(Err(p)) => std::panic::resume_unwind(p),
+            None => self.inline.finalize().into(),
+        }
+    }
+}
+
+impl Default for Md5Thread {
+    fn default() -> Self {
+        Md5Thread::new()
+    }
+}
+
 /// Truncated MD5: the first 8 bytes of the digest.
 pub fn truncated_md5(data: &[u8]) -> [u8; 8] {
     let d = Md5::digest(data);
@@ -288,6 +374,23 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
     decode_stream(h, payload, payload.len() as u64, base, out)
 }
 
+/// `io::copy` with a 1 MiB buffer: decoded data reaches the hash and the
+/// outputs in large pieces rather than 8 KiB ones.
+fn copy_big<R: Read + ?Sized, W: Write + ?Sized>(r: &mut R, w: &mut W) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        w.write_all(&buf[..n])?;
+        total += n as u64;
+    }
+}
+
 /// A [`BufRead`] that counts the bytes its consumer took.
 struct Counting<R> {
     inner: R,
@@ -339,11 +442,11 @@ pub fn decode_stream<R: BufRead, W: Write>(
             let mut dec = zstd::stream::read::Decoder::with_buffer(&mut counting)
                 .map_err(stream_err)?
                 .single_frame();
-            std::io::copy(&mut (&mut dec).take(limit), out).map_err(stream_err)?
+            copy_big(&mut (&mut dec).take(limit), out).map_err(stream_err)?
         }
         Some(Method::Zlib) => {
             let mut dec = flate2::bufread::ZlibDecoder::new(&mut counting);
-            let n = std::io::copy(&mut (&mut dec).take(limit), out).map_err(stream_err)?;
+            let n = copy_big(&mut (&mut dec).take(limit), out).map_err(stream_err)?;
             if n < limit {
                 // Make sure the decoder consumed the stream trailer.
                 let mut rest = [0u8; 1];
@@ -418,7 +521,7 @@ pub fn extract_range_in<W: Write>(
         pos: u64,
         from: u64,
         to: u64,
-        md5: Md5,
+        md5: Md5Thread,
         out: &'w mut W,
     }
     impl<W: Write> Write for Tap<'_, W> {
@@ -448,7 +551,7 @@ pub fn extract_range_in<W: Write>(
         pos: 0,
         from: offset,
         to,
-        md5: Md5::new(),
+        md5: Md5Thread::new(),
         out,
     };
     let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
@@ -474,7 +577,7 @@ pub fn extract_range_in<W: Write>(
             "entry range ends at {to}, past the {n}-byte bundle"
         )));
     }
-    let digest = tap.md5.finalize();
+    let digest = tap.md5.finish();
     if digest[..8] != h.hash {
         return Err(Error::at(
             rules::CCOB_7,
@@ -1075,7 +1178,7 @@ pub fn llvm_stream_ranges(
     })?;
     struct Tap<'a, 'w> {
         pos: u64,
-        md5: Md5,
+        md5: Md5Thread,
         sinks: &'a mut [Sink<'w>],
         failed: Option<std::io::Error>,
     }
@@ -1107,7 +1210,7 @@ pub fn llvm_stream_ranges(
     }
     let mut tap = Tap {
         pos: 0,
-        md5: Md5::new(),
+        md5: Md5Thread::new(),
         sinks,
         failed: None,
     };
@@ -1132,12 +1235,12 @@ pub fn llvm_stream_ranges(
     if !whole {
         return Err(lib_fail("Src size is incorrect".into()));
     }
-    let copied = std::io::copy(&mut (&mut dec).take(p.claimed), &mut tap);
+    let copied = copy_big(&mut (&mut dec).take(p.claimed), &mut tap);
     if let Some(e) = tap.failed.take() {
         return Err(StreamFailure::Write(e));
     }
     copied.map_err(|e| lib_fail(e.to_string()))?;
-    let digest = tap.md5.finalize();
+    let digest = tap.md5.finish();
     let mut h = [0u8; 8];
     h.copy_from_slice(&digest[..8]);
     Ok(h)
@@ -1253,6 +1356,34 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn md5_thread_matches_md5() {
+        let data: Vec<u8> = (0..3 * Md5Thread::CHUNK + 12345)
+            .map(|i| (i * 7 + i / 251) as u8)
+            .collect();
+        for len in [
+            0,
+            1,
+            Md5Thread::CHUNK - 1,
+            Md5Thread::CHUNK,
+            Md5Thread::CHUNK + 1,
+            data.len(),
+        ] {
+            for piece in [1usize, 4096, 100_003, Md5Thread::CHUNK * 2] {
+                let mut h = Md5Thread::new();
+                for c in data[..len].chunks(piece) {
+                    h.update(c);
+                }
+                let want: [u8; 16] = Md5::digest(&data[..len]).into();
+                assert_eq!(h.finish(), want, "len {len}, pieces of {piece}");
+                if len < 2 {
+                    break;
+                }
+            }
+        }
+    }
+
     use super::*;
 
     #[test]
