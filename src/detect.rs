@@ -673,6 +673,37 @@ fn ccob_entries(
             }
         }
     }
+    if let (Some(r), Some(sub)) = (release, crate::source::Sub::new(src, rel, len)) {
+        // As the release reads it, decoding only the bundle header where
+        // the outcome of its full decompression is known without it (see
+        // `ccob::llvm_list_prefix`): a large bundle is not inflated.
+        if let Some((prefix, total)) = ccob::llvm_list_prefix(&sub, r) {
+            let inside = |e: Error| {
+                e.context(format!(
+                    "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
+                ))
+            };
+            let entries = match binary::llvm_read_prefix(&prefix, total, 0, r) {
+                LlvmView::NoBundles => vec![],
+                LlvmView::Entries(e) => e,
+                LlvmView::Crash(e) => return Err(vec![inside(e)]),
+            };
+            return Ok(entries
+                .iter()
+                .map(|e| ListedEntry {
+                    id: e.id_str().into_owned(),
+                    offset: e.offset,
+                    size: e.size,
+                    bundle,
+                    container: "binary-bundle",
+                    ccob_offset: Some(at),
+                    section: None,
+                    image: None,
+                    member: None,
+                })
+                .collect());
+        }
+    }
     let window = src.window(rel, len);
     let blob: &[u8] = window.as_deref().ok_or_else(|| {
         vec![Error::at(

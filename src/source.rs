@@ -139,3 +139,42 @@ impl std::io::BufRead for Reader<'_> {
         self.used += amt;
     }
 }
+
+/// The range `[start, start + len)` of another source, as a source of its
+/// own (a compressed bundle inside a section or an archive member): its
+/// windows and reads go to the parent, so they keep the parent's way of
+/// reading (separate mappings, `pread`).
+pub struct Sub<'s> {
+    src: &'s dyn Source,
+    start: u64,
+    len: u64,
+}
+
+impl<'s> Sub<'s> {
+    /// `src[start..start + len]`; `None` when the range is not inside `src`.
+    pub fn new(src: &'s dyn Source, start: u64, len: u64) -> Option<Sub<'s>> {
+        let end = start.checked_add(len)?;
+        (end <= src.bytes().len() as u64).then_some(Sub { src, start, len })
+    }
+}
+
+impl Source for Sub<'_> {
+    fn bytes(&self) -> &[u8] {
+        &self.src.bytes()[self.start as usize..(self.start + self.len) as usize]
+    }
+
+    fn window(&self, offset: u64, len: u64) -> Option<Window<'_>> {
+        let end = offset.checked_add(len)?;
+        if end > self.len {
+            return None;
+        }
+        self.src.window(self.start + offset, len)
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> bool {
+        match offset.checked_add(buf.len() as u64) {
+            Some(end) if end <= self.len => self.src.read_at(self.start + offset, buf),
+            _ => false,
+        }
+    }
+}

@@ -2755,3 +2755,55 @@ fn frame_extent_matches_zstd() {
         None
     );
 }
+
+/// `list --llvm-version N` of a compressed bundle reads only its header
+/// where the release's outcome is known otherwise (zstd): the same
+/// entries as the full decompression (zlib takes that path), through
+/// windows no larger than a stream chunk.
+#[test]
+fn release_listing_reads_the_header_only() {
+    let mut x = 0x9e3779b97f4a7c15u64;
+    let dev: Vec<u8> = (0..9_000_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 56) as u8
+        })
+        .collect();
+    let bundle =
+        binary::write_to_vec(&[(HOST.as_bytes(), b"HOST"), (GFX906.as_bytes(), &dev)], 1).unwrap();
+    let blob = |method| {
+        ccob::compress(
+            &bundle,
+            WriteOptions {
+                version: 2,
+                method,
+                level: 1,
+            },
+        )
+        .unwrap()
+    };
+    let (zstd, zlib) = (blob(Method::Zstd), blob(Method::Zlib));
+    for r in [Release::L19, Release::L22] {
+        let src = WindowLog {
+            data: zstd.clone(),
+            taken: Default::default(),
+        };
+        let got = detect::list_source(&src, Some(r)).unwrap();
+        let want = detect::list(&zlib, Some(r)).unwrap();
+        assert_eq!(got.entries, want.entries, "LLVM {r}");
+        assert_eq!(got.entries.len(), 2);
+        let taken = src.taken.borrow();
+        let read: u64 = taken.iter().map(|w| w.1).sum();
+        assert!(
+            read < zstd.len() as u64 / 2,
+            "LLVM {r}: {read} of {} bytes read",
+            zstd.len()
+        );
+        assert!(taken.iter().all(|w| w.1 <= ccob::STREAM_CHUNK));
+    }
+    // 16 reads no compressed bundle: the listing says so.
+    let e = detect::list(&zstd, Some(Release::L16)).unwrap_err();
+    assert_eq!(e[0].rule_id(), Some("CCOB-1"));
+}
