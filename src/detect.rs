@@ -138,14 +138,34 @@ pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>
 /// so a mapped multi-GB file is listed with the pages of one bundle
 /// resident at a time.
 pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing, Vec<Error>> {
+    list_source_with(src, release, ListOptions::default())
+}
+
+/// How [`list_source_with`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListOptions {
+    /// List a compressed bundle over 64 MiB from its header without
+    /// verifying its whole stream first: for `extract`, which verifies the
+    /// stream (sizes, hash) as it streams the entry out, so the stream is
+    /// decoded once rather than twice. The errors are the same, reported
+    /// by the extraction.
+    pub defer_ccob_verification: bool,
+}
+
+/// [`list_source`] with options.
+pub fn list_source_with(
+    src: &dyn Source,
+    release: Option<Release>,
+    opts: ListOptions,
+) -> Result<Listing, Vec<Error>> {
     let data = src.bytes();
     let Some(c) = detect(data) else {
         return Err(vec![unknown_container(data)]);
     };
     let mode = release.map_or("strict".into(), |r| format!("llvm-{r}"));
     let entries = match c {
-        Container::Archive => archive_entries(src, release)?,
-        _ => list_in(src, 0, release)?,
+        Container::Archive => archive_entries(src, release, opts)?,
+        _ => list_in(src, 0, release, opts)?,
     };
     Ok(Listing {
         container: c.name(),
@@ -163,6 +183,7 @@ fn list_in(
     src: &dyn Source,
     base: u64,
     release: Option<Release>,
+    opts: ListOptions,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
     let data = src.bytes();
     let Some(c) = detect(data) else {
@@ -233,7 +254,7 @@ fn list_in(
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e.rebase(base)])?;
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
-                entries.extend(ccob_entries(src, b.offset, b.len, base, k, release)?);
+                entries.extend(ccob_entries(src, b.offset, b.len, base, k, release, opts)?);
             }
             entries
         }
@@ -247,7 +268,7 @@ fn list_in(
                 match e.kind {
                     fatbin::Kind::Compressed { .. } => {
                         let mut inner =
-                            ccob_entries(src, e.offset, e.size, base, e.bundle, release)?;
+                            ccob_entries(src, e.offset, e.size, base, e.bundle, release, opts)?;
                         for i in inner.iter_mut() {
                             i.section = Some(e.section.clone());
                         }
@@ -323,6 +344,7 @@ impl Source for MemberSource<'_> {
 fn archive_entries(
     src: &dyn Source,
     release: Option<Release>,
+    opts: ListOptions,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
     let data = src.bytes();
     // AR-1 and OB-21 state the same `ar` requirements; the native commands
@@ -359,7 +381,7 @@ fn archive_entries(
             win,
         };
         let listed = match release {
-            None => member_strict(&msrc, m.data_offset),
+            None => member_strict(&msrc, m.data_offset, opts),
             Some(r) => member_llvm(&msrc, m.data_offset, r),
         };
         match listed {
@@ -391,7 +413,11 @@ fn archive_entries(
 }
 
 /// One member read strictly (see [`archive_entries`]).
-fn member_strict(src: &MemberSource<'_>, base: u64) -> Result<Vec<ListedEntry>, Vec<Error>> {
+fn member_strict(
+    src: &MemberSource<'_>,
+    base: u64,
+    opts: ListOptions,
+) -> Result<Vec<ListedEntry>, Vec<Error>> {
     match detect(src.bytes()) {
         Some(
             Container::BinaryBundle
@@ -399,7 +425,7 @@ fn member_strict(src: &MemberSource<'_>, base: u64) -> Result<Vec<ListedEntry>, 
             | Container::Elf
             | Container::OffloadBinary
             | Container::OtherObject,
-        ) => list_in(src, base, None),
+        ) => list_in(src, base, None, opts),
         // Offload binaries only: bundles in nested archives are not read.
         Some(Container::Archive) => images(src.bytes(), base, None),
         Some(Container::TextBundle) | None => Ok(Vec::new()),
@@ -652,6 +678,7 @@ fn ccob_entries(
     base: u64,
     bundle: usize,
     release: Option<Release>,
+    opts: ListOptions,
 ) -> Result<Vec<ListedEntry>, Vec<Error>> {
     let at = base + rel;
     if release.is_none() {
@@ -659,8 +686,12 @@ fn ccob_entries(
         let h = ccob::header_in(src, rel, len, at).map_err(|e| vec![e])?;
         if h.uncompressed_size > LARGE_CCOB {
             for keep in LARGE_CCOB_PREFIX {
-                let (_, prefix) =
-                    ccob::verify_prefix_in(src, rel, len, at, keep).map_err(|e| vec![e])?;
+                let (_, prefix) = if opts.defer_ccob_verification {
+                    ccob::decompress_prefix_in(src, rel, len, at, keep)
+                } else {
+                    ccob::verify_prefix_in(src, rel, len, at, keep)
+                }
+                .map_err(|e| vec![e])?;
                 if !binary::is_binary_bundle(&prefix) {
                     break;
                 }

@@ -2807,3 +2807,59 @@ fn release_listing_reads_the_header_only() {
     let e = detect::list(&zstd, Some(Release::L16)).unwrap_err();
     assert_eq!(e[0].rule_id(), Some("CCOB-1"));
 }
+
+/// `extract` from a file that is one large compressed bundle decodes the
+/// stream once (the listing reads the header, the extraction verifies):
+/// right bytes, and damage anywhere is still an error with no output.
+#[test]
+fn large_extract_verifies_in_one_pass() {
+    let dev: Vec<u8> = (0..70_000_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 29) as u8 ^ (i / 4096) as u8)
+        .collect();
+    let bundle =
+        binary::write_to_vec(&[(HOST.as_bytes(), b"HOST"), (GFX906.as_bytes(), &dev)], 1).unwrap();
+    let blob = ccob::compress(
+        &bundle,
+        WriteOptions {
+            version: 3,
+            method: Method::Zstd,
+            level: 1,
+        },
+    )
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let good = d.path().join("good.ccob");
+    std::fs::write(&good, &blob).unwrap();
+    let out = d.path().join("dev");
+    let o = Command::new(KIT)
+        .args(["extract", good.to_str().unwrap(), "--id", GFX906, "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read(&out).unwrap() == dev);
+    let mut bad = blob.clone();
+    let mid = 32 + (bad.len() - 32) * 3 / 4;
+    bad[mid] ^= 0x20;
+    let badp = d.path().join("bad.ccob");
+    std::fs::write(&badp, &bad).unwrap();
+    let v = Command::new(KIT).arg("verify").arg(&badp).output().unwrap();
+    assert_eq!(v.status.code(), Some(1));
+    for id in [HOST, GFX906] {
+        let out = d.path().join(format!("x-{id}"));
+        let o = Command::new(KIT)
+            .args(["extract", badp.to_str().unwrap(), "--id", id, "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{id}: {err}");
+        assert!(
+            err.contains("rule CCOB-5")
+                || err.contains("rule CCOB-6")
+                || err.contains("rule CCOB-7"),
+            "{id}: {err}"
+        );
+        assert!(!out.exists(), "{id}: no output on error");
+    }
+}

@@ -717,6 +717,44 @@ pub fn decompress_prefix(data: &[u8], base: u64, want: u64) -> Result<(Header, V
     Ok((h, out))
 }
 
+/// [`decompress_prefix`] for the blob at `src[at..at + avail]` (absolute
+/// offset `base`), reading the compressed data through windows: the first
+/// `want` bytes of the bundle, nothing verified (the caller verifies the
+/// whole stream later, as [`extract_range_in`] does).
+pub fn decompress_prefix_in(
+    src: &dyn Source,
+    at: u64,
+    avail: u64,
+    base: u64,
+    want: u64,
+) -> Result<(Header, Vec<u8>)> {
+    let h = header_in(src, at, avail, base)?;
+    let end = blob_len_in(&h, avail, base)?;
+    let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
+    let limit = want.min(h.uncompressed_size);
+    let err = |e: std::io::Error| {
+        Error::at(
+            rules::CCOB_5,
+            base + h.header_size,
+            format!("the compressed stream does not decode: {e}"),
+        )
+    };
+    let mut out = Vec::new();
+    match h.method() {
+        Some(Method::Zstd) => {
+            let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+                .map_err(err)?
+                .single_frame();
+            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
+        }
+        _ => {
+            let mut dec = flate2::bufread::ZlibDecoder::new(payload);
+            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
+        }
+    }
+    Ok((h, out))
+}
+
 /// Options for writing a compressed bundle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteOptions {

@@ -258,7 +258,15 @@ fn extract(
     member: Option<&str>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let mut l = detect::list_source(&input, None)?;
+    // A file that is one compressed bundle: every entry lies in it, and
+    // extracting one verifies the whole stream (sizes, hash) as it goes, so
+    // the listing need not decode and verify it first.
+    let one_blob =
+        ccob::is_ccob(input.bytes()) && ccob::blobs(input.bytes(), 0).is_ok_and(|b| b.len() == 1);
+    let opts = detect::ListOptions {
+        defer_ccob_verification: one_blob,
+    };
+    let mut l = detect::list_source_with(&input, None, opts)?;
     if let Some(k) = bundle {
         l.entries.retain(|e| e.bundle == k);
     }
