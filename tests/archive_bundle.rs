@@ -15,9 +15,10 @@
 
 mod common;
 
+use common::bundle;
+use common::HIP_KERNEL as KERNEL;
 use common::{run, run_ok};
 use offload_kit::bundle::archive as hda;
-use offload_kit::bundle::binary;
 use offload_kit::bundle::ccob;
 use offload_kit::bundler::{ArchivePlan, Job};
 use offload_kit::offload_binary::archive as ar;
@@ -39,22 +40,6 @@ const HOST: &str = "host-x86_64-unknown-linux-gnu";
 // ---------------------------------------------------------------------------
 // Builders
 // ---------------------------------------------------------------------------
-
-/// A binary bundle of `(id, payload)` as every release lays it out.
-fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let e: Vec<(&[u8], u64)> = entries
-        .iter()
-        .map(|(i, p)| (i.as_bytes(), p.len() as u64))
-        .collect();
-    let l = binary::layout(&e, 1).unwrap();
-    let mut out = Vec::new();
-    l.write(&mut out, |i, w| {
-        use std::io::Write;
-        w.write_all(entries[i].1)
-    })
-    .unwrap();
-    out
-}
 
 /// A GNU archive of `(name, data)` without symbol table.
 fn archive(members: &[(&str, &[u8])]) -> Vec<u8> {
@@ -464,20 +449,6 @@ proptest! {
 fn llvm_bin(r: Release) -> Option<PathBuf> {
     common::llvm_bin(r.major(), &["clang", "clang-offload-bundler", "llvm-ar"])
 }
-
-const KERNEL: &str = r#"#include <stddef.h>
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args,
-                               size_t shm, hipStream_t s);
-extern "C" int __hipPopCallConfiguration(dim3 *g, dim3 *b, size_t *shm,
-                                         hipStream_t *s);
-__device__ int counter_NAME;
-__global__ void kernel_NAME(int *p) { *p = 42 + counter_NAME; }
-int host_NAME(int x) { return x * 2; }
-"#;
 
 /// The archives each release's tools built, in the release's directory.
 struct Built {

@@ -2501,15 +2501,7 @@ impl offload_kit::source::Source for WindowLog {
 #[test]
 fn streamed_extraction_reads_bounded_windows() {
     // 12 MB of poorly compressible bytes: the compressed data spans windows.
-    let mut x = 0x9e3779b97f4a7c15u64;
-    let dev: Vec<u8> = (0..12_000_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 56) as u8
-        })
-        .collect();
+    let dev = xorshift_bytes(12_000_000, 0x9e3779b97f4a7c15, 56);
     let bundle =
         binary::write_to_vec(&[(HOST.as_bytes(), b"HOST"), (GFX906.as_bytes(), &dev)], 1).unwrap();
     for version in [2u16, 3] {
@@ -2571,15 +2563,7 @@ fn ids_of(view: binary::LlvmView<'_>) -> Vec<String> {
 #[test]
 fn list_decodes_only_the_header() {
     // A bundle much larger than the header, with a header over 64 KiB.
-    let mut x = 0x2545f4914f6cdd1du64;
-    let big: Vec<u8> = (0..3_000_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 60) as u8
-        })
-        .collect();
+    let big = xorshift_bytes(3_000_000, 0x2545f4914f6cdd1d, 60);
     let many: Vec<String> = (0..1500)
         .map(|i| format!("hip-amdgcn-amd-amdhsa--gfx906:xnack+:sramecc-{i:0>40}"))
         .collect();
@@ -2762,15 +2746,7 @@ fn frame_extent_matches_zstd() {
 /// windows no larger than a stream chunk.
 #[test]
 fn release_listing_reads_the_header_only() {
-    let mut x = 0x9e3779b97f4a7c15u64;
-    let dev: Vec<u8> = (0..9_000_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 56) as u8
-        })
-        .collect();
+    let dev = xorshift_bytes(9_000_000, 0x9e3779b97f4a7c15, 56);
     let bundle =
         binary::write_to_vec(&[(HOST.as_bytes(), b"HOST"), (GFX906.as_bytes(), &dev)], 1).unwrap();
     let blob = |method| {
@@ -2862,4 +2838,19 @@ fn large_extract_verifies_in_one_pass() {
         );
         assert!(!out.exists(), "{id}: no output on error");
     }
+}
+
+/// `n` pseudo-random bytes (xorshift64 from `seed`, each byte the state
+/// shifted right by `shift`: 56 gives incompressible bytes, 60 bytes of
+/// 16 values).
+fn xorshift_bytes(n: usize, seed: u64, shift: u32) -> Vec<u8> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> shift) as u8
+        })
+        .collect()
 }

@@ -14,13 +14,17 @@
 //!   missing LLVM fails them ("LLVM N not installed: run tools/setup")
 //!   unless `OFFLOAD_KIT_NO_LLVM=1`.
 
-use offload_kit::bundle::binary;
+mod common;
+
+use common::bundle;
+use common::HIP_KERNEL as KERNEL;
+use common::{run, run_ok};
 use offload_kit::offload_binary::archive as ar;
 use offload_kit::rules;
 use offload_kit::Release;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::OnceLock;
 
 const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
@@ -32,22 +36,6 @@ const HOST: &str = "host-x86_64-unknown-linux-gnu";
 // Helpers
 // ---------------------------------------------------------------------------
 
-/// A binary bundle of `(id, payload)`.
-fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
-    let e: Vec<(&[u8], u64)> = entries
-        .iter()
-        .map(|(i, p)| (i.as_bytes(), p.len() as u64))
-        .collect();
-    let l = binary::layout(&e, 1).unwrap();
-    let mut out = Vec::new();
-    l.write(&mut out, |i, w| {
-        use std::io::Write;
-        w.write_all(entries[i].1)
-    })
-    .unwrap();
-    out
-}
-
 /// A fresh directory under the test target directory.
 fn tmp(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -56,21 +44,6 @@ fn tmp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn run(cmd: &mut Command) -> Output {
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
-}
-
-fn run_ok(cmd: &mut Command) -> Output {
-    let out = run(cmd);
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Run offload-kit in `dir`: (exit code, stdout, stderr).
@@ -322,32 +295,8 @@ fn extract_chooses_by_member_and_contains_names() {
 // ---------------------------------------------------------------------------
 
 fn llvm_bin(r: Release) -> Option<PathBuf> {
-    let dir = PathBuf::from(format!("/usr/lib/llvm-{}/bin", r.major()));
-    if ["clang", "clang-offload-bundler", "llvm-ar"]
-        .iter()
-        .all(|t| dir.join(t).exists())
-    {
-        return Some(dir);
-    }
-    if std::env::var("OFFLOAD_KIT_NO_LLVM").as_deref() == Ok("1") {
-        return None;
-    }
-    panic!("LLVM {} not installed: run tools/setup", r.major());
+    common::llvm_bin(r.major(), &["clang", "clang-offload-bundler", "llvm-ar"])
 }
-
-const KERNEL: &str = r#"#include <stddef.h>
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args,
-                               size_t shm, hipStream_t s);
-extern "C" int __hipPopCallConfiguration(dim3 *g, dim3 *b, size_t *shm,
-                                         hipStream_t *s);
-__device__ int counter_NAME;
-__global__ void kernel_NAME(int *p) { *p = 42 + counter_NAME; }
-int host_NAME(int x) { return x * 2; }
-"#;
 
 /// The archive built with release `r`'s tools, and its directory.
 struct Built {

@@ -14,6 +14,7 @@
 
 mod common;
 
+use common::HIP_KERNEL as KERNEL;
 use common::{run, run_ok};
 use offload_kit::bundle::binary::{self, LlvmView};
 use offload_kit::bundle::{fatbin, object};
@@ -1154,20 +1155,6 @@ fn llvm_bin(r: Release) -> Option<PathBuf> {
         ],
     )
 }
-
-const KERNEL: &str = r#"#include <stddef.h>
-#define __global__ __attribute__((global))
-#define __device__ __attribute__((device))
-struct dim3 { unsigned x, y, z; };
-typedef struct ihipStream_t *hipStream_t;
-extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args,
-                               size_t shm, hipStream_t s);
-extern "C" int __hipPopCallConfiguration(dim3 *g, dim3 *b, size_t *shm,
-                                         hipStream_t *s);
-__device__ int counter_NAME;
-__global__ void kernel_NAME(int *p) { *p = 42 + counter_NAME; }
-int host_NAME(int x) { return x * 2; }
-"#;
 
 const HOST_C: &str = "int data[4] = {1, 2, 3, 4};\nint *p = data;\nstatic int s;\nint host_fn(int x) { return x * 2 + s; }\n";
 

@@ -197,24 +197,7 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
 /// The extent of the CCOB blob at the start of `data` (CCOB-4): its total
 /// size for v2/v3 (checked against the data), the rest of the data for v1.
 pub fn blob_len(h: &Header, data: &[u8], base: u64) -> Result<u64> {
-    let len = data.len() as u64;
-    match h.total_size {
-        None => Ok(len),
-        Some(t) if t < h.header_size => Err(Error::at(
-            rules::CCOB_4,
-            base + 8,
-            format!(
-                "total size {t} is smaller than the {}-byte header",
-                h.header_size
-            ),
-        )),
-        Some(t) if t > len => Err(Error::at(
-            rules::CCOB_4,
-            base + 8,
-            format!("total size {t} runs past the end of the data ({len} bytes)"),
-        )),
-        Some(t) => Ok(t),
-    }
+    blob_len_in(h, data.len() as u64, base)
 }
 
 /// A verified compressed bundle.
@@ -517,43 +500,17 @@ pub fn extract_range_in<W: Write>(
     size: u64,
     out: &mut W,
 ) -> Result<()> {
-    struct Tap<'w, W: Write> {
-        pos: u64,
-        from: u64,
-        to: u64,
-        md5: Md5Thread,
-        out: &'w mut W,
-    }
-    impl<W: Write> Write for Tap<'_, W> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.md5.update(buf);
-            let start = self.pos;
-            let end = start + buf.len() as u64;
-            let a = self.from.max(start);
-            let b = self.to.min(end);
-            if a < b {
-                self.out
-                    .write_all(&buf[(a - start) as usize..(b - start) as usize])?;
-            }
-            self.pos = end;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            self.out.flush()
-        }
-    }
     let h = header_in(src, at, avail, base)?;
     let end = blob_len_in(&h, avail, base)?;
     let to = offset
         .checked_add(size)
         .ok_or_else(|| Error::other("entry range overflows"))?;
-    let mut tap = Tap {
-        pos: 0,
-        from: offset,
-        to,
-        md5: Md5Thread::new(),
+    let mut sinks = [Sink {
+        start: offset,
+        len: size,
         out,
-    };
+    }];
+    let mut tap = Tap::new(&mut sinks);
     let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
     let n = decode_stream(
         &h,
@@ -690,31 +647,7 @@ pub fn blobs(data: &[u8], base: u64) -> Result<Vec<Blob>> {
 /// Decode at most `want` bytes of the bundle inside the blob at the start
 /// of `data`: enough to read a bundle header without inflating the payloads.
 pub fn decompress_prefix(data: &[u8], base: u64, want: u64) -> Result<(Header, Vec<u8>)> {
-    let h = parse_header(data, base)?;
-    let end = blob_len(&h, data, base)?;
-    let payload = &data[h.header_size as usize..end as usize];
-    let mut out = Vec::new();
-    let limit = want.min(h.uncompressed_size);
-    let err = |e: std::io::Error| {
-        Error::at(
-            rules::CCOB_5,
-            base + h.header_size,
-            format!("the compressed stream does not decode: {e}"),
-        )
-    };
-    match h.method() {
-        Some(Method::Zstd) => {
-            let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
-                .map_err(err)?
-                .single_frame();
-            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
-        }
-        _ => {
-            let mut dec = flate2::bufread::ZlibDecoder::new(payload);
-            (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
-        }
-    }
-    Ok((h, out))
+    decompress_prefix_in(&data, 0, data.len() as u64, base, want)
 }
 
 /// [`decompress_prefix`] for the blob at `src[at..at + avail]` (absolute
@@ -1183,6 +1116,55 @@ pub struct Sink<'w> {
     pub out: &'w mut dyn Write,
 }
 
+/// The writer a decoder writes the decompressed bundle into: it hashes
+/// everything (on a second thread) and passes each sink its range. A
+/// failed write is kept in `failed` and returned to the decoder with the
+/// same kind and message.
+struct Tap<'a, 'w> {
+    pos: u64,
+    md5: Md5Thread,
+    sinks: &'a mut [Sink<'w>],
+    failed: Option<std::io::Error>,
+}
+
+impl<'a, 'w> Tap<'a, 'w> {
+    fn new(sinks: &'a mut [Sink<'w>]) -> Self {
+        Tap {
+            pos: 0,
+            md5: Md5Thread::new(),
+            sinks,
+            failed: None,
+        }
+    }
+}
+
+impl Write for Tap<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.md5.update(buf);
+        let start = self.pos;
+        let end = start + buf.len() as u64;
+        for s in self.sinks.iter_mut() {
+            let a = s.start.max(start);
+            let b = s.start.saturating_add(s.len).min(end);
+            if a < b {
+                if let Err(e) = s
+                    .out
+                    .write_all(&buf[(a - start) as usize..(b - start) as usize])
+                {
+                    let again = std::io::Error::new(e.kind(), e.to_string());
+                    self.failed = Some(e);
+                    return Err(again);
+                }
+            }
+        }
+        self.pos = end;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.sinks.iter_mut().try_for_each(|s| s.out.flush())
+    }
+}
+
 /// Why [`llvm_stream_ranges`] failed.
 #[derive(Debug)]
 pub enum StreamFailure {
@@ -1214,44 +1196,7 @@ pub fn llvm_stream_ranges(
             Error::at(rules::CCOB_1, 0, "not a compressed bundle"),
         ),
     })?;
-    struct Tap<'a, 'w> {
-        pos: u64,
-        md5: Md5Thread,
-        sinks: &'a mut [Sink<'w>],
-        failed: Option<std::io::Error>,
-    }
-    impl Write for Tap<'_, '_> {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.md5.update(buf);
-            let start = self.pos;
-            let end = start + buf.len() as u64;
-            for s in self.sinks.iter_mut() {
-                let a = s.start.max(start);
-                let b = (s.start + s.len).min(end);
-                if a < b {
-                    if let Err(e) = s
-                        .out
-                        .write_all(&buf[(a - start) as usize..(b - start) as usize])
-                    {
-                        let kind = e.kind();
-                        self.failed = Some(e);
-                        return Err(std::io::Error::new(kind, "output write failed"));
-                    }
-                }
-            }
-            self.pos = end;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut tap = Tap {
-        pos: 0,
-        md5: Md5Thread::new(),
-        sinks,
-        failed: None,
-    };
+    let mut tap = Tap::new(sinks);
     let payload = Reader::new(src, p.hsize as u64, data.len() as u64, STREAM_CHUNK);
     let lib_fail = |name: String| {
         StreamFailure::Llvm(

@@ -952,34 +952,27 @@ fn check_fact(ctx: &Ctx<'_>, f: &Fact, got: Option<&[u8]>) -> Result<(), String>
     let Some(got) = got else {
         return Err("not written".into());
     };
-    let want: Vec<u8> = match f {
-        Fact::Utf8(s) => s.as_bytes().to_vec(),
-        Fact::Hex(h) => super::case::decode_hex(h)?,
-        Fact::Base64(b) => super::case::decode_base64(b)?,
-        Fact::Zeros(n) => Data::Zeros(*n).bytes()?,
-        Fact::Input(name) => ctx
-            .inputs
-            .get(name)
-            .cloned()
-            .flatten()
-            .ok_or_else(|| format!("the case has no input '{name}'"))?,
-        Fact::Sha256(h) => {
-            let d = encode_hex(&Sha256::digest(got));
-            return if d.eq_ignore_ascii_case(h) {
-                Ok(())
-            } else {
-                Err(format!("sha256 {d}; expected {h} ({})", show(got)))
-            };
-        }
-        Fact::Size(n) => {
-            return if got.len() as u64 == *n {
-                Ok(())
-            } else {
-                Err(format!("{} bytes; expected {n}", got.len()))
+    let want: Vec<u8> = match fact_bytes(ctx, f)? {
+        Some(w) => w,
+        None => match f {
+            Fact::Sha256(h) => {
+                let d = encode_hex(&Sha256::digest(got));
+                return if d.eq_ignore_ascii_case(h) {
+                    Ok(())
+                } else {
+                    Err(format!("sha256 {d}; expected {h} ({})", show(got)))
+                };
             }
-        }
-        Fact::Absent(_) => unreachable!("handled above"),
-        Fact::Elf(e) => return check_elf(ctx, e, got),
+            Fact::Size(n) => {
+                return if got.len() as u64 == *n {
+                    Ok(())
+                } else {
+                    Err(format!("{} bytes; expected {n}", got.len()))
+                }
+            }
+            Fact::Elf(e) => return check_elf(ctx, e, got),
+            _ => unreachable!("fact_bytes names every other fact; Absent is handled above"),
+        },
     };
     if got == want.as_slice() {
         Ok(())

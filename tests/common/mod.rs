@@ -202,3 +202,29 @@ pub fn write_both(ldir: &Path, kdir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(ldir.join(name), bytes).expect("write input");
     std::fs::write(kdir.join(name), bytes).expect("write input");
 }
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+/// A binary bundle of `(id, payload)` with alignment 1, as every release
+/// lays it out (`binary::write_to_vec`).
+pub fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let e: Vec<(&[u8], &[u8])> = entries.iter().map(|(i, p)| (i.as_bytes(), *p)).collect();
+    offload_kit::bundle::binary::write_to_vec(&e, 1).expect("align 1 is valid")
+}
+
+/// A HIP translation unit that needs no HIP headers or runtime
+/// (`-nogpuinc -nogpulib`); `NAME` is replaced to make symbols unique.
+pub const HIP_KERNEL: &str = r#"#include <stddef.h>
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+struct dim3 { unsigned x, y, z; };
+typedef struct ihipStream_t *hipStream_t;
+extern "C" int hipLaunchKernel(const void *f, dim3 g, dim3 b, void **args,
+                               size_t shm, hipStream_t s);
+extern "C" int __hipPopCallConfiguration(dim3 *g, dim3 *b, size_t *shm,
+                                         hipStream_t *s);
+__device__ int counter_NAME;
+__global__ void kernel_NAME(int *p) { *p = 42 + counter_NAME; }
+int host_NAME(int x) { return x * 2; }
+"#;
