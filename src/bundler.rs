@@ -11,9 +11,9 @@ use crate::bundle::binary::{self, Layout, LlvmView};
 use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::bundle::{object, text};
 use crate::error::Error;
+use crate::host::ar;
+use crate::host::symtab::Symbolic;
 use crate::id::target_id;
-use crate::offload_binary::archive as ar;
-use crate::offload_binary::symtab::Symbolic;
 use crate::profile::Release;
 use crate::rules;
 use crate::source::Source;
@@ -341,7 +341,7 @@ impl Job {
                         offset: e.offset,
                         // An SHT_NOBITS section has no bytes in the file:
                         // every release writes an empty output for it.
-                        size: if e.sh_type == crate::elf::SHT_NOBITS {
+                        size: if e.sh_type == crate::host::elf::SHT_NOBITS {
                             0
                         } else {
                             e.size

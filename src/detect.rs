@@ -6,8 +6,8 @@
 use crate::bundle::binary::{self, Extent, LlvmView};
 use crate::bundle::{ccob, fatbin, object, text};
 use crate::error::Error;
+use crate::host::ar;
 use crate::offload_binary;
-use crate::offload_binary::archive as ar;
 use crate::profile::Release;
 use crate::rules;
 use crate::source::{Source, Window};
@@ -68,7 +68,7 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
         return Some(Container::Archive);
     }
-    if crate::elf::detect(data).is_object_file() {
+    if crate::host::elf::detect(data).is_object_file() {
         return Some(Container::OtherObject);
     }
     None
@@ -246,7 +246,7 @@ fn list_in(
                 base,
                 format!(
                     "unsupported object format {}: offload-kit reads ELF objects",
-                    crate::elf::detect(data).name()
+                    crate::host::elf::detect(data).name()
                 ),
             )])
         }
@@ -481,7 +481,7 @@ fn member_llvm(
                     binary::Entry {
                         id: e.id,
                         offset: e.offset,
-                        size: if e.sh_type == crate::elf::SHT_NOBITS {
+                        size: if e.sh_type == crate::host::elf::SHT_NOBITS {
                             0
                         } else {
                             e.size

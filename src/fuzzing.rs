@@ -118,8 +118,8 @@ pub fn any_container(data: &[u8]) {
 
 use crate::bundle::archive as hda;
 use crate::bundle::ccob;
-use crate::offload_binary::archive as ar;
-use crate::offload_binary::symtab;
+use crate::host::ar;
+use crate::host::symtab;
 use crate::source::{Source, Window};
 
 /// A source whose windows are copies held apart from [`Source::bytes`], as

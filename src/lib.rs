@@ -21,11 +21,11 @@ pub mod bundle;
 pub mod bundler;
 pub mod conformance;
 pub mod detect;
-pub mod elf;
 pub mod error;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod host;
 pub mod id;
 pub mod offload_binary;
 pub mod output;

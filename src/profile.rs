@@ -6,6 +6,7 @@
 //! `llvm-behaviour-matrix.md` §1.3, §3; every behaviour is pinned by
 //! `tests/data/llvm-id-vectors.json` and the differential tests.
 
+use crate::host::hash_order;
 use crate::id::target_id::{self, features_compatible};
 use crate::id::triple::{self, CanonicalForm, Triple};
 use crate::id::{processor, OFFLOAD_KINDS};
@@ -247,12 +248,12 @@ impl Release {
     /// (inserted in the given order; repeated keys keep their first slot).
     /// This is the order of `-list` for binary bundles and of unbundling.
     pub fn stringmap_order<'k>(self, keys: &[&'k str]) -> Vec<&'k str> {
-        let hash: fn(&[u8]) -> u32 = if self <= Release::L16 {
-            djb_hash
+        let hash = if self <= Release::L16 {
+            hash_order::djb_hash
         } else {
-            |k| xxhash_rust::xxh3::xxh3_64(k) as u32
+            hash_order::xxh3_hash
         };
-        stringmap_order(keys, hash)
+        hash_order::stringmap_order(keys, hash)
     }
 }
 
@@ -269,48 +270,6 @@ impl TargetInfo {
         };
         format!("{}-{}-{}", self.kind, norm, self.target_id)
     }
-}
-
-/// `llvm::djbHash` with seed 0 (LLVM 14/16 `StringMap`).
-pub fn djb_hash(k: &[u8]) -> u32 {
-    k.iter()
-        .fold(0u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
-}
-
-/// Iteration order of an LLVM `StringMap` after inserting `keys` in order:
-/// 16 initial buckets, quadratic probing, doubling when 3/4 full.
-pub fn stringmap_order<'k>(keys: &[&'k str], hash: fn(&[u8]) -> u32) -> Vec<&'k str> {
-    let mut nb: usize = 16;
-    let mut table: Vec<Option<(&'k str, u32)>> = vec![None; nb];
-    let mut n = 0usize;
-    fn place<'k>(table: &mut [Option<(&'k str, u32)>], k: &'k str, h: u32) -> bool {
-        let mask = table.len() - 1;
-        let mut b = (h as usize) & mask;
-        let mut p = 1;
-        while let Some((ek, _)) = table[b] {
-            if ek == k {
-                return false;
-            }
-            b = (b + p) & mask;
-            p += 1;
-        }
-        table[b] = Some((k, h));
-        true
-    }
-    for &k in keys {
-        let h = hash(k.as_bytes());
-        if place(&mut table, k, h) {
-            n += 1;
-            if n * 4 > nb * 3 {
-                nb *= 2;
-                let old = std::mem::replace(&mut table, vec![None; nb]);
-                for (k2, h2) in old.into_iter().flatten() {
-                    place(&mut table, k2, h2);
-                }
-            }
-        }
-    }
-    table.into_iter().flatten().map(|(k, _)| k).collect()
 }
 
 #[cfg(test)]

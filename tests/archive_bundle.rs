@@ -21,7 +21,7 @@ use common::{run, run_ok};
 use offload_kit::bundle::archive as hda;
 use offload_kit::bundle::ccob;
 use offload_kit::bundler::{ArchivePlan, Job};
-use offload_kit::offload_binary::archive as ar;
+use offload_kit::host::ar;
 use offload_kit::Release;
 use proptest::prelude::*;
 use std::collections::BTreeSet;

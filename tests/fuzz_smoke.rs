@@ -220,7 +220,7 @@ fn regression_hip_openmp_kind_not_char_boundary() {
 fn regression_feature_sign_not_char_boundary() {
     let id = "hip-amdgcn-amd-amdhsa--gfx90a:xnack\u{e9}";
     let bundle = offload_kit::bundle::binary::write_to_vec(&[(id.as_bytes(), b"code")], 1).unwrap();
-    let archive = offload_kit::offload_binary::archive::write_gnu(&[("m.o", &bundle)]);
+    let archive = offload_kit::host::ar::write_gnu(&[("m.o", &bundle)]);
     fuzzing::archive_unbundle(&archive);
     for r in offload_kit::Release::ALL {
         for t in [

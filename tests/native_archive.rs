@@ -19,7 +19,7 @@ mod common;
 use common::bundle;
 use common::HIP_KERNEL as KERNEL;
 use common::{run, run_ok};
-use offload_kit::offload_binary::archive as ar;
+use offload_kit::host::ar;
 use offload_kit::rules;
 use offload_kit::Release;
 use serde_json::Value;

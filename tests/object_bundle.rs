@@ -19,7 +19,7 @@ use common::{run, run_ok};
 use offload_kit::bundle::binary::{self, LlvmView};
 use offload_kit::bundle::{fatbin, object};
 use offload_kit::detect;
-use offload_kit::elf::{self, Elf};
+use offload_kit::host::elf::{self, Elf};
 use offload_kit::Release;
 use proptest::prelude::*;
 use std::collections::BTreeSet;

@@ -11,10 +11,11 @@
 mod common;
 
 use common::{llvm_tool, Out};
+use offload_kit::host::ar as archive;
 use offload_kit::offload_binary::llvm::{self, Failure};
 use offload_kit::offload_binary::packager::ImageArgs;
 use offload_kit::offload_binary::{
-    self as ob, archive, container, parse_strict, Compression, OwnedImage, ReadOptions,
+    self as ob, container, parse_strict, Compression, OwnedImage, ReadOptions,
 };
 use offload_kit::Release;
 use proptest::prelude::*;
@@ -1747,7 +1748,7 @@ fn symtab_images(n: u32, d: &Path) -> Vec<String> {
 /// Malformed ELF members made from clang's `gpu.o`: (name, bytes).
 fn bad_elf_members(d: &Path) -> Vec<(String, Vec<u8>)> {
     let good = std::fs::read(d.join("gpu.o")).unwrap();
-    let elf = offload_kit::elf::Elf::parse(&good).unwrap();
+    let elf = offload_kit::host::elf::Elf::parse(&good).unwrap();
     let symtab = elf.sections.iter().find(|s| s.sh_type == 2).unwrap();
     let progbits = elf.sections.iter().find(|s| s.sh_type == 1).unwrap();
     let mut v = vec![
@@ -1984,16 +1985,21 @@ fn ob_1_ob_21_errors_cite_rules_with_llvm_text() {
     .unwrap();
     // Archives: a binary member cut in its data, and the symbol table cut.
     let pk = pk22();
-    let ar = ob::symtab::write_gnu_with_symtab(
+    let ar = offload_kit::host::symtab::write_gnu_with_symtab(
         &[("first.o", b"IMAGEDATA1"), ("pk.22", &pk)],
-        &[ob::symtab::Symbolic::No, ob::symtab::Symbolic::No],
-        ob::symtab::SYM64_THRESHOLD,
+        &[
+            offload_kit::host::symtab::Symbolic::No,
+            offload_kit::host::symtab::Symbolic::No,
+        ],
+        offload_kit::host::symtab::SYM64_THRESHOLD,
     );
     std::fs::write(p.join("cutmember.a"), &ar[..ar.len() - 50]).unwrap();
-    let lib = ob::symtab::write_gnu_with_symtab(
+    let lib = offload_kit::host::symtab::write_gnu_with_symtab(
         &[("x.o", b"\x7fELF\x02\x01\x01 is not really an ELF file")],
-        &[ob::symtab::Symbolic::Yes(vec![b"f".to_vec()])],
-        ob::symtab::SYM64_THRESHOLD,
+        &[offload_kit::host::symtab::Symbolic::Yes(
+            vec![b"f".to_vec()],
+        )],
+        offload_kit::host::symtab::SYM64_THRESHOLD,
     );
     std::fs::write(p.join("cutsymtab.a"), &lib[..70]).unwrap();
     let want_rule = [

@@ -10,11 +10,11 @@
 //! * `getConflictTargetIDCombination` over the IDs of one member
 //!   ([`conflict`], AR-7);
 //! * the output archive ([`write`], AR-5): the GNU writer of
-//!   `offload_binary::archive` with each member's symbols.
+//!   `host::ar` with each member's symbols.
 
 use crate::error::{Error, Result};
-use crate::offload_binary::archive::{self as ar, NewMember, WriteOptions};
-use crate::offload_binary::symtab::{self, Symbolic};
+use crate::host::ar::{self as ar, NewMember, WriteOptions};
+use crate::host::symtab::{self, Symbolic};
 use crate::profile::Release;
 use crate::rules;
 use std::collections::BTreeSet;

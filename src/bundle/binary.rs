@@ -621,23 +621,12 @@ impl Layout {
         w.write_all(&self.header)?;
         let mut pos = self.header.len() as u64;
         for (i, &off) in self.offsets.iter().enumerate() {
-            write_zeros(w, off - pos)?;
+            crate::output::write_zeros(w, off - pos)?;
             payload(i, w)?;
             pos = off + self.sizes[i];
         }
         Ok(())
     }
-}
-
-/// Write `n` zero bytes.
-pub fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> io::Result<()> {
-    const Z: [u8; 4096] = [0; 4096];
-    while n > 0 {
-        let k = n.min(Z.len() as u64) as usize;
-        w.write_all(&Z[..k])?;
-        n -= k as u64;
-    }
-    Ok(())
 }
 
 /// Build a bundle in memory from `(id, payload)` pairs.

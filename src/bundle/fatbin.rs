@@ -12,10 +12,10 @@
 
 use crate::bundle::binary::{self, Extent};
 use crate::bundle::object;
-use crate::elf::{Elf, SHT_PROGBITS};
 use crate::error::{Error, Result};
 use crate::format::bundle::MAGIC as BUNDLE_MAGIC;
 use crate::format::ccob;
+use crate::host::elf::{Elf, SHT_PROGBITS};
 use crate::rules;
 use crate::source::{Source, Window};
 use std::fmt;

@@ -13,9 +13,9 @@
 //! entry (the 1-byte 0x00 quirk included); [`bundle`] is the writer,
 //! [`elf::add_sections`] in place of `llvm-objcopy`.
 
-use crate::elf::{self, Elf, SHF_ALLOC, SHF_EXCLUDE, SHF_WRITE, SHT_PROGBITS};
 use crate::error::{Error, Result};
 use crate::format::bundle::MAGIC;
+use crate::host::elf::{self, Elf, SHF_ALLOC, SHF_EXCLUDE, SHF_WRITE, SHT_PROGBITS};
 use crate::id::BundleEntryId;
 use crate::profile::Release;
 use crate::rules;

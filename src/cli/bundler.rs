@@ -480,7 +480,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         if sizes[i] == 0 && job.release <= Release::L16 {
             continue;
         }
-        offload_kit::bundle::binary::write_zeros(&mut o, layout.offsets[i] - pos)
+        offload_kit::output::write_zeros(&mut o, layout.offsets[i] - pos)
             .map_err(|e| e.to_string())?;
         copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;
         pos = layout.offsets[i] + sizes[i];

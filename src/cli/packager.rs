@@ -9,9 +9,9 @@
 
 use super::cl::{self, Kind, Spec};
 use super::{io_message, Input};
+use offload_kit::host::symtab::{self, SymbolError};
 use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
-use offload_kit::offload_binary::symtab::{self, SymbolError};
 use offload_kit::output::{self, OutputFile};
 use offload_kit::Release;
 use std::io::{Read, Write};

@@ -4,8 +4,8 @@
 //! `conformance/case.schema.json` is its JSON Schema.
 
 use crate::bundle::{binary, ccob, object, text};
-use crate::elf::{self, Elf};
 use crate::format::bundle::{HEADER_SIZE, RECORD_FIXED_SIZE};
+use crate::host::elf::{self, Elf};
 use crate::id::BundleEntryId;
 use crate::profile::Release;
 use serde::{Deserialize, Serialize};

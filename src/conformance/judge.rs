@@ -9,7 +9,7 @@ use super::case::{
 };
 use super::exec::{self, Exit};
 use crate::bundle::{binary, ccob, object, text};
-use crate::elf::{self, Elf};
+use crate::host::elf::{self, Elf};
 use crate::profile::Release;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -564,7 +564,7 @@ fn observe(
         for (i, o) in outs.iter().enumerate() {
             if let Some(o) = o {
                 let size = if archive_op {
-                    crate::offload_binary::archive::members(o, 0)
+                    crate::host::ar::members(o, 0)
                         .map(|ms| ms.iter().map(|m| m.size as usize).max().unwrap_or(0))
                         .unwrap_or(o.len())
                 } else {

@@ -3,13 +3,13 @@
 //! objects and in linked executables, where the linker concatenated the
 //! copies of every object), and the members of archives (OB-20, OB-21).
 
-use super::archive;
 use super::kinds::{ImageKind, OffloadKind};
 use super::llvm::{input_kind, InputKind};
 use super::{parse_strict, Binary, ReadOptions};
-use crate::elf::Elf;
 use crate::error::Error;
 use crate::format::offload_binary::{SECTION_NAME, SHT_LLVM_OFFLOADING};
+use crate::host::ar as archive;
+use crate::host::elf::Elf;
 use crate::profile::Release;
 use crate::rules;
 use serde::Serialize;

@@ -11,14 +11,14 @@
 //! `imgsize_big.pk`) the model returns [`Failure::Unsafe`] with the violated
 //! rule instead of guessing what the release would print or write.
 
-use super::archive;
 use super::kinds::{image_kind_objdump_name, offload_kind_name};
-use crate::elf::Elf;
 use crate::error::Error;
 use crate::format::offload_binary::{
     RawEntry, RawHeader, ENTRY_SIZE, HEADER_SIZE_V1, MAGIC, MIN_V1_BUFFER, SHT_LLVM_OFFLOADING,
     STRING_ENTRY_SIZE_V1,
 };
+use crate::host::ar as archive;
+use crate::host::elf::Elf;
 use crate::profile::Release;
 use crate::rules;
 use binrw::BinRead;
@@ -383,8 +383,8 @@ pub fn input_kind(data: &[u8]) -> InputKind {
     if data.starts_with(&MAGIC) {
         return InputKind::OffloadBinary;
     }
-    match crate::elf::detect(data) {
-        crate::elf::ObjectFormat::Elf => {
+    match crate::host::elf::detect(data) {
+        crate::host::elf::ObjectFormat::Elf => {
             // identify_magic needs the class and the file type.
             // e_type is a u16 in the file's byte order (EI_DATA at 5).
             let msb = data.get(5) == Some(&2);
@@ -397,8 +397,10 @@ pub fn input_kind(data: &[u8]) -> InputKind {
                 InputKind::Other
             }
         }
-        crate::elf::ObjectFormat::Archive if data.starts_with(b"!<arch>\n") => InputKind::Archive,
-        crate::elf::ObjectFormat::Bitcode => InputKind::Bitcode,
+        crate::host::elf::ObjectFormat::Archive if data.starts_with(b"!<arch>\n") => {
+            InputKind::Archive
+        }
+        crate::host::elf::ObjectFormat::Bitcode => InputKind::Bitcode,
         _ => InputKind::Other,
     }
 }

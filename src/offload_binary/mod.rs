@@ -16,15 +16,12 @@
 //! Nothing is allocated from a count or size field before that field has
 //! been checked against the bytes that hold it.
 
-pub mod archive;
 pub mod container;
 mod keys;
 pub mod kinds;
 pub mod llvm;
-pub mod order;
 pub mod packager;
 pub mod strtab;
-pub mod symtab;
 
 pub use container::{list, list_with, ListedImage};
 pub use kinds::{ImageKind, OffloadKind};
@@ -1242,11 +1239,11 @@ impl Layout {
         w.write_all(&self.prefix)?;
         let mut pos = self.prefix.len() as u64;
         for (i, &off) in self.image_offsets.iter().enumerate() {
-            crate::bundle::binary::write_zeros(w, off.saturating_sub(pos))?;
+            crate::output::write_zeros(w, off.saturating_sub(pos))?;
             image(i, w)?;
             pos = off + self.image_sizes[i];
         }
-        crate::bundle::binary::write_zeros(w, self.size.saturating_sub(pos))
+        crate::output::write_zeros(w, self.size.saturating_sub(pos))
     }
 
     /// Emit into memory with the images given as slices.

@@ -6,8 +6,8 @@
 
 use super::kinds::{image_kind_extension, offload_kind_value, ImageKind};
 use super::llvm::LlvmImage;
-use super::order::packager_string_order;
 use super::{layout_v1, ImageSpec};
+use crate::host::hash_order::{densemap_order, djb_hash, stringmap_order};
 use crate::profile::Release;
 use std::borrow::Cow;
 
@@ -321,9 +321,35 @@ pub fn archive_members<'a>(
         .collect()
 }
 
+/// The order in which `release`'s packager writes the string entries of an
+/// image whose `--image` keys were, in command-line order, `keys` (with
+/// repeats, `file` and `kind` included). `file` and `kind` are left out of
+/// the result. `None` for LLVM 14, which has no packager.
+pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<Vec<&'k [u8]>> {
+    let dense: Vec<&[u8]> = densemap_order(keys)
+        .into_iter()
+        .filter(|k| *k != b"file" && *k != b"kind")
+        .collect();
+    match release {
+        Release::L14 => None,
+        Release::L16 => Some(stringmap_order(&dense, djb_hash)),
+        Release::L19 | Release::L22 => Some(dense),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn observed_orders() {
+        // llvm-formats.md §4.4: 16 writes triple, foo, arch; 19/22 arch, triple, foo.
+        let keys: [&[u8]; 5] = [b"file", b"triple", b"arch", b"kind", b"foo"];
+        let o16 = packager_string_order(Release::L16, &keys).unwrap();
+        assert_eq!(o16, [&b"triple"[..], b"foo", b"arch"]);
+        let o22 = packager_string_order(Release::L22, &keys).unwrap();
+        assert_eq!(o22, [&b"arch"[..], b"triple", b"foo"]);
+    }
 
     #[test]
     fn args_like_llvm() {

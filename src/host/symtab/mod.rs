@@ -29,8 +29,9 @@
 //! blocks by their length words, never allocates from a count, and every
 //! field is checked against the bytes that hold it.
 
-use super::archive;
 use crate::error::Error;
+use crate::host::ar as archive;
+use crate::host::elf::Encoding;
 use crate::rules;
 
 /// What one member contributes to the symbol table.
@@ -197,50 +198,6 @@ pub fn write_archive(members: &[(&str, &[u8])]) -> Result<Vec<u8>, (usize, Symbo
 // ---------------------------------------------------------------------------
 // ELF: ELFObjectFile<ELFT> as 19 and 22 read it
 
-/// Class and byte order of an ELF member.
-#[derive(Clone, Copy)]
-struct Enc {
-    is64: bool,
-    be: bool,
-}
-
-impl Enc {
-    fn get(self, d: &[u8], at: u64, n: usize) -> Option<u64> {
-        let at = usize::try_from(at).ok()?;
-        let b = d.get(at..at.checked_add(n)?)?;
-        let mut v = 0u64;
-        for i in 0..n {
-            let byte = if self.be { b[i] } else { b[n - 1 - i] };
-            v = (v << 8) | u64::from(byte);
-        }
-        Some(v)
-    }
-    fn word(self, d: &[u8], at: u64) -> Option<u64> {
-        self.get(d, at, if self.is64 { 8 } else { 4 })
-    }
-    fn shdr(self) -> u64 {
-        if self.is64 {
-            64
-        } else {
-            40
-        }
-    }
-    fn sym(self) -> u64 {
-        if self.is64 {
-            24
-        } else {
-            16
-        }
-    }
-    fn word_max(self) -> u64 {
-        if self.is64 {
-            u64::MAX
-        } else {
-            u64::from(u32::MAX)
-        }
-    }
-}
-
 /// One section header, the fields the symbol reader needs.
 #[derive(Clone, Copy)]
 struct Shdr {
@@ -253,7 +210,7 @@ struct Shdr {
     entsize: u64,
 }
 
-fn read_shdr(enc: Enc, d: &[u8], at: u64, index: u64) -> Option<Shdr> {
+fn read_shdr(enc: Encoding, d: &[u8], at: u64, index: u64) -> Option<Shdr> {
     let (ty, off, size, link, ent) = if enc.is64 {
         (4, 24, 32, 40, 56)
     } else {
@@ -262,10 +219,10 @@ fn read_shdr(enc: Enc, d: &[u8], at: u64, index: u64) -> Option<Shdr> {
     Some(Shdr {
         index,
         header: at,
-        sh_type: enc.get(d, at + ty, 4)? as u32,
+        sh_type: enc.u32(d, at + ty)?,
         offset: enc.word(d, at + off)?,
         size: enc.word(d, at + size)?,
-        link: enc.get(d, at + link, 4)? as u32,
+        link: enc.u32(d, at + link)?,
         entsize: enc.word(d, at + ent)?,
     })
 }
@@ -306,7 +263,13 @@ fn section_type_name(machine: u16, t: u32) -> String {
 
 /// `getSectionContentsAsArray<T>` (entry size `t`, alignment `align`):
 /// the section's bytes or LLVM's message.
-fn contents<'a>(enc: Enc, d: &'a [u8], s: &Shdr, t: u64, align: u64) -> Result<&'a [u8], String> {
+fn contents<'a>(
+    enc: Encoding,
+    d: &'a [u8],
+    s: &Shdr,
+    t: u64,
+    align: u64,
+) -> Result<&'a [u8], String> {
     if t != 1 && s.entsize != t {
         return Err(format!(
             "section [index {}] has invalid sh_entsize: expected {t}, but got {}",
@@ -347,21 +310,21 @@ fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError>
         return Err(llvm_err(0, "Insufficient alignment"));
     }
     let enc = match (d[4], d[5]) {
-        (1, 1) => Enc {
+        (1, 1) => Encoding {
             is64: false,
-            be: false,
+            big_endian: false,
         },
-        (1, 2) => Enc {
+        (1, 2) => Encoding {
             is64: false,
-            be: true,
+            big_endian: true,
         },
-        (2, 1) => Enc {
+        (2, 1) => Encoding {
             is64: true,
-            be: false,
+            big_endian: false,
         },
-        (2, 2) => Enc {
+        (2, 2) => Encoding {
             is64: true,
-            be: true,
+            big_endian: true,
         },
         (1 | 2, _) => return Err(llvm_err(5, "Invalid ELF data")),
         _ => return Err(llvm_err(4, "Invalid ELF class")),
@@ -374,14 +337,14 @@ fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError>
             format!("invalid buffer: the size ({len}) is smaller than an ELF header ({ehsize})"),
         ));
     }
-    let machine = enc.get(d, 18, 2).unwrap_or(0) as u16;
+    let machine = enc.u16(d, 18).unwrap_or(0);
     let (shoff_at, shentsize_at, shnum_at) = if enc.is64 { (40, 58, 60) } else { (32, 46, 48) };
     let shoff = enc.word(d, shoff_at).unwrap_or(0);
-    let shsz = enc.shdr();
+    let shsz = enc.shdr_size();
     // ELFFile::sections()
     let mut sections: Vec<Shdr> = Vec::new();
     if shoff != 0 {
-        let shentsize = enc.get(d, shentsize_at, 2).unwrap_or(0);
+        let shentsize = enc.u16(d, shentsize_at).map(u64::from).unwrap_or(0);
         if shentsize != shsz {
             return Err(llvm_err(
                 shentsize_at,
@@ -399,7 +362,7 @@ fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError>
         if shoff % if enc.is64 { 8 } else { 4 } != 0 {
             return Err(llvm_err(shoff_at, "invalid alignment of section headers"));
         }
-        let mut num = enc.get(d, shnum_at, 2).unwrap_or(0);
+        let mut num = enc.u16(d, shnum_at).map(u64::from).unwrap_or(0);
         if num == 0 {
             num = enc
                 .word(d, shoff + if enc.is64 { 32 } else { 20 })
@@ -442,7 +405,7 @@ fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError>
         return Ok(Vec::new());
     };
     let dynsym = sections.iter().find(|s| s.sh_type == 11).copied();
-    let symsz = enc.sym();
+    let symsz = enc.sym_size();
     let count = symtab.size / symsz;
     let begin = u64::from(symtab.size > symsz);
     let align = if enc.is64 { 8 } else { 4 };
@@ -475,15 +438,15 @@ fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError>
         let sym = &tab[at as usize..(at + symsz) as usize];
         let (name_off, info, shndx) = if enc.is64 {
             (
-                enc.get(sym, 0, 4).unwrap_or(0),
+                enc.u32(sym, 0).map(u64::from).unwrap_or(0),
                 sym[4],
-                enc.get(sym, 6, 2).unwrap_or(0),
+                enc.u16(sym, 6).map(u64::from).unwrap_or(0),
             )
         } else {
             (
-                enc.get(sym, 0, 4).unwrap_or(0),
+                enc.u32(sym, 0).map(u64::from).unwrap_or(0),
                 sym[12],
-                enc.get(sym, 14, 2).unwrap_or(0),
+                enc.u16(sym, 14).map(u64::from).unwrap_or(0),
             )
         };
         let bind = info >> 4;
@@ -536,7 +499,7 @@ fn symbol_name(st: &Result<&[u8], String>, off: u64) -> Result<Vec<u8>, String> 
 /// The string table linked to `symtab` (`getSection(sh_link)`,
 /// `getStringTable`), or LLVM's message.
 fn string_table<'a>(
-    enc: Enc,
+    enc: Encoding,
     d: &'a [u8],
     sections: &[Shdr],
     symtab: &Shdr,

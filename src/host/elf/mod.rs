@@ -189,7 +189,7 @@ impl Encoding {
         let at = usize::try_from(at).ok()?;
         d.get(at..at.checked_add(N)?)?.try_into().ok()
     }
-    fn u16(self, d: &[u8], at: u64) -> Option<u16> {
+    pub(crate) fn u16(self, d: &[u8], at: u64) -> Option<u16> {
         let b = Self::bytes::<2>(d, at)?;
         Some(if self.big_endian {
             u16::from_be_bytes(b)
@@ -197,7 +197,7 @@ impl Encoding {
             u16::from_le_bytes(b)
         })
     }
-    fn u32(self, d: &[u8], at: u64) -> Option<u32> {
+    pub(crate) fn u32(self, d: &[u8], at: u64) -> Option<u32> {
         let b = Self::bytes::<4>(d, at)?;
         Some(if self.big_endian {
             u32::from_be_bytes(b)
@@ -205,7 +205,7 @@ impl Encoding {
             u32::from_le_bytes(b)
         })
     }
-    fn u64(self, d: &[u8], at: u64) -> Option<u64> {
+    pub(crate) fn u64(self, d: &[u8], at: u64) -> Option<u64> {
         let b = Self::bytes::<8>(d, at)?;
         Some(if self.big_endian {
             u64::from_be_bytes(b)
@@ -214,7 +214,7 @@ impl Encoding {
         })
     }
     /// A class-sized word (`Elf32_Word`/`Elf64_Xword` for addresses, offsets, sizes).
-    fn word(self, d: &[u8], at: u64) -> Option<u64> {
+    pub(crate) fn word(self, d: &[u8], at: u64) -> Option<u64> {
         if self.is64 {
             self.u64(d, at)
         } else {
@@ -298,6 +298,14 @@ impl Encoding {
             6
         } else {
             14
+        }
+    }
+    /// The largest value a class-sized word holds.
+    pub(crate) fn word_max(self) -> u64 {
+        if self.is64 {
+            u64::MAX
+        } else {
+            u64::from(u32::MAX)
         }
     }
     fn word_size(self) -> u64 {

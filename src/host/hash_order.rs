@@ -1,14 +1,13 @@
 //! The order in which the packager of each release writes string entries:
 //! iteration orders of LLVM's `DenseMap<StringRef, StringRef>` and
-//! `StringMap<StringRef>`, and the hash `DenseMapInfo<StringRef>` uses.
+//! `StringMap<StringRef>`, and the hashes they use (`DenseMapInfo<StringRef>`,
+//! `djbHash` in LLVM 14/16, `xxh3_64bits` in 19/22).
 //!
 //! `clang-offload-packager` collects the `--image=key=value,…` pairs in a
 //! `DenseMap` (16, 19, 22), then copies every pair except `file` and
 //! `kind` into the image's string map: a `StringMap` in 16 (so the written
 //! order is that map's order), a `MapVector` in 19 and 22 (so the written
 //! order is the `DenseMap` order). See `spec/offload-binary.md`, OB-17.
-
-use crate::profile::{djb_hash, Release};
 
 const K0: u64 = 0xc3a5_c85c_97cb_3127;
 const K1: u64 = 0xb492_b66f_be98_f273;
@@ -274,33 +273,27 @@ pub fn densemap_order<'k>(keys: &[&'k [u8]]) -> Vec<&'k [u8]> {
     table.into_iter().flatten().map(|(k, _)| k).collect()
 }
 
-/// The order in which `release`'s packager writes the string entries of an
-/// image whose `--image` keys were, in command-line order, `keys` (with
-/// repeats, `file` and `kind` included). `file` and `kind` are left out of
-/// the result. `None` for LLVM 14, which has no packager.
-pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<Vec<&'k [u8]>> {
-    let dense: Vec<&[u8]> = densemap_order(keys)
-        .into_iter()
-        .filter(|k| *k != b"file" && *k != b"kind")
-        .collect();
-    match release {
-        Release::L14 => None,
-        Release::L16 => Some(stringmap_order_bytes(&dense)),
-        Release::L19 | Release::L22 => Some(dense),
-    }
+/// `llvm::djbHash` with seed 0: the hash of LLVM 14/16's `StringMap`.
+pub fn djb_hash(k: &[u8]) -> u32 {
+    k.iter()
+        .fold(0u32, |h, &c| h.wrapping_mul(33).wrapping_add(c as u32))
 }
 
-/// Iteration order of LLVM 16's `StringMap` (djbHash, seed 0) after
-/// inserting `keys` in order: the byte-key twin of
-/// [`crate::profile::stringmap_order`] (16 buckets, quadratic probing,
-/// doubling when more than 3/4 full).
-fn stringmap_order_bytes<'k>(keys: &[&'k [u8]]) -> Vec<&'k [u8]> {
-    fn place<'k>(table: &mut [Option<(&'k [u8], u32)>], k: &'k [u8], h: u32) -> bool {
+/// The low 32 bits of `xxh3_64bits`: the hash of LLVM 19/22's `StringMap`.
+pub fn xxh3_hash(k: &[u8]) -> u32 {
+    xxhash_rust::xxh3::xxh3_64(k) as u32
+}
+
+/// Iteration order of an LLVM `StringMap` after inserting `keys` in order
+/// (repeated keys keep their first slot): 16 initial buckets, quadratic
+/// probing, doubling when more than 3/4 full.
+pub fn stringmap_order<K: AsRef<[u8]> + Copy>(keys: &[K], hash: fn(&[u8]) -> u32) -> Vec<K> {
+    fn place<K: AsRef<[u8]> + Copy>(table: &mut [Option<(K, u32)>], k: K, h: u32) -> bool {
         let mask = table.len() - 1;
         let mut b = h as usize & mask;
         let mut probe = 1;
-        while let Some((ek, _)) = table[b] {
-            if ek == k {
+        while let Some((ek, eh)) = table[b] {
+            if eh == h && ek.as_ref() == k.as_ref() {
                 return false;
             }
             b = (b + probe) & mask;
@@ -309,10 +302,10 @@ fn stringmap_order_bytes<'k>(keys: &[&'k [u8]]) -> Vec<&'k [u8]> {
         table[b] = Some((k, h));
         true
     }
-    let mut table: Vec<Option<(&'k [u8], u32)>> = vec![None; 16];
+    let mut table: Vec<Option<(K, u32)>> = vec![None; 16];
     let mut n = 0usize;
     for &k in keys {
-        let h = djb_hash(k);
+        let h = hash(k.as_ref());
         if place(&mut table, k, h) {
             n += 1;
             if n * 4 > table.len() * 3 {
@@ -361,15 +354,5 @@ mod tests {
         assert_eq!(densemap_hash(&[b'y'; 65]), 0xec35b523);
         assert_eq!(densemap_hash(long_a.as_bytes()), 0xc02f4f7a);
         assert_eq!(densemap_hash(long_upper.as_bytes()), 0x26e914a3);
-    }
-
-    #[test]
-    fn observed_orders() {
-        // llvm-formats.md §4.4: 16 writes triple, foo, arch; 19/22 arch, triple, foo.
-        let keys: [&[u8]; 5] = [b"file", b"triple", b"arch", b"kind", b"foo"];
-        let o16 = packager_string_order(Release::L16, &keys).unwrap();
-        assert_eq!(o16, [&b"triple"[..], b"foo", b"arch"]);
-        let o22 = packager_string_order(Release::L22, &keys).unwrap();
-        assert_eq!(o22, [&b"arch"[..], b"triple", b"foo"]);
     }
 }
