@@ -19,10 +19,12 @@
 
 pub mod bundle;
 pub mod bundler;
+#[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod detect;
 pub mod error;
 pub mod format;
+#[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod host;

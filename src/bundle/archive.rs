@@ -109,34 +109,10 @@ pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool)
 }
 
 /// `parseTargetIDWithFormatCheckingOnly` on a whole entry ID: the
-/// "processor" (everything before the first ':') and the feature names;
-/// `None` where LLVM returns `std::nullopt` (an empty processor, a
-/// feature not ending in '+' or '-', a repeated feature) or reads out of
-/// bounds (an empty feature).
+/// "processor" (everything before the first ':') and the feature names.
 fn parse_format_only(id: &[u8]) -> Option<(&[u8], BTreeSet<&[u8]>)> {
-    let (processor, mut features_text): (&[u8], &[u8]) = match id.iter().position(|&b| b == b':') {
-        Some(p) => (&id[..p], &id[p + 1..]),
-        None => (id, &[]),
-    };
-    if processor.is_empty() {
-        return None;
-    }
-    let mut features = BTreeSet::new();
-    while !features_text.is_empty() {
-        let (f, rest): (&[u8], &[u8]) = match features_text.iter().position(|&b| b == b':') {
-            Some(p) => (&features_text[..p], &features_text[p + 1..]),
-            None => (features_text, &[]),
-        };
-        let (&sign, name) = f.split_last()?;
-        if sign != b'+' && sign != b'-' {
-            return None;
-        }
-        if !features.insert(name) {
-            return None;
-        }
-        features_text = rest;
-    }
-    Some((processor, features))
+    let (processor, features) = crate::profile::target_id::format_only(id)?;
+    Some((processor, features.into_iter().map(|(n, _)| n).collect()))
 }
 
 /// A conflict `getConflictTargetIDCombination` finds among the entry IDs

@@ -106,53 +106,6 @@ pub fn is_offload_arch(name: &str) -> bool {
     AMDGPU.iter().any(|(n, _)| *n == name) || CUDA.contains(&name) || OTHER.contains(&name)
 }
 
-/// Processors first known to LLVM 20 or later: LLVM 16 and 19 treat them
-/// as unknown (observed: 19 writes `…--gfx950` as `…--gfx950-`).
-const SINCE_20: &[&str] = &[
-    "gfx950",
-    "gfx1153",
-    "gfx1250",
-    "gfx9-4-generic",
-    "sm_100",
-    "sm_100a",
-    "sm_101",
-    "sm_101a",
-    "sm_103",
-    "sm_103a",
-    "sm_110",
-    "sm_110a",
-    "sm_120",
-    "sm_120a",
-    "sm_121",
-    "sm_121a",
-];
-
-/// Processors LLVM 22 no longer knows (it writes `…--gfx940` as `…--`).
-const REMOVED_BY_22: &[&str] = &["gfx940", "gfx941"];
-
-/// Processors only LLVM 22 knows among the modelled releases.
-const SINCE_22: &[&str] = &["gfx1251", "sm_88"];
-
-/// `is_offload_arch` as LLVM `major` has it. LLVM 16 and 19 also know the
-/// name `generic`, so in `gfx9-generic` they take `generic` as the processor.
-pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
-    if major < 20 {
-        if name == "generic" {
-            return true;
-        }
-        if SINCE_20.contains(&name) {
-            return false;
-        }
-    }
-    if major < 22 && SINCE_22.contains(&name) {
-        return false;
-    }
-    if major >= 22 && REMOVED_BY_22.contains(&name) {
-        return false;
-    }
-    is_offload_arch(name)
-}
-
 /// Whether `name` is a CUDA processor (`sm_*` in the table).
 pub fn is_cuda(name: &str) -> bool {
     CUDA.contains(&name)

@@ -7,11 +7,13 @@
 //! `tests/data/llvm-id-vectors.json` and the differential tests.
 
 use crate::host::hash_order;
-use crate::id::target_id::{self, features_compatible};
+use crate::id::target_id::features_compatible;
 use crate::id::triple::{self, CanonicalForm, Triple};
-use crate::id::{processor, OFFLOAD_KINDS};
+use crate::id::OFFLOAD_KINDS;
 use std::fmt;
 use std::str::FromStr;
+
+pub mod target_id;
 
 /// An LLVM release whose behaviour is reproduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -98,7 +100,7 @@ impl Release {
                 // 16 and 19 look the empty string up in a table whose sentinel
                 // entry has an empty name, so an ID ending in '-' takes the whole
                 // ID as its target ID (llvm-formats.md §5.1).
-                let known = processor::is_offload_arch_in(gpu, self.major())
+                let known = target_id::is_offload_arch_in(gpu, self.major())
                     || gpu.is_empty() && self != Release::L14;
                 let (kind, triple_text, tid) = if known {
                     let (k, t) = head.split_once('-').unwrap_or((head, ""));
@@ -127,7 +129,7 @@ impl Release {
                 }
                 let tid_with_features = if pieces.len() == 6 { pieces[5] } else { "" };
                 let proc_ = tid_with_features.split(':').next().unwrap_or("");
-                let tid = if !proc_.is_empty() && processor::is_offload_arch_in(proc_, 22) {
+                let tid = if !proc_.is_empty() && target_id::is_offload_arch_in(proc_, 22) {
                     tid_with_features
                 } else {
                     ""

@@ -1,0 +1,136 @@
+//! Target IDs and processors as each LLVM release reads them
+//! (`clang/lib/Basic/TargetID.cpp`, `clang/lib/Basic/Cuda.cpp` /
+//! `OffloadArch.cpp`): the format-only parse, `parseTargetID`, LLVM 16's
+//! `isCompatibleTargetID`, and which processors each release knows. The
+//! strict grammar is [`crate::id::target_id`].
+
+use crate::id::processor::is_offload_arch;
+use crate::id::target_id::{Feature, TargetId};
+use crate::id::triple::Triple;
+use std::collections::BTreeMap;
+
+/// `clang::parseTargetID`: format check, canonical processor, feature
+/// legality. `None` when any of them fails (LLVM gives no reason).
+pub fn llvm_parse_target_id(triple: &Triple, text: &str) -> Option<(String, TargetId)> {
+    let tid = llvm_format_only(text)?;
+    let canon = tid.check(triple).ok()?;
+    Some((canon, tid))
+}
+
+/// `parseTargetIDWithFormatCheckingOnly` on bytes: the processor (the text
+/// before the first ':') and the features with their signs, in order.
+/// `None` where LLVM returns `std::nullopt`: an empty processor, a feature
+/// not ending in '+' or '-' (an empty one included), a repeated feature.
+pub fn format_only(text: &[u8]) -> Option<(&[u8], Vec<(&[u8], Feature)>)> {
+    let mut parts = text.split(|&b| b == b':');
+    let processor = parts.next().filter(|p| !p.is_empty())?;
+    let mut features: Vec<(&[u8], Feature)> = Vec::new();
+    for piece in parts {
+        let (&sign, name) = piece.split_last()?;
+        let f = match sign {
+            b'+' => Feature::On,
+            b'-' => Feature::Off,
+            _ => return None,
+        };
+        if features.iter().any(|(n, _)| *n == name) {
+            return None;
+        }
+        features.push((name, f));
+    }
+    Some((processor, features))
+}
+
+/// The same check on a target ID as the bundler reads it: the empty string
+/// parses to an empty processor.
+fn llvm_format_only(text: &str) -> Option<TargetId> {
+    if text.is_empty() {
+        return Some(TargetId {
+            processor: String::new(),
+            features: vec![],
+        });
+    }
+    // The signs are ASCII, so every piece is whole UTF-8.
+    let (processor, features) = format_only(text.as_bytes())?;
+    Some(TargetId {
+        processor: String::from_utf8_lossy(processor).into_owned(),
+        features: features
+            .into_iter()
+            .map(|(n, f)| (String::from_utf8_lossy(n).into_owned(), f))
+            .collect(),
+    })
+}
+
+/// LLVM 16's `clang::isCompatibleTargetID`: format checking only, no
+/// processor or feature tables. The processor is the text before the first
+/// ':' even when the format check fails (LLVM dereferences the empty
+/// optional; observed behaviour); malformed feature pieces are ignored.
+pub fn compatible_format_only(provided: &str, requested: &str) -> bool {
+    fn lenient(t: &str) -> (&str, BTreeMap<&str, Feature>) {
+        let mut parts = t.split(':');
+        let p = parts.next().unwrap_or("");
+        let mut m = BTreeMap::new();
+        for f in parts {
+            if let Some(n) = f.strip_suffix('+') {
+                m.insert(n, Feature::On);
+            } else if let Some(n) = f.strip_suffix('-') {
+                m.insert(n, Feature::Off);
+            }
+        }
+        (p, m)
+    }
+    // A code object whose target ID fails the format check never matches
+    // (observed); a malformed request is read leniently.
+    if llvm_format_only(provided).is_none() {
+        return false;
+    }
+    let (pp, pf) = lenient(provided);
+    let (rp, rf) = lenient(requested);
+    pp == rp && pf.iter().all(|(n, f)| rf.get(n) == Some(f))
+}
+
+/// Processors first known to LLVM 20 or later: LLVM 16 and 19 treat them
+/// as unknown (observed: 19 writes `…--gfx950` as `…--gfx950-`).
+const SINCE_20: &[&str] = &[
+    "gfx950",
+    "gfx1153",
+    "gfx1250",
+    "gfx9-4-generic",
+    "sm_100",
+    "sm_100a",
+    "sm_101",
+    "sm_101a",
+    "sm_103",
+    "sm_103a",
+    "sm_110",
+    "sm_110a",
+    "sm_120",
+    "sm_120a",
+    "sm_121",
+    "sm_121a",
+];
+
+/// Processors LLVM 22 no longer knows (it writes `…--gfx940` as `…--`).
+const REMOVED_BY_22: &[&str] = &["gfx940", "gfx941"];
+
+/// Processors only LLVM 22 knows among the modelled releases.
+const SINCE_22: &[&str] = &["gfx1251", "sm_88"];
+
+/// `is_offload_arch` as LLVM `major` has it. LLVM 16 and 19 also know the
+/// name `generic`, so in `gfx9-generic` they take `generic` as the processor.
+pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
+    if major < 20 {
+        if name == "generic" {
+            return true;
+        }
+        if SINCE_20.contains(&name) {
+            return false;
+        }
+    }
+    if major < 22 && SINCE_22.contains(&name) {
+        return false;
+    }
+    if major >= 22 && REMOVED_BY_22.contains(&name) {
+        return false;
+    }
+    is_offload_arch(name)
+}
