@@ -17,14 +17,17 @@ pub fn llvm_parse_target_id(triple: &Triple, text: &str) -> Option<(String, Targ
     Some((canon, tid))
 }
 
+/// Feature names and signs as written, in order.
+pub type FormatFeatures<'a> = Vec<(&'a [u8], Feature)>;
+
 /// `parseTargetIDWithFormatCheckingOnly` on bytes: the processor (the text
 /// before the first ':') and the features with their signs, in order.
 /// `None` where LLVM returns `std::nullopt`: an empty processor, a feature
 /// not ending in '+' or '-' (an empty one included), a repeated feature.
-pub fn format_only(text: &[u8]) -> Option<(&[u8], Vec<(&[u8], Feature)>)> {
+pub fn format_only(text: &[u8]) -> Option<(&[u8], FormatFeatures<'_>)> {
     let mut parts = text.split(|&b| b == b':');
     let processor = parts.next().filter(|p| !p.is_empty())?;
-    let mut features: Vec<(&[u8], Feature)> = Vec::new();
+    let mut features: FormatFeatures<'_> = Vec::new();
     for piece in parts {
         let (&sign, name) = piece.split_last()?;
         let f = match sign {
