@@ -125,5 +125,121 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// Every violation a strict reader or validator found, in input order.
+///
+/// A strict reader keeps going after a violation where it can, so one input
+/// may break several rules; `Errors` carries them all and is one
+/// `std::error::Error` for `?`. It dereferences to the `Vec<Error>`.
+///
+/// ```
+/// use offload_kit::error::{Error, Errors};
+/// use offload_kit::rules;
+/// let mut all = Errors::default();
+/// all.push(Error::at(rules::BIN_1, 0, "not a bundle"));
+/// assert_eq!(all.len(), 1);
+/// assert_eq!(all.first().and_then(|e| e.rule_id()), Some("BIN-1"));
+/// let dynamic: Box<dyn std::error::Error> = Box::new(all);
+/// assert!(dynamic.to_string().contains("rule BIN-1"));
+/// ```
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Errors(Vec<Error>);
+
+impl Errors {
+    /// No errors yet.
+    pub fn new() -> Self {
+        Errors(Vec::new())
+    }
+
+    /// The errors as a vector.
+    pub fn into_vec(self) -> Vec<Error> {
+        self.0
+    }
+
+    /// Shift every offset by `base` (see [`Error::rebase`]).
+    pub fn rebase(self, base: u64) -> Self {
+        self.0.into_iter().map(|e| e.rebase(base)).collect()
+    }
+}
+
+impl std::ops::Deref for Errors {
+    type Target = Vec<Error>;
+    fn deref(&self) -> &Vec<Error> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Errors {
+    fn deref_mut(&mut self) -> &mut Vec<Error> {
+        &mut self.0
+    }
+}
+
+impl From<Vec<Error>> for Errors {
+    fn from(v: Vec<Error>) -> Self {
+        Errors(v)
+    }
+}
+
+impl From<Error> for Errors {
+    fn from(e: Error) -> Self {
+        Errors(vec![e])
+    }
+}
+
+impl From<Errors> for Vec<Error> {
+    fn from(e: Errors) -> Self {
+        e.0
+    }
+}
+
+impl From<std::io::Error> for Errors {
+    fn from(e: std::io::Error) -> Self {
+        Errors(vec![e.into()])
+    }
+}
+
+impl FromIterator<Error> for Errors {
+    fn from_iter<I: IntoIterator<Item = Error>>(iter: I) -> Self {
+        Errors(iter.into_iter().collect())
+    }
+}
+
+impl IntoIterator for Errors {
+    type Item = Error;
+    type IntoIter = std::vec::IntoIter<Error>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a> IntoIterator for &'a Errors {
+    type Item = &'a Error;
+    type IntoIter = std::slice::Iter<'a, Error>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// One error a line.
+impl fmt::Display for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("\n")?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Errors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.0).finish()
+    }
+}
+
+impl std::error::Error for Errors {}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -35,5 +35,5 @@ pub mod profile;
 pub mod rules;
 pub mod source;
 
-pub use error::{Error, Result};
+pub use error::{Error, Errors, Result};
 pub use profile::Release;

@@ -2,6 +2,27 @@
 //! temporary file in the destination directory and is renamed into place
 //! only when complete; names derived from untrusted data (entry IDs, member
 //! names) never leave the directory the user chose.
+//!
+//! On Linux the temporary file is anonymous (`O_TMPFILE`): it gets a name
+//! only at [`OutputFile::commit`], for the instant between `linkat` and
+//! `rename`, so a process killed while writing (even by SIGKILL) leaves
+//! nothing behind. Elsewhere, or on a file system without `O_TMPFILE`, it
+//! is a named `.offload-kit-<pid>-<n>.tmp` removed on drop.
+//! [`commit_all`] commits several outputs as a unit: all of them or none.
+//!
+//! ```
+//! use offload_kit::output::{commit_all, OutputFile};
+//! use std::io::Write;
+//! let dir = std::env::temp_dir().join(format!("ok-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir).unwrap();
+//! let mut a = OutputFile::create(&dir.join("a.bin")).unwrap();
+//! a.write_all(b"first").unwrap();
+//! let mut b = OutputFile::create(&dir.join("b.bin")).unwrap();
+//! b.write_all(b"second").unwrap();
+//! commit_all(vec![a, b]).unwrap();
+//! assert_eq!(std::fs::read(dir.join("b.bin")).unwrap(), b"second");
+//! # std::fs::remove_dir_all(&dir).unwrap();
+//! ```
 
 use crate::error::{Error, Result};
 use crate::rules;
@@ -31,6 +52,9 @@ enum Target {
     Stdout(io::Stdout),
     /// A temporary file renamed onto `path` by `commit`.
     Temp(PathBuf, File),
+    /// An anonymous file in directory `.0`, linked and renamed onto
+    /// `path` by `commit`.
+    Anonymous(PathBuf, File),
     /// An existing file that is not a regular file (a device, a FIFO),
     /// written in place: renaming over it would replace the node.
     Direct(File),
@@ -114,6 +138,12 @@ impl OutputFile {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
+        if let Some(f) = anonymous_file(dir) {
+            return Ok(OutputFile {
+                target: Target::Anonymous(dir.to_path_buf(), f),
+                path: path.to_path_buf(),
+            });
+        }
         let mut last = None;
         for n in 0..1000u32 {
             let tmp = dir.join(format!(".offload-kit-{}-{n}.tmp", std::process::id()));
@@ -151,13 +181,40 @@ impl OutputFile {
     /// The underlying file, for `io::copy` fast paths; `None` for standard output.
     pub fn file(&mut self) -> Option<&mut File> {
         match &mut self.target {
-            Target::Temp(_, f) | Target::Direct(f) => Some(f),
+            Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => Some(f),
             _ => None,
         }
     }
 
+    /// The path this output is written to when committed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Rename the finished output into place.
     pub fn commit(mut self) -> Result<()> {
+        self.stage()?;
+        self.finish()
+    }
+
+    /// First half of a commit: flush, and give an anonymous file a
+    /// temporary name in its directory. Nothing is replaced yet.
+    fn stage(&mut self) -> Result<()> {
+        let fail =
+            |e: io::Error| Error::other(format!("'{}': {}", self.path.display(), io_text(&e)));
+        match std::mem::replace(&mut self.target, Target::Done) {
+            Target::Anonymous(dir, mut f) => {
+                f.flush().map_err(fail)?;
+                let tmp = link_anonymous(&f, &dir).map_err(fail)?;
+                self.target = Target::Temp(tmp, f);
+            }
+            other => self.target = other,
+        }
+        Ok(())
+    }
+
+    /// Second half of a commit: rename the staged file onto the path.
+    fn finish(mut self) -> Result<()> {
         match std::mem::replace(&mut self.target, Target::Done) {
             Target::Stdout(mut s) => Ok(s.flush()?),
             Target::Direct(mut f) => f
@@ -171,9 +228,87 @@ impl OutputFile {
                 }
                 Ok(())
             }
+            Target::Anonymous(..) => unreachable!("staged before finishing"),
             Target::Done => Ok(()),
         }
     }
+}
+
+/// Commit several outputs as a unit: every one is flushed and staged
+/// under a temporary name first (a full disk or a bad name fails here,
+/// before any destination changes), then each is renamed into place. If a
+/// rename still fails, the outputs already renamed by this call that did
+/// not exist before are removed again, so the caller sees all or none.
+pub fn commit_all(mut outputs: Vec<OutputFile>) -> Result<()> {
+    for o in &mut outputs {
+        o.stage()?;
+    }
+    let existed: Vec<bool> = outputs
+        .iter()
+        .map(|o| std::fs::symlink_metadata(&o.path).is_ok())
+        .collect();
+    let mut done: Vec<PathBuf> = Vec::new();
+    let mut rest = outputs.into_iter();
+    for (o, existed) in rest.by_ref().zip(existed) {
+        let path = o.path.clone();
+        if let Err(e) = o.finish() {
+            for p in done {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+        if !existed {
+            done.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// An anonymous file in `dir` (`O_TMPFILE`, mode 0666 less the umask),
+/// when the system supports it and `/proc/self/fd` can name it for
+/// `linkat` later; `None` otherwise.
+#[cfg(target_os = "linux")]
+fn anonymous_file(dir: &Path) -> Option<File> {
+    use rustix::fs::{Mode, OFlags};
+    if std::env::var_os("OFFLOAD_KIT_NO_TMPFILE").is_some() || !Path::new("/proc/self/fd").is_dir()
+    {
+        return None;
+    }
+    let fd = rustix::fs::open(
+        dir,
+        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o666),
+    )
+    .ok()?;
+    Some(File::from(fd))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn anonymous_file(_dir: &Path) -> Option<File> {
+    None
+}
+
+/// Give the anonymous file `f` a fresh temporary name in `dir`.
+#[cfg(target_os = "linux")]
+fn link_anonymous(f: &File, dir: &Path) -> io::Result<PathBuf> {
+    use rustix::fs::{AtFlags, CWD};
+    use std::os::fd::AsRawFd;
+    let proc_path = format!("/proc/self/fd/{}", f.as_raw_fd());
+    let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
+    for n in 0..1000u32 {
+        let tmp = dir.join(format!(".offload-kit-{}-{n}.tmp", std::process::id()));
+        match rustix::fs::linkat(CWD, proc_path.as_str(), CWD, &tmp, AtFlags::SYMLINK_FOLLOW) {
+            Ok(()) => return Ok(tmp),
+            Err(e) if e == rustix::io::Errno::EXIST => last = e.into(),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(last)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn link_anonymous(_f: &File, _dir: &Path) -> io::Result<PathBuf> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 impl Drop for OutputFile {
@@ -187,14 +322,14 @@ impl Drop for OutputFile {
 impl Write for OutputFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.target {
-            Target::Temp(_, f) | Target::Direct(f) => f.write(buf),
+            Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => f.write(buf),
             Target::Stdout(s) => s.write(buf),
             Target::Done => Err(io::Error::other("output already committed")),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.target {
-            Target::Temp(_, f) | Target::Direct(f) => f.flush(),
+            Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => f.flush(),
             Target::Stdout(s) => s.flush(),
             Target::Done => Ok(()),
         }
@@ -264,5 +399,61 @@ mod tests {
             contained_path(d, "hip-amdgcn-amd-amdhsa--gfx906").unwrap(),
             d.join("hip-amdgcn-amd-amdhsa--gfx906")
         );
+    }
+
+    fn scratch(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ok-out-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn writing_leaves_no_name_until_commit() {
+        let d = scratch("anon");
+        let mut o = OutputFile::create(&d.join("x")).unwrap();
+        o.write_all(b"data").unwrap();
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            0,
+            "anonymous while written"
+        );
+        o.commit().unwrap();
+        let names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["x"]);
+        assert_eq!(std::fs::read(d.join("x")).unwrap(), b"data");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn commit_all_is_all_or_nothing() {
+        let d = scratch("all");
+        // The second destination is a directory: renaming a file onto it
+        // fails, and the first output must not stay behind.
+        std::fs::create_dir(d.join("b")).unwrap();
+        std::fs::write(d.join("b").join("keep"), b"k").unwrap();
+        let mut a = OutputFile::create(&d.join("a")).unwrap();
+        a.write_all(b"A").unwrap();
+        let mut b = OutputFile::create_replacing(&d.join("b")).unwrap();
+        b.write_all(b"B").unwrap();
+        assert!(commit_all(vec![a, b]).is_err());
+        let mut names: Vec<_> = std::fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["b"], "only the pre-existing directory remains");
+        let mut a = OutputFile::create(&d.join("a")).unwrap();
+        a.write_all(b"A").unwrap();
+        let mut c = OutputFile::create(&d.join("c")).unwrap();
+        c.write_all(b"C").unwrap();
+        commit_all(vec![a, c]).unwrap();
+        assert_eq!(std::fs::read(d.join("a")).unwrap(), b"A");
+        assert_eq!(std::fs::read(d.join("c")).unwrap(), b"C");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
