@@ -1,0 +1,159 @@
+//! Binary bundles: strict reader, LLVM reader model, writer.
+//!
+//! Data flows bytes → [`BinaryBundle`] → bytes. The header scan
+//! ([`scan`]) is shared: the strict reader ([`parse_strict`]) turns every
+//! irregularity into an [`Error`](crate::error::Error) citing
+//! `spec/binary-bundle.md`; the LLVM model ([`llvm_read`]) turns the same
+//! scan into what `ReadHeader` of a given release would see, crashes
+//! included.
+//!
+//! This module holds the entry record and the header scan; the rest lives
+//! in `read` (the strict reader), `llvm` (the LLVM reader model, release by
+//! release) and `write` (layout and writer).
+
+use crate::format::bundle::{RawHeader, RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
+use binrw::BinRead;
+use std::borrow::Cow;
+use std::io::Cursor;
+
+mod llvm;
+mod read;
+mod write;
+
+pub use llvm::{llvm_read, llvm_read_prefix, LlvmView};
+pub use read::{parse_strict, BinaryBundle, Extent};
+pub use write::{layout, write_to_vec, Layout};
+
+/// One entry record of a binary bundle, with absolute positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry<'a> {
+    /// The entry ID bytes as stored.
+    pub id: &'a [u8],
+    /// Payload offset, relative to the start of the bundle.
+    pub offset: u64,
+    /// Payload size.
+    pub size: u64,
+    /// Absolute offset of the record (its `offset` field).
+    pub record_pos: u64,
+    /// Absolute offset of the ID bytes.
+    pub id_pos: u64,
+}
+
+impl<'a> Entry<'a> {
+    /// The ID as text (lossy for non-UTF-8 bytes).
+    pub fn id_str(&self) -> Cow<'a, str> {
+        String::from_utf8_lossy(self.id)
+    }
+
+    /// The payload slice within `bundle` (the bundle's own bytes), if in range.
+    pub fn payload(&self, bundle: &'a [u8]) -> Option<&'a [u8]> {
+        let end = self.offset.checked_add(self.size)?;
+        bundle.get(usize::try_from(self.offset).ok()?..usize::try_from(end).ok()?)
+    }
+}
+
+/// Why the header scan stopped before reading every record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// A field or ID runs past the end: absolute position of the field.
+    Truncated {
+        /// Absolute position of the incomplete field.
+        at: u64,
+        /// Index of the record being read.
+        index: u64,
+    },
+    /// The record's offset is 0 or its range lies outside the data (LLVM's check).
+    BadRange {
+        /// Index of the record.
+        index: u64,
+        /// Absolute position of the record.
+        at: u64,
+    },
+}
+
+/// The result of scanning a header the way every LLVM release does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan<'a> {
+    /// The count field.
+    pub num_entries: u64,
+    /// Records read, in header order.
+    pub entries: Vec<Entry<'a>>,
+    /// Records whose `offset + size` wraps past 2^64 (LLVM accepts them).
+    pub wrapped: Vec<usize>,
+    /// Why the scan stopped early, if it did.
+    pub stop: Option<Stop>,
+    /// Relative end of the last record read.
+    pub header_end: u64,
+}
+
+/// Whether `data` starts with the binary-bundle magic (BIN-1).
+pub fn is_binary_bundle(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+/// Scan the header of the bundle that starts at `data[0]`; `base` is the
+/// absolute offset of `data[0]` in the outermost input. Returns `None` when
+/// the magic or count is missing. Never allocates from the count field.
+pub fn scan(data: &[u8], base: u64) -> Option<Scan<'_>> {
+    scan_prefix(data, data.len() as u64, base)
+}
+
+/// [`scan`] over the first bytes of a bundle whose full length is `total`
+/// (a bundle being decompressed): records must lie in `data`, payload
+/// ranges are checked against `total`.
+pub fn scan_prefix(data: &[u8], total: u64, base: u64) -> Option<Scan<'_>> {
+    let header = RawHeader::read(&mut Cursor::new(data)).ok()?;
+    let len = data.len() as u64;
+    let n = header.num_entries;
+    let mut entries = Vec::with_capacity(n.min(len / RECORD_FIXED_SIZE) as usize);
+    let mut wrapped = Vec::new();
+    let mut pos = HEADER_SIZE;
+    let mut stop = None;
+    for index in 0..n {
+        let rec_pos = pos;
+        let mut cur = Cursor::new(&data[pos as usize..]);
+        let Ok(rec) = RawRecord::read(&mut cur) else {
+            stop = Some(Stop::Truncated {
+                at: base + pos + (len - pos).min(RECORD_FIXED_SIZE) / 8 * 8,
+                index,
+            });
+            break;
+        };
+        pos += RECORD_FIXED_SIZE;
+        if rec.id_len > len - pos {
+            stop = Some(Stop::Truncated {
+                at: base + pos - 8,
+                index,
+            });
+            break;
+        }
+        let id = &data[pos as usize..(pos + rec.id_len) as usize];
+        let id_pos = pos;
+        pos += rec.id_len;
+        let end = rec.offset.wrapping_add(rec.size);
+        if rec.offset == 0 || end > total {
+            stop = Some(Stop::BadRange {
+                index,
+                at: base + rec_pos,
+            });
+            break;
+        }
+        if end < rec.offset {
+            wrapped.push(entries.len());
+        }
+        entries.push(Entry {
+            id,
+            offset: rec.offset,
+            size: rec.size,
+            record_pos: base + rec_pos,
+            id_pos: base + id_pos,
+        });
+    }
+    Some(Scan {
+        num_entries: n,
+        entries,
+        wrapped,
+        stop,
+        header_end: pos,
+    })
+}

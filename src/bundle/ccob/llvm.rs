@@ -1,0 +1,402 @@
+//! What each LLVM release makes of a compressed input: the header checks
+//! of `CompressedOffloadBundle::decompress` (16 reads no CCOB, 19 knows no
+//! v3), its messages, the one-shot zstd and zlib calls, and the streamed
+//! listing and extraction that agree with them.
+
+use super::decode::{copy_big, decode_into};
+use super::stream::{zstd_frame_extent, Sink, Tap, STREAM_CHUNK};
+use super::{is_ccob, Header, Method};
+use crate::bundle::binary;
+use crate::error::Error;
+use crate::format::ccob::{header_size, METHOD_ZLIB, METHOD_ZSTD};
+use crate::profile::Release;
+use crate::rules;
+use crate::source::{Reader, Source};
+use std::io::Read;
+
+/// What an LLVM release makes of a buffer that may be compressed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LlvmDecompress {
+    /// Not compressed as far as this release can tell: use the bytes as they are.
+    Plain,
+    /// Decompressed bytes.
+    Data(Vec<u8>),
+    /// The release fails with this message (after `Failed to decompress input: `).
+    Fails(String, Error),
+}
+
+/// Claims above this size make LLVM's up-front allocation fail (observed
+/// from 2^35 up on the 24 GiB reference machine: `LLVM ERROR: out of
+/// memory`, SIGABRT; the threshold depends on the machine's memory).
+pub const LLVM_ALLOCATION_LIMIT: u64 = 1 << 35;
+
+/// The header fields a release uses to decompress, or what it makes of
+/// the buffer when it does not get that far.
+struct LlvmPrepared {
+    method: Method,
+    claimed: u64,
+    hsize: usize,
+    /// Offset of the uncompressed-size field.
+    field: u64,
+}
+
+/// The header part of [`llvm_decompress`]: everything the release checks
+/// before calling the decompressor.
+fn llvm_prepare(
+    data: &[u8],
+    release: Release,
+) -> std::result::Result<LlvmPrepared, LlvmDecompress> {
+    if release <= Release::L16 || !is_ccob(data) {
+        return Err(LlvmDecompress::Plain);
+    }
+    let min = if release == Release::L19 { 20 } else { 8 };
+    if data.len() < min {
+        return Err(LlvmDecompress::Plain);
+    }
+    let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(m.to_string(), e));
+    let version = u16::from_le_bytes([data[4], data[5]]);
+    let method = u16::from_le_bytes([data[6], data[7]]);
+    let hsize = match (release, version) {
+        // 19 reads a total size only for versions >= 2 and knows no v3.
+        (Release::L19, v) if v < 2 => 20,
+        (Release::L19, _) => 24,
+        (_, v) => match header_size(v) {
+            Some(h) => h as usize,
+            None => {
+                return fail(
+                    "Compressed bundle header size too small",
+                    Error::at(rules::CCOB_2, 4, format!("unknown version {version}")),
+                )
+            }
+        },
+    };
+    if data.len() < hsize {
+        return fail(
+            "Compressed bundle header size too small",
+            Error::at(rules::CCOB_2, data.len() as u64, "header truncated"),
+        );
+    }
+    let usize_off = match hsize {
+        20 => 8,
+        24 => 12,
+        _ => 16,
+    };
+    let claimed = if hsize == 32 {
+        u64::from_le_bytes(data[16..24].try_into().expect("8 bytes"))
+    } else {
+        u64::from(u32::from_le_bytes(
+            data[usize_off..usize_off + 4].try_into().expect("4 bytes"),
+        ))
+    };
+    let m = match method {
+        METHOD_ZLIB => Method::Zlib,
+        METHOD_ZSTD => Method::Zstd,
+        _ => {
+            return fail(
+                "Unknown compressing method",
+                Error::at(rules::CCOB_3, 6, format!("method {method}")),
+            )
+        }
+    };
+    let field = usize_off as u64;
+    if claimed > LLVM_ALLOCATION_LIMIT {
+        return fail(
+            "LLVM ERROR: out of memory",
+            Error::at(
+                rules::CCOB_6,
+                field,
+                format!(
+                    "the header claims {claimed} uncompressed bytes; LLVM {release} allocates the claim up front and aborts out of memory"
+                ),
+            ),
+        );
+    }
+    Ok(LlvmPrepared {
+        method: m,
+        claimed,
+        hsize,
+        field,
+    })
+}
+
+/// Model of `CompressedOffloadBundle::decompress` for `release`.
+pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
+    let LlvmPrepared {
+        method: m,
+        claimed,
+        hsize,
+        field,
+    } = match llvm_prepare(data, release) {
+        Ok(p) => p,
+        Err(outcome) => return outcome,
+    };
+    let fail = |m: &str, e: Error| LlvmDecompress::Fails(m.to_string(), e);
+    let payload = &data[hsize..];
+    let lib_fail = |lib: String, rule: crate::rules::Rule, at: u64, what: &str| {
+        fail(
+            &format!("Could not decompress embedded file contents: {lib}"),
+            Error::at(rule, at, what.to_string()),
+        )
+    };
+    match m {
+        Method::Zstd => match zstd_one_shot(payload, claimed) {
+            Ok(out) => LlvmDecompress::Data(out),
+            Err(name) => lib_fail(
+                name.clone(),
+                if name.contains("buffer is too small") {
+                    rules::CCOB_6
+                } else {
+                    rules::CCOB_5
+                },
+                if name.contains("buffer is too small") {
+                    field
+                } else {
+                    hsize as u64
+                },
+                &format!("ZSTD_decompress: {name}"),
+            ),
+        },
+        Method::Zlib => match zlib_uncompress(payload, claimed) {
+            Ok(out) => LlvmDecompress::Data(out),
+            Err(code) => lib_fail(
+                format!("zlib error: {code}"),
+                if code == "Z_BUF_ERROR" {
+                    rules::CCOB_6
+                } else {
+                    rules::CCOB_5
+                },
+                if code == "Z_BUF_ERROR" {
+                    field
+                } else {
+                    hsize as u64
+                },
+                &format!("uncompress: {code}"),
+            ),
+        },
+    }
+}
+
+/// The first bytes of the bundle a compressed input holds, decoded only
+/// as far as its binary-bundle header reaches, with the bundle's full
+/// size: what `-list` needs (spec/ccob.md, "Listing a compressed
+/// bundle").
+///
+/// `Some` only where the release would decompress the input and where the
+/// outcome of its one-shot call is known without decoding everything: a
+/// zstd payload that is exactly one frame (its extent found from the block
+/// headers), whose content size is recorded and within the header's claim,
+/// holding a binary bundle whose header ends within the content. Damage
+/// inside the frame's blocks past the header is not seen (LLVM's one-shot
+/// call reports it; `offload-kit verify` does). `None`: decompress the
+/// whole input with [`llvm_decompress`] to learn what the release does.
+pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, u64)> {
+    let data = src.bytes();
+    let p = llvm_prepare(data, release).ok()?;
+    if p.method != Method::Zstd {
+        return None;
+    }
+    let payload_len = data.len() as u64 - p.hsize as u64;
+    let (frame, total) = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)?;
+    if frame != payload_len {
+        return None;
+    }
+    let total = total?;
+    if total > p.claimed {
+        return None;
+    }
+    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, 1 << 20);
+    let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+        .ok()?
+        .single_frame();
+    let mut prefix = Vec::new();
+    let mut want = 64u64 << 10;
+    loop {
+        let goal = want.min(total);
+        let have = prefix.len() as u64;
+        (&mut dec).take(goal - have).read_to_end(&mut prefix).ok()?;
+        if (prefix.len() as u64) < goal || !binary::is_binary_bundle(&prefix) {
+            return None;
+        }
+        let scan = binary::scan_prefix(&prefix, total, 0)?;
+        let cut = matches!(scan.stop, Some(binary::Stop::Truncated { .. }));
+        if !cut {
+            return Some((prefix, total));
+        }
+        if goal == total {
+            return None;
+        }
+        want = want.saturating_mul(4);
+    }
+}
+
+/// Why [`llvm_stream_ranges`] failed.
+#[derive(Debug)]
+pub enum StreamFailure {
+    /// The release's decompression fails: its message (after
+    /// `Failed to decompress input: `) and the detail.
+    Llvm(String, Error),
+    /// Writing to a sink failed.
+    Write(std::io::Error),
+}
+
+/// Decode the compressed input of `src` as `release` decompresses it, in
+/// one streaming pass, sending ranges of the decompressed bundle to
+/// `sinks`; returns the truncated MD5 of the whole decompressed bundle
+/// (for the CCOB-7 warning). Valid where [`llvm_list_prefix`] returned
+/// `Some`: there the release's one-shot call and this stream agree, bytes
+/// and errors alike. The compressed data is read through windows of
+/// [`STREAM_CHUNK`] bytes and the decoder holds one zstd window, so memory
+/// does not grow with the bundle.
+pub fn llvm_stream_ranges(
+    src: &dyn Source,
+    release: Release,
+    sinks: &mut [Sink<'_>],
+) -> std::result::Result<[u8; 8], StreamFailure> {
+    let data = src.bytes();
+    let p = llvm_prepare(data, release).map_err(|outcome| match outcome {
+        LlvmDecompress::Fails(m, e) => StreamFailure::Llvm(m, e),
+        _ => StreamFailure::Llvm(
+            "not a compressed bundle".into(),
+            Error::at(rules::CCOB_1, 0, "not a compressed bundle"),
+        ),
+    })?;
+    let mut tap = Tap::new(sinks);
+    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, STREAM_CHUNK);
+    let lib_fail = |name: String| {
+        StreamFailure::Llvm(
+            format!("Could not decompress embedded file contents: {name}"),
+            Error::at(
+                rules::CCOB_5,
+                p.hsize as u64,
+                format!("ZSTD_decompress: {name}"),
+            ),
+        )
+    };
+    let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+        .map_err(|e| lib_fail(e.to_string()))?
+        .single_frame();
+    // The one-shot call fails on anything after the frame; the stream
+    // would stop at its end. Callers check this first (llvm_list_prefix).
+    let whole = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)
+        .is_some_and(|(n, _)| n == data.len() as u64 - p.hsize as u64);
+    if !whole {
+        return Err(lib_fail("Src size is incorrect".into()));
+    }
+    let copied = copy_big(&mut (&mut dec).take(p.claimed), &mut tap);
+    if let Some(e) = tap.failed.take() {
+        return Err(StreamFailure::Write(e));
+    }
+    copied.map_err(|e| lib_fail(e.to_string()))?;
+    let digest = tap.md5.finish();
+    let mut h = [0u8; 8];
+    h.copy_from_slice(&digest[..8]);
+    Ok(h)
+}
+
+/// `ZSTD_decompress(dst, claimed, src)` as LLVM calls it. The claim is
+/// bounded by [`LLVM_ALLOCATION_LIMIT`] before this is called, so the
+/// buffer is too; an empty input decodes to nothing (zstd accepts it).
+fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, String> {
+    if src.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Size the buffer by what the frame says it holds, never past the claim;
+    // a frame without a content size is decoded as a stream instead, so no
+    // allocation follows an untrusted claim.
+    match zstd::zstd_safe::get_frame_content_size(src) {
+        Ok(Some(n)) => {
+            let mut dst = vec![0u8; n.min(claimed) as usize];
+            match zstd::zstd_safe::decompress(&mut dst[..], src) {
+                Ok(k) => {
+                    dst.truncate(k);
+                    Ok(dst)
+                }
+                Err(code) => Err(zstd::zstd_safe::get_error_name(code).to_string()),
+            }
+        }
+        Ok(None) | Err(_) if src.len() < 5 => Err("Src size is incorrect".into()),
+        Err(_) => {
+            let mut probe = [0u8; 0];
+            match zstd::zstd_safe::decompress(&mut probe[..], src) {
+                Err(code) => Err(zstd::zstd_safe::get_error_name(code).to_string()),
+                Ok(_) => Ok(Vec::new()),
+            }
+        }
+        Ok(None) => {
+            let h = Header {
+                version: 3,
+                method_value: METHOD_ZSTD,
+                total_size: None,
+                uncompressed_size: claimed,
+                hash: [0; 8],
+                header_size: 0,
+            };
+            let mut out = Vec::new();
+            decode_into(&h, src, 0, &mut out).map(|_| out).map_err(|e| {
+                if e.rule_id() == Some(rules::CCOB_6.id) {
+                    "Destination buffer is too small".into()
+                } else {
+                    "Src size is incorrect".into()
+                }
+            })
+        }
+    }
+}
+
+/// zlib's `uncompress(dst, &claimed, src)` result, emulated on `flate2`:
+/// the stream must end within the claim; running out of output space is
+/// `Z_BUF_ERROR`, an incomplete or corrupt stream `Z_DATA_ERROR`.
+fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'static str> {
+    let mut d = flate2::Decompress::new(true);
+    if claimed == 0 {
+        // zlib decodes into a 1-byte dummy: only an empty stream succeeds;
+        // anything else was observed as Z_DATA_ERROR.
+        let mut probe = [0u8; 1];
+        return match d.decompress(src, &mut probe, flate2::FlushDecompress::Finish) {
+            Ok(flate2::Status::StreamEnd) if d.total_out() == 0 => Ok(Vec::new()),
+            _ => Err("Z_DATA_ERROR"),
+        };
+    }
+    let mut out = Vec::with_capacity((claimed as usize).min(1 << 20));
+    loop {
+        let before_in = d.total_in();
+        let before_out = d.total_out();
+        let room = (claimed - d.total_out()) as usize;
+        if room == 0 {
+            // Output full: is the stream finished?
+            let mut probe = [0u8; 1];
+            let st = d.decompress(
+                &src[d.total_in() as usize..],
+                &mut probe,
+                flate2::FlushDecompress::Finish,
+            );
+            return match st {
+                Ok(flate2::Status::StreamEnd) if d.total_out() == before_out => Ok(out),
+                Ok(_) => Err("Z_BUF_ERROR"),
+                Err(_) => Err("Z_DATA_ERROR"),
+            };
+        }
+        let chunk = room.min(1 << 20);
+        let start = out.len();
+        out.resize(start + chunk, 0);
+        let st = d.decompress(
+            &src[d.total_in() as usize..],
+            &mut out[start..],
+            flate2::FlushDecompress::Finish,
+        );
+        let wrote = (d.total_out() - before_out) as usize;
+        out.truncate(start + wrote);
+        match st {
+            Ok(flate2::Status::StreamEnd) => return Ok(out),
+            Ok(_) if d.total_in() == before_in && wrote == 0 => {
+                return Err(if d.total_out() == claimed {
+                    "Z_BUF_ERROR"
+                } else {
+                    "Z_DATA_ERROR"
+                })
+            }
+            Ok(_) => {}
+            Err(_) => return Err("Z_DATA_ERROR"),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! The input of a reader: a slice searched in place, or a [`Source`] read
+//! window by window, with the few operations the readers need on it; and
+//! the entries the readers collect from it.
+
+use super::SourceEntry;
+use crate::bundle::binary::Entry;
+use crate::error::Error;
+use crate::source::{Source, Window};
+use memchr::memmem::Finder;
+use std::borrow::Cow;
+
+/// The window size of the readers over a [`Source`] (`*_source`,
+/// [`LlvmReader::from_source`]): a mapped input is read 16 MiB at a time,
+/// so scanning a multi-GB text bundle keeps about that much of it resident.
+///
+/// [`LlvmReader::from_source`]: super::LlvmReader::from_source
+pub const WINDOW: u64 = 16 << 20;
+
+/// The input of a reader and the few operations the readers need on it:
+/// searches, short reads and newline counts over ranges of offsets. A
+/// slice is searched in place. A [`Source`] is read through windows of at
+/// most `chunk` bytes (of a needle's length when that is longer), one held
+/// at a time and released as the scan moves on; a search that goes on into
+/// the next window looks back only the needle's length minus one.
+pub(super) struct Scan<'a> {
+    src: Src<'a>,
+    pub(super) len: usize,
+    /// The offset of the first window that could not be had.
+    failed: Option<u64>,
+}
+
+enum Src<'a> {
+    Slice(&'a [u8]),
+    Windows {
+        src: &'a dyn Source,
+        chunk: usize,
+        /// The window held, with its offset.
+        cur: Option<(usize, Window<'a>)>,
+    },
+}
+
+impl<'a> Scan<'a> {
+    pub(super) fn slice(data: &'a [u8]) -> Scan<'a> {
+        Scan {
+            src: Src::Slice(data),
+            len: data.len(),
+            failed: None,
+        }
+    }
+
+    pub(super) fn windows(src: &'a dyn Source, chunk: u64) -> Scan<'a> {
+        Scan {
+            len: src.bytes().len(),
+            src: Src::Windows {
+                src,
+                chunk: usize::try_from(chunk).unwrap_or(usize::MAX).max(1),
+                cur: None,
+            },
+            failed: None,
+        }
+    }
+
+    /// Bytes from `at` (`at < to <= len`) out of one window: all of
+    /// `at..to`, or at least `min` of them. `None` when the window cannot
+    /// be had (recorded in `failed`).
+    fn view(&mut self, at: usize, to: usize, min: usize) -> Option<&[u8]> {
+        let (ws, w): (usize, &[u8]) = match &mut self.src {
+            Src::Slice(d) => (0, d),
+            Src::Windows { src, chunk, cur } => {
+                let held = cur.as_ref().is_some_and(|(ws, w)| {
+                    let we = ws + w.len();
+                    *ws <= at && (we >= to || we >= at + min)
+                });
+                if !held {
+                    // Release the old window before taking the next one.
+                    *cur = None;
+                    let n = (to - at).min((*chunk).max(min));
+                    match src.window(at as u64, n as u64) {
+                        Some(w) if w.len() == n => *cur = Some((at, w)),
+                        _ => {
+                            self.failed.get_or_insert(at as u64);
+                            return None;
+                        }
+                    }
+                }
+                let (ws, w) = cur.as_ref()?;
+                (*ws, w)
+            }
+        };
+        w.get(at.checked_sub(ws)?..to.min(ws + w.len()).checked_sub(ws)?)
+    }
+
+    /// The first match of `search` (for a needle of `needle` bytes) in
+    /// `from..to`, window by window.
+    fn find_with(
+        &mut self,
+        from: usize,
+        to: usize,
+        needle: usize,
+        search: impl Fn(&[u8]) -> Option<usize>,
+    ) -> Option<usize> {
+        let to = to.min(self.len);
+        let needle = needle.max(1);
+        let mut at = from;
+        while at < to && to - at >= needle {
+            let v = self.view(at, to, needle)?;
+            if let Some(k) = search(v) {
+                return Some(at + k);
+            }
+            if at + v.len() >= to || v.len() < needle {
+                return None;
+            }
+            at += v.len() + 1 - needle;
+        }
+        None
+    }
+
+    /// The first occurrence of `f`'s needle in `from..to`.
+    pub(super) fn find(&mut self, f: &Finder<'_>, from: usize, to: usize) -> Option<usize> {
+        self.find_with(from, to, f.needle().len(), |w| f.find(w))
+    }
+
+    /// The first `"\n"` at or after `from`.
+    pub(super) fn find_nl(&mut self, from: usize) -> Option<usize> {
+        self.find_with(from, usize::MAX, 1, |w| memchr::memchr(b'\n', w))
+    }
+
+    /// Whether the input holds `needle` at `at`.
+    pub(super) fn starts_with(&mut self, at: usize, needle: &[u8]) -> bool {
+        match at.checked_add(needle.len()) {
+            Some(e) if e <= self.len => {
+                needle.is_empty() || self.view(at, e, needle.len()) == Some(needle)
+            }
+            _ => false,
+        }
+    }
+
+    /// The bytes `from..to`: borrowed from a slice, copied out of windows.
+    pub(super) fn get(&mut self, from: usize, to: usize) -> Cow<'a, [u8]> {
+        let to = to.min(self.len);
+        if let Src::Slice(d) = &self.src {
+            let d: &'a [u8] = d;
+            return Cow::Borrowed(d.get(from..to).unwrap_or_default());
+        }
+        let mut out = Vec::new();
+        let mut at = from;
+        while at < to {
+            let Some(v) = self.view(at, to, 1) else {
+                break;
+            };
+            out.extend_from_slice(v);
+            at += v.len();
+        }
+        Cow::Owned(out)
+    }
+
+    /// How many `"\n"` `from..to` holds.
+    pub(super) fn count_nl(&mut self, from: usize, to: usize) -> u64 {
+        let to = to.min(self.len);
+        let mut n = 0;
+        let mut at = from;
+        while at < to {
+            let Some(v) = self.view(at, to, 1) else {
+                break;
+            };
+            n += memchr::memchr_iter(b'\n', v).count() as u64;
+            at += v.len();
+        }
+        n
+    }
+
+    /// [`show`] for the bytes `from..to`, reading at most what it shows.
+    pub(super) fn show(&mut self, from: usize, to: usize) -> String {
+        let cut = self.get(from, to.min(from.saturating_add(SHOW_MAX)));
+        show_cut(&cut, to.saturating_sub(from))
+    }
+
+    /// The error for a window that could not be had, `base` being the
+    /// absolute offset of the input.
+    pub(super) fn failure(&self, base: u64) -> Option<Error> {
+        self.failed.map(|at| {
+            Error::other(format!(
+                "cannot read the input at offset {}",
+                base.saturating_add(at)
+            ))
+        })
+    }
+}
+
+/// How much of an ID (or line) a message shows.
+const SHOW_MAX: usize = 200;
+
+/// An ID (or line) for a message: escaped, at most 200 bytes of it.
+pub(super) fn show(id: &[u8]) -> String {
+    show_cut(&id[..id.len().min(SHOW_MAX)], id.len())
+}
+
+/// [`show`] for the first bytes `cut` of an ID of `len` bytes.
+fn show_cut(cut: &[u8], len: usize) -> String {
+    let mut s = String::from_utf8_lossy(cut).escape_debug().to_string();
+    if len > SHOW_MAX {
+        s.push_str(&format!("... ({len} bytes)"));
+    }
+    s
+}
+
+/// An entry a reader found: its ID borrowed from a slice or copied out of
+/// a window. `offset` is relative to the input, `id_pos` absolute.
+pub(super) struct Item<'a> {
+    pub(super) id: Cow<'a, [u8]>,
+    pub(super) offset: u64,
+    pub(super) size: u64,
+    pub(super) record_pos: u64,
+    pub(super) id_pos: u64,
+}
+
+/// The ID at absolute offset `id_pos` of `data` (absolute offset `base`).
+pub(super) fn id_in(data: &[u8], base: u64, id_pos: u64, len: usize) -> &[u8] {
+    let s = usize::try_from(id_pos.saturating_sub(base)).unwrap_or(usize::MAX);
+    data.get(s..s.saturating_add(len)).unwrap_or_default()
+}
+
+impl<'a> Item<'a> {
+    /// The entry, its ID borrowed from `data`, the input the item was read from.
+    pub(super) fn borrowed(&self, data: &'a [u8], base: u64) -> Entry<'a> {
+        Entry {
+            id: id_in(data, base, self.id_pos, self.id.len()),
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
+    }
+
+    pub(super) fn owned(self) -> SourceEntry {
+        SourceEntry {
+            id: self.id.into_owned(),
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windowed_search_overlaps_windows() {
+        let mut d = vec![b'x'; 100];
+        d.extend_from_slice(b"needle");
+        d.extend_from_slice(&[b'\n'; 3]);
+        let src = &d[..];
+        let f = Finder::new(b"needle");
+        for chunk in [1, 2, 5, 6, 7, 64, 1000] {
+            let mut s = Scan::windows(&src, chunk);
+            assert_eq!(s.find(&f, 0, usize::MAX), Some(100), "{chunk}");
+            assert_eq!(s.find(&f, 0, 105), None, "{chunk}");
+            assert_eq!(s.find(&f, 101, usize::MAX), None, "{chunk}");
+            assert_eq!(s.find_nl(0), Some(106));
+            assert_eq!(s.count_nl(0, 200), 3);
+            assert!(s.starts_with(100, b"needle\n"));
+            assert_eq!(s.get(98, 104), &b"xxneed"[..]);
+            assert_eq!(s.failed, None);
+        }
+    }
+}
