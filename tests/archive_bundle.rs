@@ -260,8 +260,9 @@ fn ar_4_member_names() {
 
 #[test]
 fn ar_5_output_archive_bytes() {
-    // llvm-behaviour-matrix.md §5: the gfx906 archive of two members holding
-    // raw data, 278 bytes, identical for 14, 16, 19 and 22.
+    // The gfx906 archive of two members holding raw data, 278 bytes, as
+    // clang-offload-bundler 14, 16, 19 and 22 all write it for these inputs
+    // (`-unbundle -type=a`; spec/archive.md, AR-5).
     let a = bundle(&[(HOST, b"H"), (GFX906, b"DEV906-A")]);
     let b = bundle(&[(GFX906, b"DEV906-B")]);
     let input = archive(&[("a.o", &a), ("b.o", &b)]);

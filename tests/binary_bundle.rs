@@ -27,7 +27,8 @@ fn put(d: &mut [u8], at: usize, v: u64) {
 
 #[test]
 fn good_bundle_matches_llvm_bytes() {
-    // llvm-behaviour-matrix.md §1.1: 19/22 output for these inputs (good.bin).
+    // What clang-offload-bundler 19 and 22 write for these inputs
+    // (tests/data/malformed/good.bin; spec/README.md, Conventions).
     let want = include_bytes!("data/malformed/good.bin");
     assert_eq!(good(), want.to_vec());
     assert!(rules_of(&good()).is_empty());

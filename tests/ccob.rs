@@ -1742,7 +1742,7 @@ fn llvm_convert_matches_llvm_versions() {
         // 22 with version 2 is byte-identical to 19 (same libzstd).
         if f("l22-2.ccob") != f("l19-d.ccob") {
             m.push(format!(
-                "{}: LLVM 22 v2 != LLVM 19 (research says equal)",
+                "{}: LLVM 22 v2 != LLVM 19 (spec/ccob.md CCOB-8 says equal)",
                 p.name
             ));
         }

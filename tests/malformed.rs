@@ -1,5 +1,5 @@
 //! Every file in `tests/data/malformed/` (inputs that crash, hang or leak
-//! memory in LLVM 14–22; copied from shared/research/malformed) through
+//! memory in LLVM 14–22; see spec/README.md, *Conventions*) through
 //! every reader and every profile: a clean error with offset and rule, or a
 //! clean result, never a panic. One trial per file.
 

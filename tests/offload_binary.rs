@@ -30,8 +30,8 @@ const MALFORMED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/malform
 // ---------------------------------------------------------------------------
 // Fixtures
 
-/// `pk.22` (llvm-behaviour-matrix.md §6.1): nvptx sm_70 openmp, amdgcn
-/// gfx90a openmp, written by LLVM 19 and 22.
+/// `pk.22` (spec/offload-binary.md, *Worked example*): nvptx sm_70 openmp,
+/// amdgcn gfx90a openmp, as LLVM 19 and 22 write it.
 fn pk22() -> Vec<u8> {
     let a = OwnedImage {
         image_kind: 0,
@@ -1220,8 +1220,9 @@ fn objdump_mismatch(n: u32, dir: &Path, file: &str) -> Option<String> {
     None
 }
 
-/// Malformed variants of the first binary of `pk.22`
-/// (llvm-behaviour-matrix.md §6.5), with the strict rules they violate.
+/// Malformed variants of the first binary of `pk.22` (cuts, bad sizes and
+/// offsets, huge counts; what 16, 19 and 22 do with each is compared by
+/// the differential tests below), with the strict rules they violate.
 fn malformed_variants() -> Vec<(String, Vec<u8>, Vec<&'static str>)> {
     let base = one();
     let mut v: Vec<(String, Vec<u8>, Vec<&'static str>)> = Vec::new();

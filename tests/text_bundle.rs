@@ -73,7 +73,7 @@ fn contents<'a>(d: &'a [u8], es: &[Entry<'a>]) -> Vec<&'a [u8]> {
 
 #[test]
 fn good_bundle_matches_llvm_bytes() {
-    // llvm-behaviour-matrix.md §2: 22's output for these inputs, -type=s.
+    // What clang-offload-bundler 22 writes for these inputs with -type=s.
     let want = "\n# __CLANG_OFFLOAD_BUNDLE____START__ host-x86_64-unknown-linux-gnu-\nhost line 1\nhost line 2\n\n# __CLANG_OFFLOAD_BUNDLE____END__ host-x86_64-unknown-linux-gnu-\n\n# __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa--gfx906\ndev no newline\n# __CLANG_OFFLOAD_BUNDLE____END__ hip-amdgcn-amd-amdhsa--gfx906\n";
     assert_eq!(good(), want.as_bytes());
     let g = good();
@@ -187,7 +187,7 @@ fn txt_5_valid_ids() {
     assert_eq!(es[0].rule_id(), Some("TXT-5"));
     assert_eq!(es[0].offset(), Some(37));
     assert!(es[0].to_string().contains("line 2:"));
-    // llvm-behaviour-matrix.md §2: LLVM lists the empty ID as an empty line.
+    // LLVM 14 to 22 list the empty ID as an empty line (spec/text-bundle.md, TXT-5).
     assert_eq!(
         text::llvm_list(&d, 0, "#", Release::L16).unwrap(),
         [String::new()]
@@ -291,7 +291,7 @@ fn txt_8_end_line() {
 
 #[test]
 fn txt_9_no_start_marker_in_content() {
-    // llvm-behaviour-matrix: the outer bundle is read whole when requested;
+    // LLVM reads the outer bundle whole when it is requested;
     // the inner START is a bundle when the outer one is skipped.
     let d = cat(&[
         &start("#", GFX906),
