@@ -343,7 +343,7 @@ mod tests {
 
     #[test]
     fn observed_orders() {
-        // llvm-formats.md §4.4: 16 writes triple, foo, arch; 19/22 arch, triple, foo.
+        // Written by clang-offload-packager 16: triple, foo, arch; 19/22: arch, triple, foo.
         let keys: [&[u8]; 5] = [b"file", b"triple", b"arch", b"kind", b"foo"];
         let o16 = packager_string_order(Release::L16, &keys).unwrap();
         assert_eq!(o16, [&b"triple"[..], b"foo", b"arch"]);

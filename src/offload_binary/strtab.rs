@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn observed_layout() {
-        // llvm-behaviour-matrix.md §6.1 (pk.22): "\0arch\0triple\0nvptx64-nvidia-cuda\0sm_70\0".
+        // llvm-offload-binary 22 writes "\0arch\0triple\0nvptx64-nvidia-cuda\0sm_70\0" for sm_70.
         let t = StrTab::build([&b"arch"[..], b"sm_70", b"triple", b"nvptx64-nvidia-cuda"]);
         assert_eq!(t.bytes, b"\0arch\0triple\0nvptx64-nvidia-cuda\0sm_70\0");
         assert_eq!(t.offset(b"arch"), Some(1));

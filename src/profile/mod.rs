@@ -2,9 +2,12 @@
 //! how they spell IDs when writing, how they match targets, and in what
 //! order `-list` prints (LLVM's `StringMap` bucket order).
 //!
-//! Sources: `shared/research/llvm-formats.md` §5, §7.3 and
-//! `llvm-behaviour-matrix.md` §1.3, §3; every behaviour is pinned by
-//! `tests/data/llvm-id-vectors.json` and the differential tests.
+//! Sources: `OffloadTargetInfo`, `isCodeObjectCompatible` and
+//! `ListBundleIDsInFile` in `clang/lib/Driver/OffloadBundler.cpp` (16.0.6,
+//! 19.1.7, 22.1.8; `clang/tools/clang-offload-bundler/ClangOffloadBundler.cpp`
+//! in 14.0.6) and `clang/lib/Basic/TargetID.cpp`; every behaviour is pinned
+//! by `tests/data/llvm-id-vectors.json` (recorded from those releases) and
+//! the differential tests.
 
 use crate::host::hash_order;
 use crate::id::target_id::features_compatible;
@@ -99,7 +102,7 @@ impl Release {
                 let (head, gpu) = before_colon.rsplit_once('-').unwrap_or(("", before_colon));
                 // 16 and 19 look the empty string up in a table whose sentinel
                 // entry has an empty name, so an ID ending in '-' takes the whole
-                // ID as its target ID (llvm-formats.md §5.1).
+                // ID as its target ID (`OffloadTargetInfo` in 16.0.6 and 19.1.7).
                 let known = target_id::is_offload_arch_in(gpu, self.major())
                     || gpu.is_empty() && self != Release::L14;
                 let (kind, triple_text, tid) = if known {
@@ -280,7 +283,7 @@ mod tests {
 
     #[test]
     fn list_order_matches_observed() {
-        // llvm-behaviour-matrix.md §3.1
+        // `-list` order printed by clang-offload-bundler 14/16 and 19/22.
         let keys = [
             "openmp-nvptx64-nvidia-cuda--sm_70",
             "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
