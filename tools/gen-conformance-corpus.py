@@ -2418,6 +2418,57 @@ def archive_cases():
          {"lib": hx(lib)}, {"outputs": [hx(want)]}, source=f"{AR_SPEC} AR-7")
 
 
+def target_id_of(target):
+    """The target ID part of a -targets= value, as LLVM 16+'s
+    OffloadTargetInfo takes it: from the name after the last '-' before the
+    first ':'."""
+    head = target.split(":", 1)[0]
+    return target[head.rfind("-") + 1:]
+
+
+def fails_format_check(tid):
+    """parseTargetIDWithFormatCheckingOnly (clang/lib/Basic/TargetID.cpp)
+    returns std::nullopt: empty processor, a feature without '+'/'-', a
+    repeated feature."""
+    if ":" not in tid:
+        return False
+    proc_, *features = tid.split(":")
+    if not proc_:
+        return True
+    names = []
+    for f in features:
+        if not f or f[-1] not in "+-" or f[:-1] in names:
+            return True
+        names.append(f[:-1])
+    return False
+
+
+def conflict_check_ub():
+    """Every bundling and unbundling of LLVM 16, 19 and 22 runs
+    getConflictTargetIDCombination over the requested targets, which
+    dereferences the empty std::optional the format-only parser returns for a
+    malformed target ID: undefined behaviour. Debian's 16.0.6, 19.1.7 and
+    22.1.8 builds die of SIGSEGV there; other builds went on (the outcomes
+    recorded in tests/data/llvm-id-vectors.json). Both are documented."""
+    for c in CASES.values():
+        args = c.get("args") or {}
+        targets = list(args.get("targets") or [])
+        if c["op"] == "compatible" and "request" in args:
+            targets.append(args["request"])
+        if c["op"] not in ("bundle", "unbundle", "compatible", "parse-id"):
+            continue
+        bad = [t for t in targets if fails_format_check(target_id_of(t))]
+        if not bad:
+            continue
+        rule = (c.get("expect") or {}).get("fail") or "TID-1"
+        c.setdefault("known_divergence", []).append(note(
+            (16, 19, 22), rule, "crash",
+            f"undefined behaviour: getConflictTargetIDCombination dereferences the empty result of "
+            f"parseTargetIDWithFormatCheckingOnly for '{target_id_of(bad[0])}' (SIGSEGV on Debian's "
+            f"16.0.6, 19.1.7 and 22.1.8 builds; the offload-kit profiles report the violation instead)",
+            ref="clang/lib/Basic/TargetID.cpp, clang/tools/clang-offload-bundler/ClangOffloadBundler.cpp (16, 19, 22)"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--offload-kit", default=os.path.join(ROOT, "target", "release", "offload-kit"))
@@ -2441,6 +2492,7 @@ def main():
     packaging()
     extraction()
     archive_cases()
+    conflict_check_ub()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):
