@@ -1,7 +1,8 @@
 //! Command-line front ends: a thin layer over the library.
 //!
 //! - [`bundler`]: the drop-in `clang-offload-bundler` (LLVM option syntax);
-//! - [`native`]: `offload-kit list|extract|validate|demo` (clap).
+//! - [`native`]: `offload-kit list|extract|validate|demo` (clap);
+//! - [`conformance`]: `offload-kit conformance` (the runner's options and reports).
 
 /// `println!` that never panics: a closed pipe (`offload-kit list … | head`)
 /// ends the program quietly; another write error ends it with status 1.
@@ -26,6 +27,7 @@ pub fn write_line(args: std::fmt::Arguments<'_>) {
 
 pub mod bundler;
 pub mod cl;
+pub mod conformance;
 pub mod native;
 pub mod packager;
 

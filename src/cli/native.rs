@@ -157,7 +157,7 @@ pub fn main(args: Vec<String>) -> i32 {
         Cmd::Packager { args } => {
             return super::packager::main("offload-kit packager", args, false)
         }
-        Cmd::Conformance { args } => return offload_kit::conformance::cli_main(args),
+        Cmd::Conformance { args } => return super::conformance::main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
         Cmd::Extract {
             file,

@@ -10,18 +10,20 @@
 //! (or as a set). What a release does beyond that is either documented in
 //! the case (`known_divergence`, citing a rule) or a new divergence.
 //!
-//! Exit status (`offload-kit conformance`): 0 when no implementation shows
-//! a new divergence; 1 when offload-kit fails a case (any result that is
+//! A failure ([`report::failures`]) is a result of offload-kit that is
 //! neither the spec's nor a divergence its release profile reproduces on
-//! purpose; a crash or a hang never is) or when LLVM shows a divergence the
-//! corpus does not document (`--allow-new-llvm` reports those without
-//! failing); 2 on usage or corpus errors. See `conformance/README.md`.
+//! purpose (a crash or a hang never is), or a divergence of LLVM that the
+//! corpus does not document. The library prints nothing: the command line
+//! (`offload-kit conformance`, in the binary) parses options, prints the
+//! reports and chooses the exit status. See `conformance/README.md`.
 
 pub mod adapter;
 pub mod case;
+pub mod codec;
 pub mod exec;
 pub mod judge;
 pub mod random;
+pub mod recipe;
 pub mod report;
 pub mod spec;
 
@@ -32,7 +34,6 @@ pub use judge::{run_case, RunContext, Status, Verdict};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 /// Where the corpus, adapters and message tables live.
 #[derive(Debug, Clone)]
@@ -175,110 +176,25 @@ pub fn missing_message(a: &Adapter, offload_kit: &Path) -> String {
     }
 }
 
-const USAGE: &str = "usage: offload-kit conformance [options]
-
-Runs conformance/corpus/**/*.json against every available implementation
-(conformance/adapters/*.json) and prints a case x implementation matrix.
-
-options:
-  --impl NAME        run only this implementation (glob; repeatable)
-  --case GLOB        run only matching cases, e.g. 'malformed/**' (repeatable)
-  --adapter FILE     add an adapter file (e.g. conformance/adapters-test/broken-align.json)
-  --root DIR         the conformance directory (default: found automatically)
-  --json FILE        write the JSON report
-  --junit FILE       write a JUnit XML report
-  --jobs N           parallel runs (default: twice the number of CPUs)
-  --timeout SECONDS  time limit per run (default: the adapter's, 10 s)
-  --summary-only     do not print the matrix
-  --allow-new-llvm   new LLVM divergences are reported but do not fail the run
-  --list-impls       list every adapter, whether it runs by default and is installed
-  --random N --seed S [--repro-dir DIR]
-                     differential mode: N random valid bundles, list + unbundle
-                     on every implementation; disagreements are shrunk and written
-                     as reproducers to DIR (default conformance-repro)
-  spec parse-id ID...|spec compatible ENTRY REQUEST [--hip-openmp]
-                     print the spec verdict (used by tools/gen-conformance-corpus.py)
-
-exit status: 0 no new divergence; 1 offload-kit failed a case or LLVM diverged
-in a way the corpus does not document; 2 usage or corpus error";
-
-/// Parsed command line.
-#[derive(Debug, Clone, Default)]
-struct Cli {
-    impls: Vec<String>,
-    cases: Vec<String>,
-    adapters: Vec<PathBuf>,
-    root: Option<PathBuf>,
-    json: Option<PathBuf>,
-    junit: Option<PathBuf>,
-    jobs: Option<usize>,
-    timeout: Option<f64>,
-    summary_only: bool,
-    allow_new_llvm: bool,
-    list_impls: bool,
-    random: Option<usize>,
-    seed: Option<u64>,
-    repro_dir: Option<PathBuf>,
-}
-
-fn parse_cli(args: &[String]) -> Result<Cli, String> {
-    let mut c = Cli::default();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
-            _ => (a.clone(), None),
-        };
-        let mut value = || -> Result<String, String> {
-            if let Some(v) = inline.clone() {
-                return Ok(v);
-            }
-            i += 1;
-            args.get(i)
-                .cloned()
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match name.as_str() {
-            "--impl" => c.impls.push(value()?),
-            "--case" => c.cases.push(value()?),
-            "--adapter" => c.adapters.push(value()?.into()),
-            "--root" => c.root = Some(value()?.into()),
-            "--json" => c.json = Some(value()?.into()),
-            "--junit" => c.junit = Some(value()?.into()),
-            "--repro-dir" => c.repro_dir = Some(value()?.into()),
-            "--jobs" | "-j" => {
-                c.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
-            }
-            "--timeout" => {
-                c.timeout = Some(value()?.parse().map_err(|_| "--timeout needs seconds")?)
-            }
-            "--random" => c.random = Some(value()?.parse().map_err(|_| "--random needs a count")?),
-            "--seed" => c.seed = Some(value()?.parse().map_err(|_| "--seed needs a number")?),
-            "--summary-only" => c.summary_only = true,
-            "--allow-new-llvm" => c.allow_new_llvm = true,
-            "--list-impls" => c.list_impls = true,
-            other => return Err(format!("unknown option '{other}'")),
-        }
-        i += 1;
-    }
-    Ok(c)
-}
-
-/// Load adapters: the directory's (default ones unless `--impl` selects),
-/// plus explicit files.
-fn select_adapters(layout: &Layout, cli: &Cli) -> Result<Vec<Adapter>, String> {
+/// Load adapters: those of the layout's directory that run by default, or,
+/// when `impls` is not empty, those whose names match one of its globs; plus
+/// the adapter files `files` (always run).
+pub fn select_adapters(
+    layout: &Layout,
+    impls: &[String],
+    files: &[PathBuf],
+) -> Result<Vec<Adapter>, String> {
     let mut all = Adapter::load_dir(&layout.adapters(), &layout.messages())?;
     let mut extra = Vec::new();
-    for f in &cli.adapters {
+    for f in files {
         extra.push(Adapter::load(f, &layout.messages())?);
     }
-    let mut sel: Vec<Adapter> = if cli.impls.is_empty() {
+    let mut sel: Vec<Adapter> = if impls.is_empty() {
         all.retain(|a| a.default);
         all
     } else {
         let mut s = Vec::new();
-        for g in &cli.impls {
+        for g in impls {
             let m: Vec<&Adapter> = all
                 .iter()
                 .chain(extra.iter())
@@ -301,147 +217,6 @@ fn select_adapters(layout: &Layout, cli: &Cli) -> Result<Vec<Adapter>, String> {
         }
     }
     Ok(sel)
-}
-
-/// Entry point of `offload-kit conformance ARGS…`; returns the exit status.
-pub fn cli_main(args: Vec<String>) -> i32 {
-    if args.first().map(String::as_str) == Some("spec") {
-        return spec::cli(&args[1..]);
-    }
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}");
-        return 0;
-    }
-    let cli = match parse_cli(&args) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("offload-kit conformance: {e}\n\n{USAGE}");
-            return 2;
-        }
-    };
-    let layout = match &cli.root {
-        Some(r) => Layout::new(r),
-        None => {
-            match Layout::discover() {
-                Some(l) => l,
-                None => {
-                    eprintln!("offload-kit conformance: cannot find the conformance/ directory (use --root)");
-                    return 2;
-                }
-            }
-        }
-    };
-    let offload_kit = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("offload-kit"));
-    let adapters = match select_adapters(&layout, &cli) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("offload-kit conformance: {e}");
-            return 2;
-        }
-    };
-    if cli.list_impls {
-        let all = Adapter::load_dir(&layout.adapters(), &layout.messages()).unwrap_or_default();
-        for a in &all {
-            println!(
-                "{:<22} {:<9} release {:<4} {:<10} {}  {}",
-                a.name,
-                format!("{:?}", a.role).to_lowercase(),
-                a.release.map_or("-".into(), |r| r.to_string()),
-                if a.default { "default" } else { "on request" },
-                if a.available(&offload_kit) {
-                    "available"
-                } else {
-                    "NOT INSTALLED"
-                },
-                a.description
-            );
-        }
-        return 0;
-    }
-    let mut available = Vec::new();
-    let mut missing = Vec::new();
-    for a in adapters {
-        if a.available(&offload_kit) {
-            available.push(a);
-        } else {
-            missing.push(missing_message(&a, &offload_kit));
-        }
-    }
-    for m in &missing {
-        eprintln!("offload-kit conformance: {m}");
-    }
-    if !missing.is_empty() && !llvm_optional() && cli.impls.is_empty() {
-        eprintln!("offload-kit conformance: implementations are missing (set OFFLOAD_KIT_NO_LLVM=1 to run without them)");
-        return 1;
-    }
-    let rc = RunContext {
-        offload_kit: offload_kit.clone(),
-        timeout: cli.timeout.map(Duration::from_secs_f64),
-    };
-    let jobs = cli.jobs.unwrap_or_else(default_jobs);
-    if let Some(n) = cli.random {
-        let seed = cli.seed.unwrap_or(1);
-        let dir = cli
-            .repro_dir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("conformance-repro"));
-        return random::run(n, seed, &available, &rc, jobs, &dir, cli.allow_new_llvm);
-    }
-    let cases = match load_corpus(&layout.corpus()) {
-        Ok(c) => c,
-        Err(errs) => {
-            for e in errs {
-                eprintln!("offload-kit conformance: {e}");
-            }
-            return 2;
-        }
-    };
-    let cases: Vec<Case> = cases
-        .into_iter()
-        .filter(|c| case_selected(&cli.cases, &c.id))
-        .collect();
-    if cases.is_empty() {
-        eprintln!("offload-kit conformance: no case matches");
-        return 2;
-    }
-    let start = Instant::now();
-    let verdicts = run_matrix(&cases, &available, &rc, jobs);
-    let secs = start.elapsed().as_secs_f64();
-    print!(
-        "{}",
-        report::text(&cases, &available, &verdicts, !cli.summary_only)
-    );
-    println!(
-        "  {} runs of {} cases on {} implementations in {secs:.1} s ({jobs} parallel)",
-        verdicts.len(),
-        cases.len(),
-        available.len()
-    );
-    if let Some(p) = &cli.json {
-        let j = report::json(&cases, &available, &verdicts, secs);
-        if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&j).expect("serialisable")) {
-            eprintln!("offload-kit conformance: {}: {e}", p.display());
-            return 2;
-        }
-    }
-    if let Some(p) = &cli.junit {
-        if let Err(e) = std::fs::write(p, report::junit(&available, &verdicts)) {
-            eprintln!("offload-kit conformance: {}: {e}", p.display());
-            return 2;
-        }
-    }
-    let fails = report::failures(&verdicts, cli.allow_new_llvm);
-    if fails.is_empty() {
-        println!("conformance: OK (no new divergence)");
-        0
-    } else {
-        let subject = fails.iter().filter(|v| v.role == Role::Subject).count();
-        println!(
-            "conformance: FAILED: {subject} offload-kit result(s) and {} LLVM result(s) are new divergences",
-            fails.len() - subject
-        );
-        1
-    }
 }
 
 #[cfg(test)]

@@ -4,14 +4,14 @@
 //! written as a corpus-format reproducer with its inputs and command.
 
 use super::adapter::{Adapter, Role};
-use super::case::{
-    Args, BundleRecipe, Case, Data, EntryRecipe, Expect, Fact, IdSpec, InputSpec, KnownDivergence,
-    NoteOutcome, Op,
-};
+use super::case::{Args, BundleExpect, Case, Expect, Fact, KnownDivergence, NoteOutcome, Op};
+use super::codec::encode_hex;
 use super::judge::{run_case_in, RunContext, Status, Verdict};
+use super::recipe::{BundleRecipe, Data, EntryRecipe, IdSpec, InputSpec};
 use super::run_matrix;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// splitmix64: small, seedable, reproducible everywhere.
 #[derive(Debug, Clone)]
@@ -112,7 +112,7 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
             .zip(&payloads)
             .map(|(t, p)| EntryRecipe {
                 id: IdSpec::Written { written: t.clone() },
-                payload: Data::Hex(super::case::encode_hex(p)),
+                payload: Data::Hex(encode_hex(p)),
                 offset: None,
                 size: None,
                 id_len: None,
@@ -167,7 +167,7 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
     let mut req: Vec<String> = idx.iter().map(|&i| targets[i].clone()).collect();
     let mut facts: Vec<Fact> = idx
         .iter()
-        .map(|&i| Fact::Hex(super::case::encode_hex(&payloads[i])))
+        .map(|&i| Fact::Hex(encode_hex(&payloads[i])))
         .collect();
     let mut allow_missing = false;
     if rng.chance(25) {
@@ -207,7 +207,7 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
         let mut inputs = BTreeMap::new();
         let names: Vec<String> = (0..targets.len()).map(|i| format!("p{i}")).collect();
         for (n, p) in names.iter().zip(&payloads) {
-            inputs.insert(n.clone(), InputSpec::Hex(super::case::encode_hex(p)));
+            inputs.insert(n.clone(), InputSpec::Hex(encode_hex(p)));
         }
         out.push(Case {
             id: format!("random/{seed}/{n}/bundle"),
@@ -223,7 +223,7 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
                 ..Args::default()
             },
             expect: Expect {
-                bundle: Some(super::case::BundleExpect::default()),
+                bundle: Some(BundleExpect::default()),
                 ..Expect::default()
             },
             known_divergence: empty_last_padding(&payloads, align),
@@ -417,20 +417,141 @@ fn write_repro(
     Ok(d)
 }
 
-/// Run `n` random samples (seed `seed`) on `adapters`; returns the exit status.
+/// Options of a differential random run.
+#[derive(Debug, Clone)]
+pub struct RandomOptions {
+    /// How many random bundles to draw.
+    pub samples: usize,
+    /// The seed of the draw.
+    pub seed: u64,
+    /// Parallel runs.
+    pub jobs: usize,
+    /// Where minimal reproducers are written.
+    pub repro_dir: PathBuf,
+    /// Whether disagreements of reference implementations (LLVM) are
+    /// reported without failing the run.
+    pub allow_new_reference: bool,
+}
+
+/// A minimal reproducer of a disagreement, for one implementation.
+#[derive(Debug, Clone)]
+pub struct Reproducer {
+    /// The implementation (adapter) name.
+    pub implementation: String,
+    /// The shrunk case's verdict detail.
+    pub detail: String,
+    /// The directory it was written to, or why it could not be written.
+    pub written: Result<PathBuf, String>,
+}
+
+/// A sample on which some implementation shows a new divergence.
+#[derive(Debug, Clone)]
+pub struct Disagreement {
+    /// The sample's case ID.
+    pub case: String,
+    /// The verdict of every implementation, in adapter order.
+    pub row: Vec<Verdict>,
+    /// A reproducer per diverging implementation.
+    pub reproducers: Vec<Reproducer>,
+}
+
+impl fmt::Display for Disagreement {
+    /// The lines printed for a disagreement (each ends with a newline).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "DISAGREEMENT {}:", self.case)?;
+        for v in &self.row {
+            writeln!(
+                f,
+                "  {:<22} {:<8} {}",
+                v.implementation,
+                v.cell(),
+                v.observed
+            )?;
+        }
+        for r in &self.reproducers {
+            match &r.written {
+                Ok(d) => writeln!(
+                    f,
+                    "  {}: {} — minimal reproducer in {}",
+                    r.implementation,
+                    r.detail,
+                    d.display()
+                )?,
+                Err(e) => writeln!(
+                    f,
+                    "  {}: {} (cannot write reproducer: {e})",
+                    r.implementation, r.detail
+                )?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The result of a differential random run.
+#[derive(Debug, Clone)]
+pub struct RandomReport {
+    /// The options' sample count.
+    pub samples: usize,
+    /// The options' seed.
+    pub seed: u64,
+    /// The cases the samples made (list, unbundle, bundle).
+    pub cases: usize,
+    /// The implementations run, in order.
+    pub implementations: Vec<String>,
+    /// The disagreements, in sample order.
+    pub disagreements: Vec<Disagreement>,
+    /// How many results are documented divergences.
+    pub documented: usize,
+    /// How many results fail the run.
+    pub failing: usize,
+    /// Wall time, seconds (shrinking included).
+    pub seconds: f64,
+}
+
+impl RandomReport {
+    /// The exit status: 1 when a result fails the run, else 0.
+    pub fn exit_status(&self) -> i32 {
+        i32::from(self.failing > 0)
+    }
+
+    /// The closing lines (each ends with a newline).
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        if self.documented > 0 {
+            s.push_str(&format!(
+                "{} result(s) are documented divergences (bundle/align-empty-last-entry)\n",
+                self.documented
+            ));
+        }
+        s.push_str(&format!(
+            "random: {} bundles (seed {}), {} list/unbundle/bundle cases on [{}]: {} disagreement(s) in {:.1} s\n",
+            self.samples,
+            self.seed,
+            self.cases,
+            self.implementations.join(", "),
+            self.disagreements.len(),
+            self.seconds
+        ));
+        s
+    }
+}
+
+/// Run `opts.samples` random samples on `adapters`; each disagreement is
+/// shrunk, its reproducers written, and then handed to `on_disagreement`
+/// as it is found.
 pub fn run(
-    n: usize,
-    seed: u64,
+    opts: &RandomOptions,
     adapters: &[Adapter],
     rc: &RunContext,
-    jobs: usize,
-    repro_dir: &Path,
-    allow_new_reference: bool,
-) -> i32 {
-    let cases: Vec<Case> = (0..n).flat_map(|i| sample(seed, i)).collect();
+    on_disagreement: &mut dyn FnMut(&Disagreement),
+) -> RandomReport {
+    let cases: Vec<Case> = (0..opts.samples)
+        .flat_map(|i| sample(opts.seed, i))
+        .collect();
     let start = std::time::Instant::now();
-    let verdicts = run_matrix(&cases, adapters, rc, jobs);
-    let mut disagreements = 0;
+    let verdicts = run_matrix(&cases, adapters, rc, opts.jobs);
+    let mut disagreements = Vec::new();
     let mut failing = 0;
     for (ci, c) in cases.iter().enumerate() {
         let row = &verdicts[ci * adapters.len()..(ci + 1) * adapters.len()];
@@ -442,52 +563,48 @@ pub fn run(
         if bad.is_empty() {
             continue;
         }
-        disagreements += 1;
-        println!("DISAGREEMENT {}:", c.id);
-        for v in row {
-            println!("  {:<22} {:<8} {}", v.implementation, v.cell(), v.observed);
-        }
         let good = row
             .iter()
             .enumerate()
             .filter(|(_, v)| v.status == Status::Pass)
             .map(|(i, _)| &adapters[i])
             .min_by_key(|a| a.role != Role::Subject);
+        let mut reproducers = Vec::new();
         for (ai, v) in bad {
             let a = &adapters[ai];
-            if a.role == Role::Subject || !allow_new_reference {
+            if a.role == Role::Subject || !opts.allow_new_reference {
                 failing += 1;
             }
             let (small, sv) = shrink(c, a, good, rc, v.status);
             let sv = sv.unwrap_or_else(|| v.clone());
-            match write_repro(repro_dir, &small, a, &sv) {
-                Ok(d) => println!(
-                    "  {}: {} — minimal reproducer in {}",
-                    a.name,
-                    sv.detail,
-                    d.display()
-                ),
-                Err(e) => println!("  {}: {} (cannot write reproducer: {e})", a.name, sv.detail),
-            }
+            reproducers.push(Reproducer {
+                implementation: a.name.clone(),
+                written: write_repro(&opts.repro_dir, &small, a, &sv).map_err(|e| e.to_string()),
+                detail: sv.detail,
+            });
         }
+        let d = Disagreement {
+            case: c.id.clone(),
+            row: row.to_vec(),
+            reproducers,
+        };
+        on_disagreement(&d);
+        disagreements.push(d);
     }
     let documented = verdicts
         .iter()
         .filter(|v| v.status == Status::Documented)
         .count();
-    if documented > 0 {
-        println!(
-            "{documented} result(s) are documented divergences (bundle/align-empty-last-entry)"
-        );
+    RandomReport {
+        samples: opts.samples,
+        seed: opts.seed,
+        cases: cases.len(),
+        implementations: adapters.iter().map(|a| a.name.clone()).collect(),
+        disagreements,
+        documented,
+        failing,
+        seconds: start.elapsed().as_secs_f64(),
     }
-    let names: Vec<&str> = adapters.iter().map(|a| a.name.as_str()).collect();
-    println!(
-        "random: {n} bundles (seed {seed}), {} list/unbundle/bundle cases on [{}]: {disagreements} disagreement(s) in {:.1} s",
-        cases.len(),
-        names.join(", "),
-        start.elapsed().as_secs_f64()
-    );
-    i32::from(failing > 0)
 }
 
 #[cfg(test)]

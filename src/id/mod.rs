@@ -5,6 +5,7 @@
 //! TID-*), and the canonical spelling (ID-4). What each LLVM release does
 //! instead lives in [`crate::profile`].
 
+pub mod compat;
 pub mod processor;
 pub mod target_id;
 pub mod triple;

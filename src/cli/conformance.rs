@@ -1,0 +1,302 @@
+//! `offload-kit conformance`: option parsing and printing for the
+//! conformance runner ([`offload_kit::conformance`]), and `conformance spec …`,
+//! the strict verdicts the corpus generator asks for.
+
+use offload_kit::conformance::random::{self, RandomOptions};
+use offload_kit::conformance::spec::{self, IdVerdict};
+use offload_kit::conformance::{
+    case_selected, default_jobs, llvm_optional, load_corpus, missing_message, report, run_matrix,
+    select_adapters, Adapter, Case, Layout, Role, RunContext,
+};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage: offload-kit conformance [options]
+
+Runs conformance/corpus/**/*.json against every available implementation
+(conformance/adapters/*.json) and prints a case x implementation matrix.
+
+options:
+  --impl NAME        run only this implementation (glob; repeatable)
+  --case GLOB        run only matching cases, e.g. 'malformed/**' (repeatable)
+  --adapter FILE     add an adapter file (e.g. conformance/adapters-test/broken-align.json)
+  --root DIR         the conformance directory (default: found automatically)
+  --json FILE        write the JSON report
+  --junit FILE       write a JUnit XML report
+  --jobs N           parallel runs (default: twice the number of CPUs)
+  --timeout SECONDS  time limit per run (default: the adapter's, 10 s)
+  --summary-only     do not print the matrix
+  --allow-new-llvm   new LLVM divergences are reported but do not fail the run
+  --list-impls       list every adapter, whether it runs by default and is installed
+  --random N --seed S [--repro-dir DIR]
+                     differential mode: N random valid bundles, list + unbundle
+                     on every implementation; disagreements are shrunk and written
+                     as reproducers to DIR (default conformance-repro)
+  spec parse-id ID...|spec compatible ENTRY REQUEST [--hip-openmp]
+                     print the spec verdict (used by tools/gen-conformance-corpus.py)
+
+exit status: 0 no new divergence; 1 offload-kit failed a case or LLVM diverged
+in a way the corpus does not document; 2 usage or corpus error";
+
+/// Parsed command line.
+#[derive(Debug, Clone, Default)]
+struct Options {
+    impls: Vec<String>,
+    cases: Vec<String>,
+    adapters: Vec<PathBuf>,
+    root: Option<PathBuf>,
+    json: Option<PathBuf>,
+    junit: Option<PathBuf>,
+    jobs: Option<usize>,
+    timeout: Option<f64>,
+    summary_only: bool,
+    allow_new_llvm: bool,
+    list_impls: bool,
+    random: Option<usize>,
+    seed: Option<u64>,
+    repro_dir: Option<PathBuf>,
+}
+
+fn parse_options(args: &[String]) -> Result<Options, String> {
+    let mut c = Options::default();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        let mut value = || -> Result<String, String> {
+            if let Some(v) = inline.clone() {
+                return Ok(v);
+            }
+            i += 1;
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
+        match name.as_str() {
+            "--impl" => c.impls.push(value()?),
+            "--case" => c.cases.push(value()?),
+            "--adapter" => c.adapters.push(value()?.into()),
+            "--root" => c.root = Some(value()?.into()),
+            "--json" => c.json = Some(value()?.into()),
+            "--junit" => c.junit = Some(value()?.into()),
+            "--repro-dir" => c.repro_dir = Some(value()?.into()),
+            "--jobs" | "-j" => {
+                c.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
+            }
+            "--timeout" => {
+                c.timeout = Some(value()?.parse().map_err(|_| "--timeout needs seconds")?)
+            }
+            "--random" => c.random = Some(value()?.parse().map_err(|_| "--random needs a count")?),
+            "--seed" => c.seed = Some(value()?.parse().map_err(|_| "--seed needs a number")?),
+            "--summary-only" => c.summary_only = true,
+            "--allow-new-llvm" => c.allow_new_llvm = true,
+            "--list-impls" => c.list_impls = true,
+            other => return Err(format!("unknown option '{other}'")),
+        }
+        i += 1;
+    }
+    Ok(c)
+}
+
+/// Entry point of `offload-kit conformance ARGS…`; returns the exit status.
+pub fn main(args: Vec<String>) -> i32 {
+    if args.first().map(String::as_str) == Some("spec") {
+        return spec_main(&args[1..]);
+    }
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return 0;
+    }
+    let cli = match parse_options(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("offload-kit conformance: {e}\n\n{USAGE}");
+            return 2;
+        }
+    };
+    let layout = match &cli.root {
+        Some(r) => Layout::new(r),
+        None => {
+            match Layout::discover() {
+                Some(l) => l,
+                None => {
+                    eprintln!("offload-kit conformance: cannot find the conformance/ directory (use --root)");
+                    return 2;
+                }
+            }
+        }
+    };
+    let offload_kit = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("offload-kit"));
+    let adapters = match select_adapters(&layout, &cli.impls, &cli.adapters) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("offload-kit conformance: {e}");
+            return 2;
+        }
+    };
+    if cli.list_impls {
+        let all = Adapter::load_dir(&layout.adapters(), &layout.messages()).unwrap_or_default();
+        for a in &all {
+            println!(
+                "{:<22} {:<9} release {:<4} {:<10} {}  {}",
+                a.name,
+                format!("{:?}", a.role).to_lowercase(),
+                a.release.map_or("-".into(), |r| r.to_string()),
+                if a.default { "default" } else { "on request" },
+                if a.available(&offload_kit) {
+                    "available"
+                } else {
+                    "NOT INSTALLED"
+                },
+                a.description
+            );
+        }
+        return 0;
+    }
+    let mut available = Vec::new();
+    let mut missing = Vec::new();
+    for a in adapters {
+        if a.available(&offload_kit) {
+            available.push(a);
+        } else {
+            missing.push(missing_message(&a, &offload_kit));
+        }
+    }
+    for m in &missing {
+        eprintln!("offload-kit conformance: {m}");
+    }
+    if !missing.is_empty() && !llvm_optional() && cli.impls.is_empty() {
+        eprintln!("offload-kit conformance: implementations are missing (set OFFLOAD_KIT_NO_LLVM=1 to run without them)");
+        return 1;
+    }
+    let rc = RunContext {
+        offload_kit: offload_kit.clone(),
+        timeout: cli.timeout.map(Duration::from_secs_f64),
+    };
+    let jobs = cli.jobs.unwrap_or_else(default_jobs);
+    if let Some(n) = cli.random {
+        let opts = RandomOptions {
+            samples: n,
+            seed: cli.seed.unwrap_or(1),
+            jobs,
+            repro_dir: cli
+                .repro_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("conformance-repro")),
+            allow_new_reference: cli.allow_new_llvm,
+        };
+        let r = random::run(&opts, &available, &rc, &mut |d| print!("{d}"));
+        print!("{}", r.summary());
+        return r.exit_status();
+    }
+    let cases = match load_corpus(&layout.corpus()) {
+        Ok(c) => c,
+        Err(errs) => {
+            for e in errs {
+                eprintln!("offload-kit conformance: {e}");
+            }
+            return 2;
+        }
+    };
+    let cases: Vec<Case> = cases
+        .into_iter()
+        .filter(|c| case_selected(&cli.cases, &c.id))
+        .collect();
+    if cases.is_empty() {
+        eprintln!("offload-kit conformance: no case matches");
+        return 2;
+    }
+    let start = Instant::now();
+    let verdicts = run_matrix(&cases, &available, &rc, jobs);
+    let secs = start.elapsed().as_secs_f64();
+    print!(
+        "{}",
+        report::text(&cases, &available, &verdicts, !cli.summary_only)
+    );
+    println!(
+        "  {} runs of {} cases on {} implementations in {secs:.1} s ({jobs} parallel)",
+        verdicts.len(),
+        cases.len(),
+        available.len()
+    );
+    if let Some(p) = &cli.json {
+        let j = report::json(&cases, &available, &verdicts, secs);
+        if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&j).expect("serialisable")) {
+            eprintln!("offload-kit conformance: {}: {e}", p.display());
+            return 2;
+        }
+    }
+    if let Some(p) = &cli.junit {
+        if let Err(e) = std::fs::write(p, report::junit(&available, &verdicts)) {
+            eprintln!("offload-kit conformance: {}: {e}", p.display());
+            return 2;
+        }
+    }
+    let fails = report::failures(&verdicts, cli.allow_new_llvm);
+    if fails.is_empty() {
+        println!("conformance: OK (no new divergence)");
+        0
+    } else {
+        let subject = fails.iter().filter(|v| v.role == Role::Subject).count();
+        println!(
+            "conformance: FAILED: {subject} offload-kit result(s) and {} LLVM result(s) are new divergences",
+            fails.len() - subject
+        );
+        1
+    }
+}
+
+/// The JSON line `spec parse-id` prints for one ID.
+fn id_json(v: &IdVerdict) -> serde_json::Value {
+    let mut written = serde_json::Map::new();
+    for (r, w) in &v.written {
+        written.insert(
+            r.to_string(),
+            match w {
+                Ok(w) => serde_json::json!({ "id": w }),
+                Err(e) => serde_json::json!({ "error": e }),
+            },
+        );
+    }
+    match &v.canonical {
+        Ok(c) => serde_json::json!({"id": v.id, "canonical": c, "written": written}),
+        Err(r) => serde_json::json!({"id": v.id, "fail": r, "written": written}),
+    }
+}
+
+/// `offload-kit conformance spec parse-id ID…` / `spec compatible ENTRY REQUEST [--hip-openmp]`:
+/// print the spec verdicts as JSON lines (used by tools/gen-conformance-corpus.py);
+/// `parse-id` adds the ID each release profile writes.
+fn spec_main(args: &[String]) -> i32 {
+    let out = |v: serde_json::Value| println!("{v}");
+    match args.first().map(String::as_str) {
+        Some("parse-id") => {
+            for id in &args[1..] {
+                out(id_json(&spec::id_verdict(id)));
+            }
+            0
+        }
+        Some("compatible") => {
+            let hip_openmp = args.iter().any(|a| a == "--hip-openmp");
+            let pos: Vec<&String> = args[1..].iter().filter(|a| *a != "--hip-openmp").collect();
+            if pos.len() != 2 {
+                eprintln!(
+                    "usage: offload-kit conformance spec compatible ENTRY REQUEST [--hip-openmp]"
+                );
+                return 2;
+            }
+            out(match spec::compatible(pos[0], pos[1], hip_openmp) {
+                Ok(c) => serde_json::json!({"compatible": c}),
+                Err(r) => serde_json::json!({"fail": r}),
+            });
+            0
+        }
+        _ => {
+            eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp]");
+            2
+        }
+    }
+}
