@@ -4,6 +4,7 @@
 //! describes it for authors and `conformance/case.schema.json` is its JSON
 //! Schema.
 
+use super::codec::is_false;
 use super::recipe::{Data, IdSpec, InputSpec};
 use crate::profile::Release;
 use serde::{Deserialize, Serialize};
@@ -122,10 +123,6 @@ pub struct Args {
 
 fn default_type() -> String {
     "bc".into()
-}
-
-pub(super) fn is_false(b: &bool) -> bool {
-    !*b
 }
 
 impl Args {

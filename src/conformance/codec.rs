@@ -1,4 +1,5 @@
-//! The byte encodings of the case format: hex and standard base64.
+//! The byte encodings of the case format (hex and standard base64) and its
+//! serde helpers.
 
 /// Decode hex digits, ignoring whitespace.
 pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
@@ -75,4 +76,9 @@ mod tests {
         }
         assert_eq!(encode_base64(b"foobar"), "Zm9vYmFy");
     }
+}
+
+/// `skip_serializing_if` for flags that are off by default.
+pub(super) fn is_false(b: &bool) -> bool {
+    !*b
 }

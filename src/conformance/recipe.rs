@@ -6,7 +6,7 @@ mod elf;
 
 pub use elf::{ElfRecipe, ElfSectionRecipe};
 
-use super::case::is_false;
+use super::codec::is_false;
 use super::codec::{decode_base64, decode_hex};
 use crate::bundle::{binary, ccob, text};
 use crate::format::bundle::{HEADER_SIZE, RECORD_FIXED_SIZE};
