@@ -65,6 +65,11 @@ pub fn encode_base64(b: &[u8]) -> String {
     s
 }
 
+/// `skip_serializing_if` for flags that are off by default.
+pub(super) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,9 +81,4 @@ mod tests {
         }
         assert_eq!(encode_base64(b"foobar"), "Zm9vYmFy");
     }
-}
-
-/// `skip_serializing_if` for flags that are off by default.
-pub(super) fn is_false(b: &bool) -> bool {
-    !*b
 }
