@@ -477,20 +477,7 @@ fn member_llvm(
                     object::SECTION_PREFIX,
                     String::from_utf8_lossy(e.id)
                 );
-                (
-                    binary::Entry {
-                        id: e.id,
-                        offset: e.offset,
-                        size: if e.sh_type == crate::host::elf::SHT_NOBITS {
-                            0
-                        } else {
-                            e.size
-                        },
-                        record_pos: e.record_pos,
-                        id_pos: e.id_pos,
-                    },
-                    Some(section),
-                )
+                (e.to_binary_entry(), Some(section))
             })
             .collect()
     } else {

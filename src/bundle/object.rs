@@ -13,6 +13,7 @@
 //! entry (the 1-byte 0x00 quirk included); [`bundle`] is the writer,
 //! [`elf::add_sections`] in place of `llvm-objcopy`.
 
+use crate::bundle::binary;
 use crate::error::{Error, Result};
 use crate::format::bundle::MAGIC;
 use crate::host::elf::{self, Elf, SHF_ALLOC, SHF_EXCLUDE, SHF_WRITE, SHT_PROGBITS};
@@ -74,6 +75,24 @@ impl<'a> Entry<'a> {
     /// The offload kind: the ID up to its first '-'.
     pub fn kind(&self) -> &'a [u8] {
         self.id.split(|&b| b == b'-').next().unwrap_or(&[])
+    }
+
+    /// The entry as a binary-bundle entry, as every release's object-file
+    /// handler yields it: an `SHT_NOBITS` section has no bytes in the file,
+    /// so its size reads as 0 (every release writes an empty output for
+    /// it); otherwise the section's offset and size.
+    pub fn to_binary_entry(self) -> binary::Entry<'a> {
+        binary::Entry {
+            id: self.id,
+            offset: self.offset,
+            size: if self.sh_type == elf::SHT_NOBITS {
+                0
+            } else {
+                self.size
+            },
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        }
     }
 }
 

@@ -1,0 +1,124 @@
+//! How the release reads an input: decompression first
+//! ([`Job::decompress_input`]), then the entries its file handler yields
+//! (text, object-file or binary bundle handler), then what it writes for
+//! one entry.
+
+use super::{BundlerError, FileType, Job, Piece};
+use crate::bundle::binary::{self, LlvmView};
+use crate::bundle::ccob::{self, LlvmDecompress};
+use crate::bundle::{object, text};
+use crate::error::Error;
+use crate::profile::Release;
+use crate::rules;
+
+impl Job {
+    /// Decompress the input first when it is a compressed bundle and the
+    /// release reads them (19, 22); `None` when the bytes are used as they are.
+    pub fn decompress_input(&self, input: &[u8]) -> Result<Option<Vec<u8>>, BundlerError> {
+        match ccob::llvm_decompress(input, self.release) {
+            LlvmDecompress::Plain => Ok(None),
+            LlvmDecompress::Data(d) => Ok(Some(d)),
+            LlvmDecompress::Fails(m, e) => Err(BundlerError::with(
+                format!("Failed to decompress input: {m}"),
+                e,
+            )),
+        }
+    }
+
+    /// The entries the release's file handler yields, in its order.
+    pub(super) fn llvm_entries<'a>(
+        &self,
+        data: &'a [u8],
+    ) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
+        match FileType::parse(&self.file_type, self.release) {
+            Some(FileType::Text(c)) => text::llvm_entries(data, 0, c, self.release)
+                .map_err(|e| BundlerError::with("malformed text bundle", e)),
+            Some(FileType::Object | FileType::Archive) if object::is_object_file(data) => {
+                let entries = object::llvm_list(data, self.release)
+                    .map_err(|e| BundlerError::with("invalid object file", e))?;
+                Ok(entries
+                    .into_iter()
+                    .map(object::Entry::to_binary_entry)
+                    .collect())
+            }
+            _ => match binary::llvm_read(data, 0, self.release) {
+                LlvmView::NoBundles => Ok(vec![]),
+                LlvmView::Entries(e) => Ok(e),
+                LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+            },
+        }
+    }
+
+    /// What unbundling writes for entry `e`: its bytes, except that in an
+    /// object file a section of exactly one 0x00 byte stands for the host
+    /// object (OBJ-11): 14/16 write the whole input, 19/22 strip it.
+    pub(super) fn piece_for(
+        &self,
+        input: &[u8],
+        e: &binary::Entry<'_>,
+    ) -> Result<Piece, BundlerError> {
+        let is_object = matches!(
+            FileType::parse(&self.file_type, self.release),
+            Some(FileType::Object | FileType::Archive)
+        ) && object::is_object_file(input);
+        if is_object && e.payload(input).is_none() {
+            return Err(BundlerError::with(
+                "The end of the file was unexpectedly encountered",
+                Error::at(
+                    rules::OBJ_3,
+                    e.record_pos,
+                    format!(
+                        "bundle section '{}': contents [0x{:x}, +0x{:x}) lie outside the file of {} bytes",
+                        e.id_str(),
+                        e.offset,
+                        e.size,
+                        input.len()
+                    ),
+                ),
+            ));
+        }
+        let marker = is_object && e.size == 1 && e.payload(input) == Some(&[0u8][..]);
+        if !marker {
+            return Ok(Piece::Range {
+                offset: e.offset,
+                size: e.size,
+            });
+        }
+        if self.release <= Release::L16 {
+            return Ok(Piece::WholeInput);
+        }
+        object::strip(input)
+            .map(Piece::Owned)
+            .map_err(|err| BundlerError::with("cannot remove the bundle sections", err))
+    }
+
+    /// The release's reading of a binary-bundle header prefix.
+    pub(super) fn llvm_entries_prefix<'a>(
+        &self,
+        prefix: &'a [u8],
+        total: u64,
+    ) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
+        match binary::llvm_read_prefix(prefix, total, 0, self.release) {
+            LlvmView::NoBundles => Ok(vec![]),
+            LlvmView::Entries(e) => Ok(e),
+            LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
+        }
+    }
+}
+
+/// LLVM 22's check of an entry ID read from the input (ID-1): `None` when
+/// the release is not 22 or the ID has 5 or 6 '-'-separated fields, else
+/// the detail, at `pos`.
+pub(super) fn malformed_id(r: Release, id: &str, pos: u64) -> Option<Error> {
+    if r == Release::L22 && !Release::llvm22_well_formed(id) {
+        return Some(Error::at(
+            rules::ID_1,
+            pos,
+            format!(
+                "entry ID '{}' does not have 5 or 6 '-'-separated fields",
+                id.escape_debug()
+            ),
+        ));
+    }
+    None
+}

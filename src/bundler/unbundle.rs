@@ -1,0 +1,297 @@
+//! `-unbundle` (all types but `-type=a`): `UnbundleFiles`, the walk over
+//! the input that gives each target's output its bytes.
+//!
+//! `plan_unbundle_walk` runs the steps in the release's order:
+//! `match_bundles` walks the bundles until every target is served, then
+//! `check_all_found` and `check_host_found` make the release's checks of
+//! what was found.
+
+use super::input::malformed_id;
+use super::{BundlerError, FileType, Job, Piece, Validated};
+use crate::bundle::{binary, text};
+use crate::error::Error;
+use crate::profile::Release;
+use crate::rules;
+use crate::source::Source;
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+/// What the walk over the bundles left: the targets not served (in
+/// worklist order), the output of each target served, and whether a host
+/// bundle was among them.
+struct Matched<'v> {
+    worklist: Vec<&'v str>,
+    pieces: Vec<Option<Piece>>,
+    found_host: bool,
+}
+
+impl Job {
+    /// Decide what each output of an unbundling receives.
+    pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
+        let walk = self.walk(input)?;
+        self.plan_unbundle_walk(v, input, walk)
+    }
+
+    /// [`Job::plan_unbundle`] over a [`Source`]: a text bundle is scanned
+    /// window by window ([`text::WINDOW`]); other inputs are read whole.
+    pub fn plan_unbundle_source(
+        &self,
+        v: &Validated,
+        src: &dyn Source,
+    ) -> Result<Vec<Piece>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            let r = text::LlvmReader::from_source(src, 0, c, self.release, text::WINDOW);
+            return self.plan_unbundle_walk(v, src.bytes(), Walk::Text(Box::new(r)));
+        }
+        self.plan_unbundle(v, src.bytes())
+    }
+
+    /// [`Job::plan_unbundle`] for a compressed input decoded only as far
+    /// as its binary-bundle header: ranges are within the decompressed
+    /// bundle of `total` bytes ([`Piece::WholeInput`] is all of it).
+    pub fn plan_unbundle_prefix(
+        &self,
+        v: &Validated,
+        prefix: &[u8],
+        total: u64,
+    ) -> Result<Vec<Piece>, BundlerError> {
+        let walk = Walk::Entries(self.llvm_entries_prefix(prefix, total)?.into_iter());
+        self.plan_unbundle_walk(v, prefix, walk)
+    }
+
+    /// The walk `UnbundleFiles` makes over the input: for text bundles the
+    /// text reader, which only reads a bundle's content when a target
+    /// matches it; for the others the handler's entry list.
+    fn walk<'a>(&self, data: &'a [u8]) -> Result<Walk<'a>, BundlerError> {
+        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
+            return Ok(Walk::Text(Box::new(text::LlvmReader::new(
+                data,
+                0,
+                c,
+                self.release,
+            ))));
+        }
+        Ok(Walk::Entries(self.llvm_entries(data)?.into_iter()))
+    }
+
+    /// `UnbundleFiles` over `walk`: match bundles to targets, then check
+    /// what was found.
+    fn plan_unbundle_walk(
+        &self,
+        v: &Validated,
+        input: &[u8],
+        mut walk: Walk<'_>,
+    ) -> Result<Vec<Piece>, BundlerError> {
+        let m = self.match_bundles(v, input, &mut walk)?;
+        if let Some(err) = walk.failure() {
+            return Err(BundlerError::with("cannot read the input", err));
+        }
+        self.check_all_found(&m.worklist)?;
+        if m.worklist.len() == v.targets.len() {
+            return Ok(self.nothing_found(v));
+        }
+        self.check_host_found(v, m.found_host)?;
+        Ok(m.pieces
+            .into_iter()
+            .map(|p| p.unwrap_or(Piece::Empty))
+            .collect())
+    }
+
+    /// Walk the bundles while targets remain: each bundle (its ID checked
+    /// first) serves the first remaining target, in the release's
+    /// worklist order, that it is compatible with.
+    fn match_bundles<'v>(
+        &self,
+        v: &'v Validated,
+        input: &[u8],
+        walk: &mut Walk<'_>,
+    ) -> Result<Matched<'v>, BundlerError> {
+        let r = self.release;
+        let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
+        let mut m = Matched {
+            worklist: r.stringmap_order(&keys),
+            pieces: vec![None; v.targets.len()],
+            found_host: false,
+        };
+        while !m.worklist.is_empty() {
+            let Some(start) = walk.next_start() else {
+                break;
+            };
+            let id = start.id_str();
+            if let Some(err) = malformed_id(r, &id, start.id_pos()) {
+                return Err(BundlerError::with(
+                    "invalid bundle id read from the bundle",
+                    err,
+                ));
+            }
+            let Some(pos) = m
+                .worklist
+                .iter()
+                .position(|t| r.compatible(&id, t, self.hip_openmp))
+            else {
+                continue;
+            };
+            let e = self.read_matched(walk, &start)?;
+            let t = m.worklist.remove(pos);
+            let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
+            m.pieces[idx] = Some(self.piece_for(input, &e)?);
+            if r.target_info(&id).is_some_and(|i| i.kind == "host") {
+                m.found_host = true;
+            }
+        }
+        Ok(m)
+    }
+
+    /// `ReadBundle` for a bundle a target matched; its payload range must
+    /// not wrap past 2^64 (BIN-5).
+    fn read_matched<'a, 'f>(
+        &self,
+        walk: &mut Walk<'a>,
+        start: &'f Found<'a>,
+    ) -> Result<binary::Entry<'f>, BundlerError> {
+        let e = walk
+            .read(start)
+            .map_err(|err| BundlerError::with("malformed bundle", err))?;
+        if e.offset.checked_add(e.size).is_none() {
+            return Err(BundlerError::with(
+                "malformed bundle header",
+                Error::at(
+                    rules::BIN_5,
+                    e.record_pos,
+                    format!(
+                        "entry '{}': offset + size wraps past 2^64; LLVM {} accepts it and copies memory it does not own into the output",
+                        start.id_str().escape_debug(),
+                        self.release
+                    ),
+                ),
+            ));
+        }
+        Ok(e)
+    }
+
+    /// Without `-allow-missing-bundles`, every target must have been
+    /// served (CLI-4).
+    fn check_all_found(&self, worklist: &[&str]) -> Result<(), BundlerError> {
+        if !self.allow_missing && !worklist.is_empty() {
+            let sorted: BTreeSet<&str> = worklist.iter().copied().collect();
+            return Err(BundlerError::with(
+                missing_message(&sorted),
+                Error::rule(rules::CLI_4, "requested targets are not in the bundle"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// No target served (with `-allow-missing-bundles`): the host output
+    /// receives the whole input, the others are empty.
+    fn nothing_found(&self, v: &Validated) -> Vec<Piece> {
+        let r = self.release;
+        v.targets
+            .iter()
+            .map(|t| {
+                if r.target_info(t).is_some_and(|i| i.kind == "host") {
+                    Piece::WholeInput
+                } else {
+                    Piece::Empty
+                }
+            })
+            .collect()
+    }
+
+    /// A host target must have found its bundle, unless 16 or later runs
+    /// with `-allow-missing-bundles` (CLI-4).
+    fn check_host_found(&self, v: &Validated, found_host: bool) -> Result<(), BundlerError> {
+        let host_exempt = self.release >= Release::L16 && self.allow_missing;
+        if !(found_host || v.host_index.is_none() || host_exempt) {
+            return Err(BundlerError::with(
+                "Can't find bundle for the host target",
+                Error::rule(rules::CLI_4, "the host target is not in the bundle"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// LLVM's "Can't find bundles for A, B, and C".
+pub fn missing_message(sorted: &BTreeSet<&str>) -> String {
+    let mut msg = String::from("Can't find bundles for");
+    let last = sorted.len().saturating_sub(1);
+    for (i, e) in sorted.iter().enumerate() {
+        if i != 0 && last > 1 {
+            msg.push(',');
+        }
+        msg.push(' ');
+        if i == last && i != 0 {
+            msg.push_str("and ");
+        }
+        msg.push_str(e);
+    }
+    msg
+}
+
+/// What unbundling walks: a handler's entry list, or the text reader.
+enum Walk<'a> {
+    Entries(std::vec::IntoIter<binary::Entry<'a>>),
+    Text(Box<text::LlvmReader<'a>>),
+}
+
+/// A bundle found by [`Walk::next_start`], not yet read.
+enum Found<'a> {
+    Entry(binary::Entry<'a>),
+    Text(text::Start<'a>),
+}
+
+impl Found<'_> {
+    fn id_str(&self) -> Cow<'_, str> {
+        match self {
+            Found::Entry(e) => e.id_str(),
+            Found::Text(s) => s.id_str(),
+        }
+    }
+    fn id_pos(&self) -> u64 {
+        match self {
+            Found::Entry(e) => e.id_pos,
+            Found::Text(s) => s.id_pos,
+        }
+    }
+}
+
+impl<'a> Walk<'a> {
+    /// A window of the input that could not be read during the walk.
+    fn failure(&self) -> Option<Error> {
+        match self {
+            Walk::Entries(_) => None,
+            Walk::Text(r) => r.failure(),
+        }
+    }
+    /// `ReadBundleStart`.
+    fn next_start(&mut self) -> Option<Found<'a>> {
+        match self {
+            Walk::Entries(it) => it.next().map(Found::Entry),
+            Walk::Text(r) => r.read_bundle_start().map(Found::Text),
+        }
+    }
+    /// `ReadBundle` + `ReadBundleEnd` for a bundle a target matched.
+    fn read<'f>(&mut self, f: &'f Found<'a>) -> Result<binary::Entry<'f>, Error> {
+        match (self, f) {
+            (_, Found::Entry(e)) => Ok(*e),
+            (Walk::Text(r), Found::Text(s)) => r.read_bundle(s),
+            (Walk::Entries(_), Found::Text(_)) => {
+                unreachable!("text starts come from the text walk")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_messages() {
+        let s = |v: &[&'static str]| missing_message(&v.iter().copied().collect());
+        assert_eq!(s(&["a"]), "Can't find bundles for a");
+        assert_eq!(s(&["b", "a"]), "Can't find bundles for a and b");
+        assert_eq!(s(&["c", "a", "b"]), "Can't find bundles for a, b, and c");
+    }
+}

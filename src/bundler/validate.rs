@@ -1,0 +1,313 @@
+//! The command-line checks ([`Job::validate`]), one step per group of
+//! checks, run in the order the release makes them.
+
+use super::{BundlerError, FileType, Job, Validated};
+use crate::error::Error;
+use crate::id::target_id;
+use crate::profile::Release;
+use crate::rules;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What [`Job::read_targets`] established about `-targets`.
+struct Targets {
+    /// Targets as the release writes them.
+    written: Vec<String>,
+    /// Number of host targets.
+    host_num: usize,
+    /// Index of the (last) host target.
+    host_index: Option<usize>,
+    /// Whether every target is of kind `hip` or `hipv4`.
+    hip_only: bool,
+}
+
+impl Job {
+    /// The command-line checks, in the order the release makes them.
+    pub fn validate(&self) -> Result<Validated, BundlerError> {
+        if self.unbundle && self.list {
+            return Err(BundlerError::llvm(
+                "-unbundle and -list cannot be used together",
+            ));
+        }
+        if self.list {
+            return self.validate_list();
+        }
+        self.check_required()?;
+        self.check_input_archive_flag()?;
+        self.check_mode()?;
+        let t = self.read_targets()?;
+        self.check_conflicts(&t.written)?;
+        self.check_host_count(&t)?;
+        let ft = self.parse_file_type()?;
+        if !self.unbundle {
+            self.check_written_unique(&t.written)?;
+        }
+        Ok(Validated {
+            targets: t.written,
+            host_index: t.host_index,
+            file_type: ft,
+        })
+    }
+
+    /// The detail of a count mismatch (CLI-1, CLI-2).
+    fn counts(&self, rule: crate::rules::Rule) -> Error {
+        Error::rule(
+            rule,
+            format!(
+                "{} inputs, {} outputs, {} targets",
+                self.inputs.len(),
+                self.outputs.len(),
+                self.targets.len()
+            ),
+        )
+    }
+
+    /// `-type` as the release parses it, or its error.
+    fn parse_file_type(&self) -> Result<FileType, BundlerError> {
+        FileType::parse(&self.file_type, self.release).ok_or_else(|| {
+            BundlerError::llvm(format!("'{}': invalid file type specified", self.file_type))
+        })
+    }
+
+    /// `-list`: one input, no outputs, no targets, a known type.
+    fn validate_list(&self) -> Result<Validated, BundlerError> {
+        if self.inputs.len() != 1 {
+            return Err(BundlerError::with(
+                "only one input file supported for -list",
+                Error::rule(rules::CLI_2, format!("{} inputs given", self.inputs.len())),
+            ));
+        }
+        if !self.outputs.is_empty() {
+            return Err(BundlerError::llvm("-outputs option is invalid for -list"));
+        }
+        if !self.targets.is_empty() {
+            return Err(BundlerError::llvm("-targets option is invalid for -list"));
+        }
+        let ft = self.parse_file_type()?;
+        Ok(Validated {
+            targets: vec![],
+            host_index: None,
+            file_type: ft,
+        })
+    }
+
+    /// Bundling and unbundling need `-outputs` and `-targets`.
+    fn check_required(&self) -> Result<(), BundlerError> {
+        if self.outputs.is_empty() {
+            return Err(BundlerError::llvm(if self.release == Release::L14 {
+                "for the --outputs option: must be specified at least once!"
+            } else {
+                "no output file specified!"
+            }));
+        }
+        if self.targets.is_empty() {
+            return Err(BundlerError::llvm(
+                "for the --targets option: must be specified at least once!",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `-check-input-archive` (19, 22) only when unbundling an archive.
+    fn check_input_archive_flag(&self) -> Result<(), BundlerError> {
+        if self.release >= Release::L19 && self.check_input_archive {
+            if !self.unbundle {
+                return Err(BundlerError::llvm(
+                    "-check-input-archive cannot be used while bundling",
+                ));
+            }
+            if self.file_type != "a" {
+                return Err(BundlerError::llvm(
+                    "-check-input-archive can only be used for unbundling archives (-type=a)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of the mode: the counts of inputs, outputs and targets
+    /// (CLI-1, CLI-2), and archives only for unbundling.
+    fn check_mode(&self) -> Result<(), BundlerError> {
+        if self.unbundle {
+            if self.inputs.len() != 1 {
+                return Err(BundlerError::with(
+                    "only one input file supported in unbundling mode",
+                    self.counts(rules::CLI_2),
+                ));
+            }
+            if self.outputs.len() != self.targets.len() {
+                return Err(BundlerError::with(
+                    "number of output files and targets should match in unbundling mode",
+                    self.counts(rules::CLI_2),
+                ));
+            }
+        } else {
+            if self.file_type == "a" {
+                return Err(BundlerError::llvm(
+                    "Archive files are only supported for unbundling",
+                ));
+            }
+            if self.outputs.len() != 1 {
+                return Err(BundlerError::with(
+                    "only one output file supported in bundling mode",
+                    self.counts(rules::CLI_1),
+                ));
+            }
+            if self.inputs.len() != self.targets.len() {
+                return Err(BundlerError::with(
+                    "number of input files and targets should match in bundling mode",
+                    self.counts(rules::CLI_1),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each target in turn: not given twice (CLI-3), valid for the release
+    /// (ID-1 … ID-3), and how the release writes it.
+    fn read_targets(&self) -> Result<Targets, BundlerError> {
+        let r = self.release;
+        let mut seen = BTreeSet::new();
+        let mut t = Targets {
+            written: Vec::new(),
+            host_num: 0,
+            host_index: None,
+            hip_only: true,
+        };
+        for (i, target) in self.targets.iter().enumerate() {
+            if !seen.insert(target.as_str()) {
+                return Err(BundlerError::with(
+                    "Duplicate targets are not allowed",
+                    Error::rule(rules::CLI_3, format!("target '{target}' is given twice")),
+                ));
+            }
+            let info = r.validate_target(target).map_err(|m| {
+                let rule = if m.contains("offloading kind") {
+                    rules::ID_2
+                } else if m.starts_with("Targets need") {
+                    rules::ID_1
+                } else {
+                    rules::ID_3
+                };
+                BundlerError::with(m, Error::rule(rule, format!("target '{target}'")))
+            })?;
+            if info.kind == "host" {
+                t.host_num += 1;
+                t.host_index = Some(i);
+            }
+            if info.kind != "hip" && info.kind != "hipv4" {
+                t.hip_only = false;
+            }
+            t.written
+                .push(r.written_id(target).map_err(BundlerError::llvm)?);
+        }
+        Ok(t)
+    }
+
+    /// 16 and later: no two targets with conflicting target IDs (COMPOSE-1).
+    fn check_conflicts(&self, written: &[String]) -> Result<(), BundlerError> {
+        let r = self.release;
+        if r >= Release::L16 {
+            if let Some((a, b)) = conflicting_targets(r, &self.targets, written) {
+                return Err(BundlerError::with(
+                    format!("Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"),
+                    Error::rule(
+                        rules::COMPOSE_1,
+                        "one target leaves a feature Any that another sets",
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Unbundling: at most one host target; bundling: exactly one, unless
+    /// every target is HIP (CLI-3).
+    fn check_host_count(&self, t: &Targets) -> Result<(), BundlerError> {
+        let host_num = t.host_num;
+        if (self.unbundle && host_num > 1) || (!self.unbundle && host_num != 1 && !t.hip_only) {
+            return Err(BundlerError::with(
+                format!("expecting exactly one host target but got {host_num}"),
+                Error::rule(rules::CLI_3, "exactly one host target is needed"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Bundling: no two targets written as the same ID (BIN-8).
+    fn check_written_unique(&self, written: &[String]) -> Result<(), BundlerError> {
+        let r = self.release;
+        let uniq: BTreeSet<&String> = written.iter().collect();
+        if uniq.len() != written.len() {
+            return Err(BundlerError::with(
+                "Duplicate targets are not allowed",
+                Error::rule(
+                    rules::BIN_8,
+                    format!(
+                        "two targets are written as the same ID under LLVM {r} ({written:?}); LLVM {r} writes a corrupt bundle here"
+                    ),
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The release's conflict check (`getConflictTargetIDCombination` per
+/// `kind-triple`): the first target ID seen per processor (in sorted order)
+/// is kept; a later one conflicts when it sets a feature the first leaves Any.
+fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<(String, String)> {
+    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (t, w) in raw.iter().zip(written) {
+        let Some(info) = r.target_info(if r >= Release::L19 { w } else { t }) else {
+            continue;
+        };
+        if info.target_id.is_empty() {
+            continue;
+        }
+        let key = format!("{}-{}", info.kind, info.triple.as_str());
+        groups
+            .entry(key)
+            .or_default()
+            .insert(info.target_id.clone());
+    }
+    for (key, ids) in groups {
+        let mut first: BTreeMap<String, target_id::TargetId> = BTreeMap::new();
+        for id in &ids {
+            let Ok(parsed) = target_id::parse(id) else {
+                continue;
+            };
+            match first.get(&parsed.processor) {
+                None => {
+                    first.insert(parsed.processor.clone(), parsed);
+                }
+                Some(f) => {
+                    let fm = f.feature_map();
+                    if parsed
+                        .features
+                        .iter()
+                        .any(|(n, _)| !fm.contains_key(n.as_str()))
+                    {
+                        let a = format!("{key}-{}", original(f));
+                        let b = format!("{key}-{id}");
+                        return Some((a, b));
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+fn original(t: &target_id::TargetId) -> String {
+    let mut s = t.processor.clone();
+    for (n, f) in &t.features {
+        s.push(':');
+        s.push_str(n);
+        s.push(if *f == target_id::Feature::On {
+            '+'
+        } else {
+            '-'
+        });
+    }
+    s
+}
