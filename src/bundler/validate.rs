@@ -4,6 +4,7 @@
 use super::{BundlerError, FileType, Job, Validated};
 use crate::error::Error;
 use crate::id::target_id;
+use crate::profile::target_id::format_only;
 use crate::profile::Release;
 use crate::rules;
 use std::collections::{BTreeMap, BTreeSet};
@@ -207,14 +208,26 @@ impl Job {
     fn check_conflicts(&self, written: &[String]) -> Result<(), BundlerError> {
         let r = self.release;
         if r >= Release::L16 {
-            if let Some((a, b)) = conflicting_targets(r, &self.targets, written) {
-                return Err(BundlerError::with(
-                    format!("Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"),
-                    Error::rule(
-                        rules::COMPOSE_1,
-                        "one target leaves a feature Any that another sets",
-                    ),
-                ));
+            match conflicting_targets(r, &self.targets, written) {
+                None => {}
+                Some(TargetConflict::Pair(a, b)) => {
+                    return Err(BundlerError::with(
+                        format!("Cannot bundle inputs with conflicting targets: '{a}' and '{b}'"),
+                        Error::rule(
+                            rules::COMPOSE_1,
+                            "one target leaves a feature Any that another sets",
+                        ),
+                    ));
+                }
+                Some(TargetConflict::Malformed(id)) => {
+                    let rule = target_id::parse(&id).err().map_or(rules::TID_1, |e| e.rule);
+                    return Err(BundlerError::with(
+                        format!(
+                            "target ID '{id}' fails LLVM's format check: LLVM {r} dereferences the empty result in getConflictTargetIDCombination here (undefined behaviour; Debian's build dies of SIGSEGV)"
+                        ),
+                        Error::rule(rule, format!("target ID '{id}'")),
+                    ));
+                }
             }
         }
         Ok(())
@@ -252,10 +265,19 @@ impl Job {
     }
 }
 
+/// What the release's conflict check finds.
+enum TargetConflict {
+    /// Two targets (`kind-triple-targetID`) that conflict.
+    Pair(String, String),
+    /// A target ID LLVM's format-only parser rejects: the check dereferences
+    /// the empty result (undefined behaviour).
+    Malformed(String),
+}
+
 /// The release's conflict check (`getConflictTargetIDCombination` per
 /// `kind-triple`): the first target ID seen per processor (in sorted order)
 /// is kept; a later one conflicts when it sets a feature the first leaves Any.
-fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<(String, String)> {
+fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<TargetConflict> {
     let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (t, w) in raw.iter().zip(written) {
         let Some(info) = r.target_info(if r >= Release::L19 { w } else { t }) else {
@@ -273,6 +295,9 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
     for (key, ids) in groups {
         let mut first: BTreeMap<String, target_id::TargetId> = BTreeMap::new();
         for id in &ids {
+            if format_only(id.as_bytes()).is_none() {
+                return Some(TargetConflict::Malformed(id.clone()));
+            }
             let Ok(parsed) = target_id::parse(id) else {
                 continue;
             };
@@ -289,7 +314,7 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
                     {
                         let a = format!("{key}-{}", original(f));
                         let b = format!("{key}-{id}");
-                        return Some((a, b));
+                        return Some(TargetConflict::Pair(a, b));
                     }
                 }
             }
