@@ -5,7 +5,7 @@
 
 use crate::bundle::binary::{self, Extent, LlvmView};
 use crate::bundle::{ccob, fatbin, object, text};
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::host::ar;
 use crate::offload_binary;
 use crate::profile::Release;
@@ -33,6 +33,18 @@ pub enum Container {
     OtherObject,
 }
 
+impl std::fmt::Display for Container {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for EntryContainer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Container {
     /// Stable name used in JSON output.
     pub fn name(self) -> &'static str {
@@ -44,6 +56,32 @@ impl Container {
             Container::OffloadBinary => "offload-binary",
             Container::Archive => "archive",
             Container::OtherObject => "object",
+        }
+    }
+}
+
+/// The container that holds one listed entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryContainer {
+    /// A binary bundle (standalone, in `.hip_fatbin`, or decompressed).
+    BinaryBundle,
+    /// An `__CLANG_OFFLOAD_BUNDLE__<id>` section of an ELF object.
+    ObjectBundle,
+    /// A text bundle.
+    TextBundle,
+    /// An offload binary image.
+    OffloadBinary,
+}
+
+impl EntryContainer {
+    /// Stable name used in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryContainer::BinaryBundle => "binary-bundle",
+            EntryContainer::ObjectBundle => "object-bundle",
+            EntryContainer::TextBundle => "text-bundle",
+            EntryContainer::OffloadBinary => "offload-binary",
         }
     }
 }
@@ -97,7 +135,7 @@ pub struct ListedEntry {
     /// Which bundle of the input holds it (0 for a single bundle).
     pub bundle: usize,
     /// The container holding the entry.
-    pub container: &'static str,
+    pub container: EntryContainer,
     /// For an entry inside a compressed bundle: the absolute offset of the
     /// `CCOB` blob; `offset` is then relative to the decompressed bundle.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -119,31 +157,20 @@ pub struct ListedEntry {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Listing {
     /// The outer container.
-    pub container: &'static str,
+    pub container: Container,
     /// How the input was read: `strict` or `llvm-N`.
     pub mode: String,
     /// Entries in the order the mode presents them.
     pub entries: Vec<ListedEntry>,
 }
 
-/// List `data`. With `release = None` the strict reader is used and every
-/// violation is returned; with a release, entries appear as that release
-/// sees them (its `-list` order), and only what it cannot read is an error.
-pub fn list(data: &[u8], release: Option<Release>) -> Result<Listing, Vec<Error>> {
-    list_source(&data, release)
-}
-
-/// [`list`] over a [`Source`]: the bundles of an ELF file's `.hip_fatbin`
-/// (and compressed bundles in it) are read through windows of their own,
-/// so a mapped multi-GB file is listed with the pages of one bundle
-/// resident at a time.
-pub fn list_source(src: &dyn Source, release: Option<Release>) -> Result<Listing, Vec<Error>> {
-    list_source_with(src, release, ListOptions::default())
-}
-
-/// How [`list_source_with`] reads.
+/// How [`list`] reads.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListOptions {
+    /// `None`: the strict reader, every violation is returned. A release:
+    /// entries as that release sees them (its `-list` order), and only
+    /// what it cannot read is an error.
+    pub release: Option<Release>,
     /// List a compressed bundle over 64 MiB from its header without
     /// verifying its whole stream first: for `extract`, which verifies the
     /// stream (sizes, hash) as it streams the entry out, so the stream is
@@ -152,15 +179,34 @@ pub struct ListOptions {
     pub defer_ccob_verification: bool,
 }
 
-/// [`list_source`] with options.
-pub fn list_source_with(
-    src: &dyn Source,
-    release: Option<Release>,
-    opts: ListOptions,
-) -> Result<Listing, Vec<Error>> {
+impl From<Option<Release>> for ListOptions {
+    fn from(release: Option<Release>) -> Self {
+        ListOptions {
+            release,
+            ..ListOptions::default()
+        }
+    }
+}
+
+/// List the input `src` (a byte slice, or a mapped file read window by
+/// window: the bundles of an ELF file's `.hip_fatbin`, and compressed
+/// bundles in it, are read through windows of their own, so a mapped
+/// multi-GB file is listed with the pages of one bundle resident at a time).
+///
+/// ```
+/// use offload_kit::bundle::binary::write_to_vec;
+/// use offload_kit::detect::{self, Container};
+/// let fat = write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"H"), (b"hip-amdgcn-amd-amdhsa--gfx906", b"D")], 1).unwrap();
+/// let l = detect::list(&fat, None).unwrap();
+/// assert_eq!(l.container, Container::BinaryBundle);
+/// assert_eq!(l.entries[1].id, "hip-amdgcn-amd-amdhsa--gfx906");
+/// ```
+pub fn list(src: &dyn Source, opts: impl Into<ListOptions>) -> Result<Listing, Errors> {
+    let opts = opts.into();
+    let release = opts.release;
     let data = src.bytes();
     let Some(c) = detect(data) else {
-        return Err(vec![unknown_container(data)]);
+        return Err(unknown_container(data).into());
     };
     let mode = release.map_or("strict".into(), |r| format!("llvm-{r}"));
     let entries = match c {
@@ -168,7 +214,7 @@ pub fn list_source_with(
         _ => list_in(src, 0, release, opts)?,
     };
     Ok(Listing {
-        container: c.name(),
+        container: c,
         mode,
         entries,
     })
@@ -207,7 +253,7 @@ fn list_in(
                     offset: base + e.offset,
                     size: e.size,
                     bundle: 0,
-                    container: c.name(),
+                    container: EntryContainer::BinaryBundle,
                     ccob_offset: None,
                     section: None,
                     image: None,
@@ -231,7 +277,7 @@ fn list_in(
                     offset: base + e.offset,
                     size: e.size,
                     bundle: 0,
-                    container: "text-bundle",
+                    container: EntryContainer::TextBundle,
                     ccob_offset: None,
                     section: None,
                     image: None,
@@ -280,9 +326,9 @@ fn list_in(
                         size: e.size,
                         bundle: e.bundle,
                         container: if kind == fatbin::Kind::Section {
-                            "object-bundle"
+                            EntryContainer::ObjectBundle
                         } else {
-                            "binary-bundle"
+                            EntryContainer::BinaryBundle
                         },
                         ccob_offset: None,
                         section: Some(e.section),
@@ -505,9 +551,9 @@ fn member_llvm(
             size: e.size,
             bundle: 0,
             container: if object {
-                "object-bundle"
+                EntryContainer::ObjectBundle
             } else {
-                "binary-bundle"
+                EntryContainer::BinaryBundle
             },
             ccob_offset,
             section: section.clone(),
@@ -559,7 +605,7 @@ fn images(
                 offset: i.offset,
                 size: i.size,
                 bundle: i.index,
-                container: "offload-binary",
+                container: EntryContainer::OffloadBinary,
                 ccob_offset: None,
                 section: i.section.clone(),
                 image: Some(i),
@@ -646,7 +692,7 @@ fn large_binary_entries(
             offset: e.offset,
             size: e.size,
             bundle,
-            container: "binary-bundle",
+            container: EntryContainer::BinaryBundle,
             ccob_offset: Some(at),
             section: None,
             image: None,
@@ -713,7 +759,7 @@ fn ccob_entries(
                     offset: e.offset,
                     size: e.size,
                     bundle,
-                    container: "binary-bundle",
+                    container: EntryContainer::BinaryBundle,
                     ccob_offset: Some(at),
                     section: None,
                     image: None,

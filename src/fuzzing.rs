@@ -96,9 +96,9 @@ pub fn bundler_plan(data: &[u8]) {
 /// Every container reader through auto-detection, strictly and as every
 /// release reads it, plus the text, CCOB and ELF readers directly.
 pub fn any_container(data: &[u8]) {
-    let _ = crate::detect::list(data, None);
+    let _ = crate::detect::list(&data, None);
     for r in Release::ALL {
-        let _ = crate::detect::list(data, Some(r));
+        let _ = crate::detect::list(&data, Some(r));
         for c in ["//", "#", ";"] {
             let _ = crate::bundle::text::llvm_entries(data, 0, c, r);
             let _ = crate::bundle::text::llvm_list(data, 0, c, r);
@@ -495,8 +495,8 @@ pub fn ccob_stream(data: &[u8]) {
     );
     // Listing through windows must list what the slice listing lists.
     for r in std::iter::once(None).chain(Release::ALL.into_iter().map(Some)) {
-        let windowed = crate::detect::list_source(&w, r);
-        let whole = crate::detect::list(data, r);
+        let windowed = crate::detect::list(&w, r);
+        let whole = crate::detect::list(&data, r);
         assert!(windowed == whole, "windowed listing differs");
     }
 }

@@ -992,7 +992,7 @@ fn ccob_9_content_is_a_bundle() {
         other => m.push(format!("good.bin minus a byte, compressed: {other:?}")),
     }
     // A good one lists its entries, with the blob's offset.
-    match detect::list(V3_SMALL, None) {
+    match detect::list(&V3_SMALL, None) {
         Ok(l) => {
             let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
             if ids != [HOST_ID, GFX906] || l.entries.iter().any(|e| e.ccob_offset != Some(0)) {
@@ -1050,9 +1050,9 @@ fn exercise(b: &[u8]) {
     }
     for r in Release::ALL {
         let _ = ccob::llvm_decompress(b, r);
-        let _ = detect::list(b, Some(r));
+        let _ = detect::list(&b, Some(r));
     }
-    let _ = detect::list(b, None);
+    let _ = detect::list(&b, None);
 }
 
 fn seeds() -> Vec<Vec<u8>> {
@@ -2766,7 +2766,7 @@ fn release_listing_reads_the_header_only() {
             data: zstd.clone(),
             taken: Default::default(),
         };
-        let got = detect::list_source(&src, Some(r)).unwrap();
+        let got = detect::list(&src, Some(r)).unwrap();
         let want = detect::list(&zlib, Some(r)).unwrap();
         assert_eq!(got.entries, want.entries, "LLVM {r}");
         assert_eq!(got.entries.len(), 2);

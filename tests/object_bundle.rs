@@ -834,7 +834,7 @@ fn fatbin_bundles_are_read_through_windows() {
             windows: Default::default(),
         };
         assert_eq!(
-            detect::list_source(&src, r).unwrap(),
+            detect::list(&src, r).unwrap(),
             detect::list(&d, r).unwrap()
         );
         assert_eq!(src.windows.borrow().len(), 3);

@@ -816,9 +816,9 @@ fn text_bundles_are_read_through_windows() {
     // The native listing reads a text bundle through windows.
     for r in [None, Some(Release::L22)] {
         let src = Recorder::new(&d);
-        let err = |e: Vec<offload_kit::Error>| e[0].to_string();
+        let err = |e: offload_kit::Errors| e[0].to_string();
         assert_eq!(
-            detect::list_source(&src, r).map_err(err),
+            detect::list(&src, r).map_err(err),
             detect::list(&d, r).map_err(err)
         );
         assert!(!src.windows.borrow().is_empty());

@@ -243,7 +243,7 @@ fn print_listing(l: &Listing, json: bool) {
 
 fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let l = detect::list_source(&input, llvm)?;
+    let l = detect::list(&input, llvm)?;
     print_listing(&l, json);
     Ok(0)
 }
@@ -264,9 +264,10 @@ fn extract(
     let one_blob =
         ccob::is_ccob(input.bytes()) && ccob::blobs(input.bytes(), 0).is_ok_and(|b| b.len() == 1);
     let opts = detect::ListOptions {
+        release: None,
         defer_ccob_verification: one_blob,
     };
-    let mut l = detect::list_source_with(&input, None, opts)?;
+    let mut l = detect::list(&input, opts)?;
     if let Some(k) = bundle {
         l.entries.retain(|e| e.bundle == k);
     }
@@ -304,7 +305,7 @@ fn extract(
             .filter(|e| e.id == id)
             .map(|e| e.bundle)
             .collect();
-        if matching.len() > 1 && l.container == "archive" {
+        if matching.len() > 1 && l.container == detect::Container::Archive {
             let places: Vec<String> = l
                 .entries
                 .iter()
@@ -349,7 +350,7 @@ fn extract(
         if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
             let bytes = detect::image_bytes(input.bytes(), img)?;
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
-        } else if e.container == "object-bundle" && e.id.starts_with("host-") {
+        } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
             // The host entry of a fat object is the object without its
             // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
             // section only holds the one-byte host marker.
@@ -381,7 +382,7 @@ fn extract(
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let res = detect::list_source(&input, None);
+    let res = detect::list(&input, None);
     if json {
         let v = match &res {
             Ok(l) => {
@@ -411,7 +412,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
             );
             Ok(0)
         }
-        Err(es) => Err(es),
+        Err(es) => Err(es.into()),
     }
 }
 
