@@ -230,12 +230,12 @@ fn list_in(
     base: u64,
     release: Option<Release>,
     opts: ListOptions,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+) -> Result<Vec<ListedEntry>, Errors> {
     let data = src.bytes();
     let Some(c) = detect(data) else {
-        return Err(vec![unknown_container(data).rebase(base)]);
+        return Err(vec![unknown_container(data).rebase(base)].into());
     };
-    let rebase = |es: Vec<Error>| es.into_iter().map(|e| e.rebase(base)).collect::<Vec<_>>();
+    let rebase = |es: Errors| es.rebase(base);
     let entries = match c {
         Container::BinaryBundle => {
             let entries: Vec<binary::Entry> = match release {
@@ -243,7 +243,7 @@ fn list_in(
                 Some(r) => match binary::llvm_read(data, base, r) {
                     LlvmView::NoBundles => vec![],
                     LlvmView::Entries(e) => e,
-                    LlvmView::Crash(e) => return Err(vec![e]),
+                    LlvmView::Crash(e) => return Err(vec![e].into()),
                 },
             };
             entries
@@ -294,7 +294,8 @@ fn list_in(
                     "unsupported object format {}: offload-kit reads ELF objects",
                     crate::host::elf::detect(data).name()
                 ),
-            )])
+            )]
+            .into())
         }
         Container::CompressedBundle => {
             let blobs = ccob::blobs(data, 0).map_err(|e| vec![e.rebase(base)])?;
@@ -391,7 +392,7 @@ fn archive_entries(
     src: &dyn Source,
     release: Option<Release>,
     opts: ListOptions,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+) -> Result<Vec<ListedEntry>, Errors> {
     let data = src.bytes();
     // AR-1 and OB-21 state the same `ar` requirements; the native commands
     // cite OB-21, as they did when they read only offload binaries.
@@ -401,7 +402,8 @@ fn archive_entries(
             rules::OB_21,
             members[MAX_MEMBERS].header_offset,
             format!("more than {MAX_MEMBERS} archive members"),
-        )]);
+        )]
+        .into());
     }
     let mut out = Vec::new();
     let mut errs = Vec::new();
@@ -454,7 +456,7 @@ fn archive_entries(
     if errs.is_empty() {
         Ok(out)
     } else {
-        Err(errs)
+        Err(errs.into())
     }
 }
 
@@ -463,7 +465,7 @@ fn member_strict(
     src: &MemberSource<'_>,
     base: u64,
     opts: ListOptions,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+) -> Result<Vec<ListedEntry>, Errors> {
     match detect(src.bytes()) {
         Some(
             Container::BinaryBundle
@@ -483,19 +485,16 @@ fn member_strict(
 /// object file as an object-file bundle (its bundle sections, in section
 /// order), anything else as a binary bundle (the release's order); then
 /// the offload-binary images of an ELF or offload-binary member.
-fn member_llvm(
-    src: &MemberSource<'_>,
-    base: u64,
-    r: Release,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<ListedEntry>, Errors> {
     let raw = src.bytes();
     let decompressed = match ccob::llvm_decompress(raw, r) {
         ccob::LlvmDecompress::Plain => None,
         ccob::LlvmDecompress::Data(d) => Some(d),
         ccob::LlvmDecompress::Fails(m, e) => {
-            return Err(vec![e.rebase(base).context(format!(
-                "LLVM {r}: Failed to decompress code object: {m}"
-            ))])
+            return Err(vec![e
+                .rebase(base)
+                .context(format!("LLVM {r}: Failed to decompress code object: {m}"))]
+            .into())
         }
     };
     let data: &[u8] = decompressed.as_deref().unwrap_or(raw);
@@ -530,7 +529,7 @@ fn member_llvm(
         match binary::llvm_read(data, 0, r) {
             LlvmView::NoBundles => vec![],
             LlvmView::Entries(e) => e.into_iter().map(|e| (e, None)).collect(),
-            LlvmView::Crash(e) => return Err(vec![inner(e)]),
+            LlvmView::Crash(e) => return Err(vec![inner(e)].into()),
         }
     };
     for (e, section) in &entries {
@@ -543,7 +542,7 @@ fn member_llvm(
                     "LLVM 22: Invalid bundle id read from code object: entry ID '{}' does not have 5 or 6 '-'-separated fields",
                     id.escape_debug()
                 ),
-            ))]);
+            ))].into());
         }
         out.push(ListedEntry {
             id: id.into_owned(),
@@ -588,11 +587,7 @@ pub fn archive_member_at(data: &[u8], at: u64) -> Option<(u64, u64)> {
 /// The offload-binary images of `data` (raw binaries, `.llvm.offloading`
 /// sections of an ELF file, archive members), which starts at absolute
 /// offset `base`.
-fn images(
-    data: &[u8],
-    base: u64,
-    release: Option<Release>,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+fn images(data: &[u8], base: u64, release: Option<Release>) -> Result<Vec<ListedEntry>, Errors> {
     let listed = offload_binary::list_with(data, release)
         .map_err(|es| es.into_iter().map(|e| e.rebase(base)).collect::<Vec<_>>())?;
     Ok(listed
@@ -618,7 +613,7 @@ fn images(
 /// The bytes of offload-binary image `img` (the `index`-th image of the
 /// input, as [`list`] numbers them); inflated for compressed v3 binaries.
 /// In an archive, the image is read from the member that holds it.
-pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec<u8>, Vec<Error>> {
+pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec<u8>, Errors> {
     if let Some((o, n)) = archive_member_at(data, img.binary_offset) {
         let member = &data[o as usize..(o + n) as usize];
         let local = offload_binary::list_with(member, None)?;
@@ -628,7 +623,7 @@ pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec
                 && l.size == img.size
                 && l.strings == img.strings
         }) else {
-            return Err(vec![Error::other(format!("no image {}", img.index))]);
+            return Err(vec![Error::other(format!("no image {}", img.index))].into());
         };
         return image_bytes(member, l);
     }
@@ -637,7 +632,7 @@ pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec
         .flat_map(|(_, bins)| bins.iter().flat_map(|b| b.entries.iter()))
         .nth(img.index)
         .map(|e| e.image.to_vec())
-        .ok_or_else(|| vec![Error::other(format!("no image {}", img.index))])
+        .ok_or_else(|| Error::other(format!("no image {}", img.index)).into())
 }
 
 /// Compressed bundles larger than this are listed from a verified prefix.
@@ -654,7 +649,7 @@ fn large_binary_entries(
     total: u64,
     at: u64,
     bundle: usize,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+) -> Result<Vec<ListedEntry>, Errors> {
     let ctx = |e: Error| {
         e.context(format!(
             "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
@@ -670,7 +665,8 @@ fn large_binary_entries(
                 "the bundle header is malformed or longer than the {} bytes read ahead",
                 prefix.len()
             ),
-        ))]);
+        ))]
+        .into());
     }
     let mut errs = Vec::new();
     for e in &scan.entries {
@@ -682,7 +678,7 @@ fn large_binary_entries(
         }
     }
     if !errs.is_empty() {
-        return Err(errs);
+        return Err(errs.into());
     }
     Ok(scan
         .entries
@@ -712,7 +708,7 @@ fn ccob_entries(
     bundle: usize,
     release: Option<Release>,
     opts: ListOptions,
-) -> Result<Vec<ListedEntry>, Vec<Error>> {
+) -> Result<Vec<ListedEntry>, Errors> {
     let at = base + rel;
     if release.is_none() {
         // Large bundles: verify while streaming, keep only the header part.
@@ -750,7 +746,7 @@ fn ccob_entries(
             let entries = match binary::llvm_read_prefix(&prefix, total, 0, r) {
                 LlvmView::NoBundles => vec![],
                 LlvmView::Entries(e) => e,
-                LlvmView::Crash(e) => return Err(vec![inside(e)]),
+                LlvmView::Crash(e) => return Err(vec![inside(e)].into()),
             };
             return Ok(entries
                 .iter()
@@ -785,10 +781,11 @@ fn ccob_entries(
                     rules::CCOB_1,
                     at,
                     format!("LLVM {r} does not read compressed bundles"),
-                )])
+                )]
+                .into())
             }
             ccob::LlvmDecompress::Fails(m, e) => {
-                return Err(vec![e.rebase(at).context(format!("LLVM {r}: {m}"))])
+                return Err(vec![e.rebase(at).context(format!("LLVM {r}: {m}"))].into())
             }
         },
     };
@@ -802,7 +799,7 @@ fn ccob_entries(
                 inner.len(),
                 if inner.starts_with(b"\x7fELF") { ", an ELF file" } else { "" }
             ),
-        )]);
+        )].into());
     }
     let inner_list = list(&inner, release).map_err(|es| {
         es.into_iter()

@@ -378,7 +378,7 @@ fn symbols_view(data: &[u8]) -> Vec<(String, u64, u64, u8, String)> {
     out
 }
 
-fn rules_of(r: Result<object::ObjectBundle<'_>, Vec<offload_kit::Error>>) -> Vec<&'static str> {
+fn rules_of(r: Result<object::ObjectBundle<'_>, offload_kit::Errors>) -> Vec<&'static str> {
     match r {
         Ok(_) => vec![],
         Err(es) => es.iter().filter_map(|e| e.rule_id()).collect(),
@@ -833,10 +833,7 @@ fn fatbin_bundles_are_read_through_windows() {
             data: d.clone(),
             windows: Default::default(),
         };
-        assert_eq!(
-            detect::list(&src, r).unwrap(),
-            detect::list(&d, r).unwrap()
-        );
+        assert_eq!(detect::list(&src, r).unwrap(), detect::list(&d, r).unwrap());
         assert_eq!(src.windows.borrow().len(), 3);
     }
     // A window that cannot be had is an error, not a panic or a short list.

@@ -65,7 +65,7 @@ fn put64(d: &mut [u8], at: usize, v: u64) {
     d[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-fn strict(d: &[u8]) -> Result<Vec<ob::Binary<'_>>, Vec<offload_kit::Error>> {
+fn strict(d: &[u8]) -> Result<Vec<ob::Binary<'_>>, offload_kit::Errors> {
     parse_strict(d, 0, ReadOptions::default())
 }
 

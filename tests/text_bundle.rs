@@ -37,7 +37,7 @@ fn rules_of(d: &[u8], c: &str) -> Vec<&'static str> {
     }
 }
 
-fn errs(d: &[u8], c: &str) -> Vec<offload_kit::Error> {
+fn errs(d: &[u8], c: &str) -> offload_kit::Errors {
     text::parse_strict(d, 0, c).unwrap_err()
 }
 

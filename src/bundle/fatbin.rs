@@ -12,7 +12,7 @@
 
 use crate::bundle::binary::{self, Extent};
 use crate::bundle::object;
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Result};
 use crate::format::bundle::MAGIC as BUNDLE_MAGIC;
 use crate::format::ccob;
 use crate::host::elf::{Elf, SHT_PROGBITS};
@@ -350,17 +350,17 @@ pub fn inspect_source(src: &dyn Source) -> Result<Listing> {
 }
 
 /// [`inspect`], failing with every problem when there is any.
-pub fn list_strict(data: &[u8]) -> Result<Listing, Vec<Error>> {
+pub fn list_strict(data: &[u8]) -> Result<Listing, Errors> {
     list_strict_source(&data)
 }
 
 /// [`list_strict`] over a [`Source`] (see [`inspect_source`]).
-pub fn list_strict_source(src: &dyn Source) -> Result<Listing, Vec<Error>> {
+pub fn list_strict_source(src: &dyn Source) -> Result<Listing, Errors> {
     let l = inspect_source(src).map_err(|e| vec![e])?;
     if l.problems.is_empty() {
         Ok(l)
     } else {
-        Err(l.problems)
+        Err(l.problems.into())
     }
 }
 

@@ -14,7 +14,7 @@
 //! [`elf::add_sections`] in place of `llvm-objcopy`.
 
 use crate::bundle::binary;
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Result};
 use crate::format::bundle::MAGIC;
 use crate::host::elf::{self, Elf, SHF_ALLOC, SHF_EXCLUDE, SHF_WRITE, SHT_PROGBITS};
 use crate::id::BundleEntryId;
@@ -166,7 +166,7 @@ impl<'a> ObjectBundle<'a> {
 
 /// Strict reader (spec chapter `object-bundle.md`): every violation found
 /// is returned, each with its absolute offset and rule.
-pub fn parse_strict(data: &[u8]) -> Result<ObjectBundle<'_>, Vec<Error>> {
+pub fn parse_strict(data: &[u8]) -> Result<ObjectBundle<'_>, Errors> {
     let elf = Elf::parse(data).map_err(|e| vec![e])?;
     let mut errs = elf.check();
     let entries = scan(&elf);
@@ -174,10 +174,10 @@ pub fn parse_strict(data: &[u8]) -> Result<ObjectBundle<'_>, Vec<Error>> {
     errs.extend(more);
     if !errs.is_empty() {
         errs.sort_by_key(|e| e.offset());
-        return Err(errs);
+        return Err(errs.into());
     }
     let Some(host) = host else {
-        return Err(vec![Error::other("internal: no host entry")]);
+        return Err(vec![Error::other("internal: no host entry")].into());
     };
     Ok(ObjectBundle { elf, entries, host })
 }

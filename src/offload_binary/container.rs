@@ -6,7 +6,7 @@
 use super::kinds::{ImageKind, OffloadKind};
 use super::llvm::{input_kind, InputKind};
 use super::{parse_strict, Binary, ReadOptions};
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::format::offload_binary::{SECTION_NAME, SHT_LLVM_OFFLOADING};
 use crate::host::ar as archive;
 use crate::host::elf::Elf;
@@ -33,7 +33,7 @@ const MAX_DEPTH: u32 = 16;
 /// malformed containers are errors, a `.llvm.offloading` section of another
 /// type is an error (OB-20; LLVM skips it), an input that is neither a
 /// binary, an ELF file nor an archive is an error (OB-1).
-pub fn locate(data: &[u8]) -> Result<Vec<Found<'_>>, Vec<Error>> {
+pub fn locate(data: &[u8]) -> Result<Vec<Found<'_>>, Errors> {
     let mut out = Vec::new();
     let mut errs = Vec::new();
     match input_kind(data) {
@@ -55,7 +55,7 @@ pub fn locate(data: &[u8]) -> Result<Vec<Found<'_>>, Vec<Error>> {
         Ok(out)
     } else {
         errs.sort_by_key(|e| e.offset());
-        Err(errs)
+        Err(errs.into())
     }
 }
 
@@ -189,7 +189,7 @@ fn kind_name(v: u16, r: Release) -> &'static str {
 pub fn read_all(
     data: &[u8],
     opts: ReadOptions,
-) -> Result<Vec<(Found<'_>, Vec<Binary<'_>>)>, Vec<Error>> {
+) -> Result<Vec<(Found<'_>, Vec<Binary<'_>>)>, Errors> {
     let found = locate(data)?;
     let mut out = Vec::with_capacity(found.len());
     let mut errs = Vec::new();
@@ -213,20 +213,20 @@ pub fn read_all(
     if errs.is_empty() {
         Ok(out)
     } else {
-        Err(errs)
+        Err(errs.into())
     }
 }
 
 /// List the images of `data` strictly with LLVM 22's kind tables. See
 /// [`list_with`].
-pub fn list(data: &[u8]) -> Result<Vec<ListedImage>, Vec<Error>> {
+pub fn list(data: &[u8]) -> Result<Vec<ListedImage>, Errors> {
     list_with(data, None)
 }
 
 /// List the images of `data` (a raw file, an ELF file, an archive)
 /// strictly: every violation of any binary is returned. `release` picks the
 /// kind tables (OB-12, OB-13; `None`: LLVM 22's).
-pub fn list_with(data: &[u8], release: Option<Release>) -> Result<Vec<ListedImage>, Vec<Error>> {
+pub fn list_with(data: &[u8], release: Option<Release>) -> Result<Vec<ListedImage>, Errors> {
     let opts = ReadOptions { release };
     let table = release.unwrap_or(Release::L22);
     let mut out = Vec::new();

@@ -7,7 +7,7 @@
 use super::compressed::parse_compressed;
 use super::kinds::{self, ImageKind, OffloadKind};
 use super::{is_offload_binary, keys, show, Binary, Entry, ReadOptions, StringPair};
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::format::offload_binary::{
     header_size, read_u64, string_entry_size, RawEntry, RawHeader, ALIGNMENT, ENTRY_SIZE,
     HEADER_SIZE_V1, MAGIC, OIF_METADATA,
@@ -46,11 +46,7 @@ struct Region {
 /// Read the sequence of offload binaries that fills `data` (a file, an ELF
 /// section, an archive member). `base` is the absolute offset of `data[0]`.
 /// Every violation is returned, sorted by offset.
-pub fn parse_strict(
-    data: &[u8],
-    base: u64,
-    opts: ReadOptions,
-) -> Result<Vec<Binary<'_>>, Vec<Error>> {
+pub fn parse_strict(data: &[u8], base: u64, opts: ReadOptions) -> Result<Vec<Binary<'_>>, Errors> {
     let mut errs = Vec::new();
     let mut out = Vec::new();
     let len = data.len() as u64;
@@ -95,7 +91,7 @@ pub fn parse_strict(
         Ok(out)
     } else {
         errs.sort_by_key(|e| e.offset());
-        Err(errs)
+        Err(errs.into())
     }
 }
 

@@ -2,7 +2,7 @@
 //! every violation found, each with its absolute offset and rule.
 
 use super::{is_binary_bundle, scan, Entry, Stop};
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Result};
 use crate::format::bundle::{RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::id::BundleEntryId;
 use crate::rules;
@@ -50,11 +50,7 @@ pub enum Extent {
 
 /// Strict reader (spec chapter `binary-bundle.md`): every violation found is
 /// returned, each with its absolute offset and rule.
-pub fn parse_strict(
-    data: &[u8],
-    base: u64,
-    extent: Extent,
-) -> Result<BinaryBundle<'_>, Vec<Error>> {
+pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBundle<'_>, Errors> {
     if !is_binary_bundle(data) {
         let n = data.len().min(MAGIC.len());
         let at = data[..n]
@@ -66,7 +62,8 @@ pub fn parse_strict(
             rules::BIN_1,
             base + at,
             "no binary bundle magic \"__CLANG_OFFLOAD_BUNDLE__\"",
-        )]);
+        )]
+        .into());
     }
     let Some(scan) = scan(data, base) else {
         return Err(vec![Error::at(
@@ -76,7 +73,8 @@ pub fn parse_strict(
                 "the entry count field needs 8 bytes, {} remain",
                 data.len() - MAGIC.len()
             ),
-        )]);
+        )]
+        .into());
     };
     let len = data.len() as u64;
     let mut errs = Vec::new();
@@ -289,7 +287,7 @@ pub fn parse_strict(
     }
     if !errs.is_empty() {
         errs.sort_by_key(|e| e.offset());
-        return Err(errs);
+        return Err(errs.into());
     }
     Ok(BinaryBundle {
         data,

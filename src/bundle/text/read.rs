@@ -4,7 +4,7 @@
 use super::scan::{show, Item, Scan};
 use super::{Markers, SourceEntry};
 use crate::bundle::binary::Entry;
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::id::BundleEntryId;
 use crate::rules::{self, Rule};
 use crate::source::Source;
@@ -422,7 +422,7 @@ impl<'a> Strict<'a> {
 
 /// The strict reader over `scan`, whose first byte is at absolute offset
 /// `base`.
-fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>, Vec<Error>> {
+fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>, Errors> {
     let mut s = Strict {
         scan,
         base,
@@ -438,14 +438,14 @@ fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>,
         next = s.bundle(lp);
     }
     if let Some(e) = s.scan.failure(base) {
-        return Err(vec![e]);
+        return Err(vec![e].into());
     }
     if s.errs.is_empty() {
         Ok(s.entries)
     } else {
         let mut errs = s.errs;
         errs.sort_by_key(|e| e.offset());
-        Err(errs)
+        Err(errs.into())
     }
 }
 
@@ -457,7 +457,7 @@ pub fn parse_strict<'a>(
     data: &'a [u8],
     base: u64,
     comment: &str,
-) -> Result<TextBundle<'a>, Vec<Error>> {
+) -> Result<TextBundle<'a>, Errors> {
     let items = strict(Scan::slice(data), base, comment)?;
     Ok(TextBundle {
         data,
@@ -477,7 +477,7 @@ pub fn parse_strict_source(
     base: u64,
     comment: &str,
     chunk: u64,
-) -> Result<Vec<SourceEntry>, Vec<Error>> {
+) -> Result<Vec<SourceEntry>, Errors> {
     let items = strict(Scan::windows(src, chunk), base, comment)?;
     Ok(items.into_iter().map(Item::owned).collect())
 }

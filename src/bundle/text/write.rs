@@ -4,7 +4,7 @@
 use super::read::id_violations;
 use super::scan::show;
 use super::{end_marker, start_marker, Markers};
-use crate::error::Error;
+use crate::error::{Error, Errors};
 use crate::rules;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -59,7 +59,7 @@ pub fn write_to_vec(entries: &[(&[u8], &[u8])], comment: &str) -> Vec<u8> {
 /// the entry and, for contents, the position inside the content.
 ///
 /// [`parse_strict`]: super::parse_strict
-pub fn check_entries(entries: &[(&[u8], &[u8])], comment: &str) -> Result<(), Vec<Error>> {
+pub fn check_entries(entries: &[(&[u8], &[u8])], comment: &str) -> Result<(), Errors> {
     let m = Markers::new(comment);
     let mut errs = Vec::new();
     if entries.is_empty() {
@@ -114,6 +114,6 @@ pub fn check_entries(entries: &[(&[u8], &[u8])], comment: &str) -> Result<(), Ve
     if errs.is_empty() {
         Ok(())
     } else {
-        Err(errs)
+        Err(errs.into())
     }
 }

@@ -7,7 +7,7 @@ use super::{
     SHN_XINDEX, SHT_DYNSYM, SHT_GROUP, SHT_NOBITS, SHT_NULL, SHT_REL, SHT_RELA, SHT_STRTAB,
     SHT_SYMTAB, SHT_SYMTAB_SHNDX,
 };
-use crate::error::{Error, Result};
+use crate::error::{Error, Errors, Result};
 use crate::rules;
 use std::borrow::Cow;
 
@@ -453,13 +453,13 @@ impl<'a> Elf<'a> {
     }
 
     /// [`Elf::parse`] plus [`Elf::check`]: every violation as an error.
-    pub fn parse_strict(data: &'a [u8]) -> Result<Elf<'a>, Vec<Error>> {
+    pub fn parse_strict(data: &'a [u8]) -> Result<Elf<'a>, Errors> {
         let elf = Elf::parse(data).map_err(|e| vec![e])?;
         let errs = elf.check();
         if errs.is_empty() {
             Ok(elf)
         } else {
-            Err(errs)
+            Err(errs.into())
         }
     }
 
