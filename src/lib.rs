@@ -13,6 +13,27 @@
 //!
 //! Every error carries the absolute byte offset and the spec rule it
 //! violates ([`error::Error`], [`rules`]).
+//!
+//! # Example
+//!
+//! A tour: write a binary bundle, list it as LLVM 22's `-list` orders it,
+//! and parse an entry ID strictly.
+//!
+//! ```
+//! use offload_kit::bundle::binary::{self, Extent};
+//! use offload_kit::id::BundleEntryId;
+//! use offload_kit::Release;
+//!
+//! let (host, gpu) = ("host-x86_64-unknown-linux-gnu", "hip-amdgcn-amd-amdhsa--gfx906");
+//! let bytes = binary::write_to_vec(&[(host.as_bytes(), b"HOST"), (gpu.as_bytes(), b"GPU")], 8).unwrap();
+//! let bundle = binary::parse_strict(&bytes, 0, Extent::Standalone).unwrap();
+//! let ids: Vec<String> = bundle.entries.iter().map(|e| e.id_str().into_owned()).collect();
+//! assert_eq!(ids, [host, gpu]);
+//! assert_eq!(bundle.payload(1), b"GPU");
+//! assert_eq!(Release::L22.stringmap_order(&[host, gpu]), [gpu, host]);
+//! let id = BundleEntryId::parse_strict("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-").unwrap();
+//! assert_eq!(id.canonical(), "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+");
+//! ```
 
 #![deny(unsafe_code)]
 #![warn(missing_docs)]

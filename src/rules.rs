@@ -3,6 +3,21 @@
 //! Every normative rule of `spec/` has a stable ID. Errors, tests and
 //! conformance cases cite these IDs; `tests/spec_rules.rs` checks that this
 //! table and the spec chapters agree.
+//!
+//! # Example
+//!
+//! Look a rule up and see it cited by an error.
+//!
+//! ```
+//! use offload_kit::{rules, Error};
+//!
+//! let r = rules::by_id("BIN-10").unwrap();
+//! assert_eq!((*r, r.chapter), (rules::BIN_10, "binary-bundle.md"));
+//! assert!(rules::by_id("BIN-99").is_none());
+//! assert!(rules::ALL.iter().all(|r| rules::by_id(r.id) == Some(r))); // IDs are unique
+//! let e = Error::at(rules::BIN_10, 0x40, "trailing bytes");
+//! assert_eq!(e.to_string(), "trailing bytes (at offset 0x40, rule BIN-10)");
+//! ```
 
 /// A spec rule: its stable ID, the chapter that defines it and a one-line title.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,6 +9,27 @@
 //! window separately and unmaps it when the window is dropped, so the
 //! resident set stays what one window touches. A plain slice is a source
 //! whose windows are borrowed subslices.
+//!
+//! # Example
+//!
+//! Windows of a buffer, a sub-range of it, and a reader over that.
+//!
+//! ```
+//! use offload_kit::source::{Reader, Source, Sub};
+//! use std::io::Read;
+//!
+//! let data: Vec<u8> = (0u8..100).collect();
+//! assert_eq!(&data.window(10, 3).unwrap()[..], [10, 11, 12]);
+//! assert!(data.window(99, 2).is_none()); // not inside the input
+//! // Bytes 50..70 as a source of their own, read through 7-byte windows.
+//! let sub = Sub::new(&data, 50, 20).unwrap();
+//! let mut all = Vec::new();
+//! Reader::new(&sub, 0, 20, 7).read_to_end(&mut all).unwrap();
+//! assert_eq!(all, (50u8..70).collect::<Vec<u8>>());
+//! let mut buf = [0u8; 2];
+//! assert!(sub.read_at(18, &mut buf) && buf == [68, 69]);
+//! assert!(!sub.read_at(19, &mut buf));
+//! ```
 
 use std::ops::Deref;
 

@@ -11,6 +11,30 @@
 //!   ([`conflict`], AR-7);
 //! * the output archive ([`write`], AR-5): the GNU writer of
 //!   `host::ar` with each member's symbols.
+//!
+//! # Example
+//!
+//! Name, match and write the output member of one archive entry.
+//!
+//! ```
+//! use offload_kit::bundle::archive::{self, OutMember};
+//! use offload_kit::host::ar;
+//! use offload_kit::Release;
+//!
+//! let id = "hip-amdgcn-amd-amdhsa--gfx90a:xnack+";
+//! let name = archive::member_name(b"lib/foo.o", id.as_bytes(), "gfx90a:xnack+"); // AR-4
+//! assert_eq!(name, b"foo-hip-amdgcn-amd-amdhsa--gfx90a_xnack+foo.bc");
+//! // AR-3: the entry goes to a request with xnack on, not to one with xnack off.
+//! assert!(archive::compatible(Release::L22, id, "hip-amdgcn-amd-amdhsa--gfx90a:xnack+", false));
+//! assert!(!archive::compatible(Release::L22, id, "hip-amdgcn-amd-amdhsa--gfx90a:xnack-", false));
+//!
+//! // AR-5: the output archive, with the symbols of its members (none here).
+//! let members = [OutMember { name: &name, data: b"device code" }];
+//! let symbols = archive::symbols(&members).unwrap();
+//! let mut out = Vec::new();
+//! archive::write(&mut out, &members, &symbols, 1 << 32).unwrap();
+//! assert_eq!(ar::members(&out, 0).unwrap()[0].name, "foo-hip-amdgcn-amd-amdhsa--gfx90a_xnack+foo.bc");
+//! ```
 
 use crate::error::{Error, Result};
 use crate::host::ar::{self as ar, NewMember, WriteOptions};

@@ -9,6 +9,29 @@
 //! ([`binary::parse_strict`] with [`Extent::Embedded`]), a compressed
 //! bundle by its total-size field. The walk never searches for a magic
 //! inside data. See `spec/object-bundle.md` (FAT-1 … FAT-4).
+//!
+//! # Example
+//!
+//! Walk a dumped `.hip_fatbin` section holding two bundles, then dirty the
+//! padding between them.
+//!
+//! ```
+//! use offload_kit::bundle::{binary, fatbin};
+//!
+//! let mut sec = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"A")], 1).unwrap();
+//! sec.resize(fatbin::FATBIN_ALIGN as usize, 0); // the next bundle starts at 4096
+//! sec.extend(binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx90a", b"B")], 1).unwrap());
+//! let listing = fatbin::inspect_section_dump(&sec);
+//! assert!(listing.problems.is_empty());
+//! let found: Vec<(&str, usize)> = listing.entries.iter().map(|e| (e.id.as_str(), e.bundle)).collect();
+//! assert_eq!(found, [("hip-amdgcn-amd-amdhsa--gfx906", 0), ("hip-amdgcn-amd-amdhsa--gfx90a", 1)]);
+//! assert_eq!(listing.bundles[1].offset, 4096);
+//!
+//! // A non-zero byte in the padding after the first bundle violates FAT-2.
+//! sec[100] = 1;
+//! let problems = fatbin::inspect_section_dump(&sec).problems;
+//! assert_eq!((problems[0].rule_id(), problems[0].offset()), (Some("FAT-2"), Some(100)));
+//! ```
 
 use crate::bundle::binary::{self, Extent};
 use crate::bundle::object;

@@ -1,6 +1,26 @@
 //! Implementations as adapters: one JSON file says how to run an
 //! implementation for each operation, how to read its listing and its
 //! errors, and which LLVM release's spelling and order it follows.
+//!
+//! # Example
+//!
+//! An adapter read from JSON, and the command it runs for `list`.
+//!
+//! ```
+//! use offload_kit::conformance::adapter::{cited_rules, Adapter, Invocation};
+//! use offload_kit::conformance::case::Op;
+//! use std::path::Path;
+//!
+//! let a: Adapter = serde_json::from_str(r#"{"name": "my-bundler", "role": "subject",
+//!     "program": "/opt/bin/bundler",
+//!     "commands": {"list": ["{program}", "-type={type}", "{inputs}", "-list"]}}"#).unwrap();
+//! let inv = Invocation { file_type: "bc".into(), inputs: vec!["in.bc".into()], ..Default::default() };
+//! let ok = Path::new("offload-kit");
+//! assert_eq!(a.argv(Op::List, &inv, ok).unwrap(), ["/opt/bin/bundler", "-type=bc", "-input=in.bc", "-list"]);
+//! assert!(a.argv(Op::Bundle, &inv, ok).is_err()); // no `bundle` command: n/a
+//! assert_eq!(a.parse_listing(b"host-x86_64-unknown-linux-gnu-\n").unwrap(), ["host-x86_64-unknown-linux-gnu-"]);
+//! assert_eq!(cited_rules("bad bundle (at offset 0x20, rule BIN-5)"), ["BIN-5"]);
+//! ```
 
 use super::case::Op;
 use crate::profile::Release;

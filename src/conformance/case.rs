@@ -3,6 +3,28 @@
 //! documented divergences of LLVM releases. `conformance/README.md`
 //! describes it for authors and `conformance/case.schema.json` is its JSON
 //! Schema.
+//!
+//! # Example
+//!
+//! A case parsed from JSON, and one rejected by the checks.
+//!
+//! ```
+//! use offload_kit::conformance::case::{Case, Op};
+//!
+//! let json = r#"{
+//!   "title": "hip and hipv4 are the same kind",
+//!   "rules": ["COMPAT-1"],
+//!   "op": "compatible",
+//!   "args": {"entry": "hip-amdgcn-amd-amdhsa--gfx906", "request": "hipv4-amdgcn-amd-amdhsa--gfx906"},
+//!   "expect": {"compatible": true}
+//! }"#;
+//! let case = Case::from_json(json, "compatible/hip-hipv4").unwrap();
+//! assert_eq!((case.id.as_str(), case.op), ("compatible/hip-hipv4", Op::Compatible));
+//! assert_eq!(case.expect.compatible, Some(true));
+//! // Beyond its JSON shape, a case must cite rules that exist.
+//! let bad = json.replace("COMPAT-1", "COMPAT-9");
+//! assert!(Case::from_json(&bad, "x").unwrap_err().contains("unknown rule 'COMPAT-9'"));
+//! ```
 
 use super::codec::is_false;
 use super::recipe::{Data, IdSpec, InputSpec};

@@ -1,5 +1,19 @@
 //! The byte encodings of the case format (hex and standard base64) and its
 //! serde helpers.
+//!
+//! # Example
+//!
+//! Hex and base64 both ways.
+//!
+//! ```
+//! use offload_kit::conformance::codec::{decode_base64, decode_hex, encode_base64, encode_hex};
+//!
+//! assert_eq!(decode_hex("10ff 10ad").unwrap(), [0x10, 0xff, 0x10, 0xad]); // whitespace ignored
+//! assert_eq!(encode_hex(b"\x10\xff"), "10ff");
+//! assert!(decode_hex("abc").is_err()); // odd number of digits
+//! assert_eq!(encode_base64(b"CCOB"), "Q0NPQg==");
+//! assert_eq!(decode_base64("Q0NPQg").unwrap(), b"CCOB"); // padding optional
+//! ```
 
 /// Decode hex digits, ignoring whitespace.
 pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {

@@ -1,4 +1,21 @@
 //! Running one command with a time limit, capturing bounded stdout/stderr.
+//!
+//! # Example
+//!
+//! Run a shell command and look at how it ended (Unix).
+//!
+//! ```
+//! use offload_kit::conformance::exec::{run, shell_quote, signal_name, Exit};
+//! use std::path::Path;
+//! use std::time::Duration;
+//!
+//! let argv: Vec<String> = ["sh", "-c", "echo out; echo err >&2; exit 3"].map(String::from).to_vec();
+//! let r = run(&argv, Path::new("."), &[], Duration::from_secs(10));
+//! assert_eq!(r.exit, Exit::Code(3));
+//! assert_eq!((&r.stdout[..], &r.stderr[..]), (&b"out\n"[..], &b"err\n"[..]));
+//! assert_eq!(shell_quote(&argv), "sh -c 'echo out; echo err >&2; exit 3'");
+//! assert_eq!(signal_name(11), "SIGSEGV");
+//! ```
 
 use std::io::Read;
 use std::path::Path;

@@ -4,6 +4,29 @@
 //!
 //! Child modules: `observe` classifies what a run did ([`Observation`]);
 //! `check` compares that with an expectation.
+//!
+//! # Example
+//!
+//! Judge a `list` case on two stand-in implementations that print an ID
+//! with `echo` (Unix).
+//!
+//! ```
+//! use offload_kit::conformance::{run_case, Adapter, Case, RunContext, Status};
+//!
+//! let case = Case::from_json(r#"{"title": "list one entry", "rules": ["BIN-12"], "op": "list",
+//!     "inputs": {"in": {"bundle": {"entries": [{"id": "host-x86_64-unknown-linux-gnu-"}]}}},
+//!     "args": {"inputs": ["in"]}, "expect": {"list": ["host-x86_64-unknown-linux-gnu-"]}}"#, "list/one").unwrap();
+//! let printing = |id: &str| -> Adapter {
+//!     let json = serde_json::json!({"name": "echo", "role": "subject", "program": "echo",
+//!         "commands": {"list": ["echo", id]}});
+//!     serde_json::from_value(json).unwrap()
+//! };
+//! let rc = RunContext { offload_kit: "offload-kit".into(), timeout: None };
+//! let right = run_case(&case, &printing("host-x86_64-unknown-linux-gnu-"), &rc);
+//! assert_eq!(right.status, Status::Pass);
+//! let wrong = run_case(&case, &printing("hip-amdgcn-amd-amdhsa--gfx906"), &rc);
+//! assert_eq!((wrong.status, wrong.cell()), (Status::Differs, "DIFF".to_string()));
+//! ```
 
 mod check;
 mod observe;

@@ -16,6 +16,22 @@
 //! corpus does not document. The library prints nothing: the command line
 //! (`offload-kit conformance`, in the binary) parses options, prints the
 //! reports and chooses the exit status. See `conformance/README.md`.
+//!
+//! # Example
+//!
+//! Select cases by glob, as `offload-kit conformance binary/**` does.
+//!
+//! ```
+//! use offload_kit::conformance::{case_selected, glob_match, Layout};
+//! use std::path::Path;
+//!
+//! assert!(glob_match("binary/*", "binary/bin-10-trailing"));
+//! assert!(!glob_match("binary/*", "binary/unbundle/x")); // `*` stops at '/'
+//! assert!(glob_match("binary/**", "binary/unbundle/x"));
+//! assert!(case_selected(&["binary".to_string()], "binary/unbundle/x")); // a directory
+//! assert!(!case_selected(&["bin".to_string()], "binary/x"));
+//! assert_eq!(Layout::new("conformance").corpus(), Path::new("conformance/corpus"));
+//! ```
 
 pub mod adapter;
 pub mod case;

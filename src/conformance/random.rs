@@ -2,6 +2,25 @@
 //! valid targets), payloads and alignment; every implementation lists and
 //! unbundles them, and bundles the same inputs when the targets allow it. A disagreement with the spec expectation is shrunk and
 //! written as a corpus-format reproducer with its inputs and command.
+//!
+//! # Example
+//!
+//! Random samples are reproducible, valid cases over valid bundles.
+//!
+//! ```
+//! use offload_kit::bundle::binary::{parse_strict, Extent};
+//! use offload_kit::conformance::case::Op;
+//! use offload_kit::conformance::random::{sample, Rng};
+//!
+//! assert_eq!(Rng::new(42).next_u64(), Rng::new(42).next_u64());
+//! let cases = sample(42, 0);
+//! assert_eq!(cases, sample(42, 0)); // same seed, same cases
+//! let ops: Vec<Op> = cases.iter().map(|c| c.op).collect();
+//! assert_eq!(ops[..2], [Op::List, Op::Unbundle]); // then a bundle case when the targets allow one
+//! assert!(cases.iter().all(|c| c.check().is_ok()));
+//! let bytes = cases[0].inputs["bundle"].build(None).unwrap().unwrap();
+//! assert!(parse_strict(&bytes, 0, Extent::Standalone).is_ok());
+//! ```
 
 use super::adapter::{Adapter, Role};
 use super::case::{Args, BundleExpect, Case, Expect, Fact, KnownDivergence, NoteOutcome, Op};

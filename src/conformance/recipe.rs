@@ -1,6 +1,26 @@
 //! Input recipes: how a case describes the bytes of an input file (inline
 //! data, binary, text and compressed bundles, ELF objects) and builds them
 //! for an implementation, entry IDs spelled as its release writes them.
+//!
+//! # Example
+//!
+//! A text-bundle recipe whose ID is spelled as each implementation writes it.
+//!
+//! ```
+//! use offload_kit::bundle::text;
+//! use offload_kit::conformance::recipe::InputSpec;
+//! use offload_kit::Release;
+//!
+//! let spec: InputSpec = serde_json::from_str(r#"{"text": {"type": "s", "parts": [
+//!     {"entry": {"written": "openmp-nvptx64-nvidia-cuda--sm_70"}, "payload": {"utf8": "ptx"}}]}}"#).unwrap();
+//! let id_for = |release: Option<Release>| {
+//!     let bytes = spec.build(release).unwrap().unwrap();
+//!     text::parse_strict(&bytes, 0, "#").unwrap().entries[0].id_str().into_owned()
+//! };
+//! assert_eq!(id_for(Some(Release::L16)), "openmp-nvptx64-nvidia-cuda--sm_70"); // verbatim
+//! assert_eq!(id_for(Some(Release::L22)), "openmp-nvptx64-nvidia-cuda-unknown-sm_70");
+//! assert_eq!(id_for(None), "openmp-nvptx64-nvidia-cuda-unknown-sm_70"); // the spec's ID-4
+//! ```
 
 mod elf;
 

@@ -1,5 +1,27 @@
 //! Reports: the case × implementation matrix, documented and new
 //! divergences, per-implementation counts, JSON and JUnit.
+//!
+//! # Example
+//!
+//! Count two verdicts of a reference and decide what fails the run.
+//!
+//! ```
+//! use offload_kit::conformance::report::{counts, failures, junit};
+//! use offload_kit::conformance::{Adapter, Role, Status, Verdict};
+//!
+//! let a: Adapter = serde_json::from_str(
+//!     r#"{"name": "llvm", "role": "reference", "program": "x", "commands": {}}"#).unwrap();
+//! let verdict = |case: &str, status| Verdict { case: case.into(), implementation: "llvm".into(),
+//!     status, underlying: None, detail: String::new(), observed: String::new(), note: None,
+//!     bug: None, commands: vec![], seconds: 0.0, role: Role::Reference };
+//! let vs = [verdict("a", Status::Pass), verdict("b", Status::Differs)];
+//! let c = &counts(&[a.clone()], &vs)[0].1;
+//! assert_eq!((c.pass, c.differs, c.new), (1, 1, 1));
+//! // A new divergence of a reference fails the run unless that is allowed.
+//! assert_eq!(failures(&vs, false).len(), 1);
+//! assert!(failures(&vs, true).is_empty());
+//! assert!(junit(&[a], &vs).contains("<failure message"));
+//! ```
 
 use super::adapter::{Adapter, Role};
 use super::case::Case;

@@ -2,6 +2,24 @@
 //! (canonical) ID of a target (ID-*, TID-*) and whether a code object
 //! satisfies a requested target (COMPAT-1..3, [`crate::id::compat`]). The
 //! corpus generator asks for them with `offload-kit conformance spec …`.
+//!
+//! # Example
+//!
+//! The spec's verdicts next to what each release writes.
+//!
+//! ```
+//! use offload_kit::conformance::spec::{compatible, id_verdict, parse_id};
+//! use offload_kit::Release;
+//!
+//! let nv = "openmp-nvptx64-nvidia-cuda--sm_70";
+//! assert_eq!(parse_id(nv), Ok("openmp-nvptx64-nvidia-cuda-unknown-sm_70".to_string()));
+//! assert_eq!(parse_id("hip-amdgcn-amd-amdhsa-gfx906"), Err("ID-5"));
+//! assert_eq!(compatible("hip-amdgcn-amd-amdhsa--gfx906", "hipv4-amdgcn-amd-amdhsa--gfx906", false), Ok(true));
+//! let v = id_verdict("hip-amdgcn-amd-amdhsa-gfx906");
+//! assert_eq!(v.canonical, Err("ID-5"));
+//! assert_eq!(v.written[0], (Release::L14, Ok("hip-amdgcn-amd-amdhsa-gfx906".to_string())));
+//! assert_eq!(v.written[3], (Release::L22, Ok("hip-amdgcn-amd-amdhsa--".to_string())));
+//! ```
 
 pub use crate::id::compat::kinds_compatible;
 

@@ -7,6 +7,26 @@
 //!     payloads, each at its offset
 //! ```
 //! See `spec/binary-bundle.md`.
+//!
+//! # Example
+//!
+//! The fields of a bundle written by [`write_to_vec`](crate::bundle::binary::write_to_vec).
+//!
+//! ```
+//! use offload_kit::bundle::binary;
+//! use offload_kit::format::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
+//!
+//! let id = b"host-x86_64-unknown-linux-gnu-";
+//! let b = binary::write_to_vec(&[(id, b"PAYLOAD")], 1).unwrap();
+//! let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+//! assert_eq!(&b[..24], MAGIC);
+//! assert_eq!(u64_at(24), 1); // number of entries
+//! let rec = HEADER_SIZE as usize; // offset, size, ID length, ID
+//! let payload_at = HEADER_SIZE + RECORD_FIXED_SIZE + id.len() as u64;
+//! assert_eq!((u64_at(rec), u64_at(rec + 8), u64_at(rec + 16)), (payload_at, 7, id.len() as u64));
+//! assert_eq!(&b[rec + 24..][..id.len()], id);
+//! assert_eq!(&b[payload_at as usize..], b"PAYLOAD");
+//! ```
 
 use binrw::binrw;
 

@@ -13,6 +13,25 @@
 //! method: 0 = zlib, 1 = zstd. hash: the first 8 bytes of the MD5 digest of
 //! the uncompressed bundle. total size: header plus compressed data.
 //! See `spec/ccob.md`.
+//!
+//! # Example
+//!
+//! The fields of a version 2 header written by [`compress`](crate::bundle::ccob::compress).
+//!
+//! ```
+//! use offload_kit::bundle::ccob::{compress, Method, WriteOptions};
+//! use offload_kit::format::ccob::{header_size, MAGIC, METHOD_ZLIB};
+//!
+//! let bundle = b"__CLANG_OFFLOAD_BUNDLE__ and some payload".repeat(4);
+//! let opts = WriteOptions { version: 2, method: Method::Zlib, level: 6 };
+//! let blob = compress(&bundle, opts).unwrap();
+//! let u16_at = |at: usize| u16::from_le_bytes([blob[at], blob[at + 1]]);
+//! let u32_at = |at: usize| u32::from_le_bytes(blob[at..at + 4].try_into().unwrap());
+//! assert_eq!((&blob[..4], u16_at(4), u16_at(6)), (&MAGIC[..], 2, METHOD_ZLIB));
+//! assert_eq!(u32_at(8) as usize, blob.len()); // total size
+//! assert_eq!(u32_at(12) as usize, bundle.len()); // uncompressed size
+//! assert_eq!(header_size(2), Some(24));
+//! ```
 
 use binrw::binrw;
 

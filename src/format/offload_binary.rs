@@ -24,6 +24,24 @@
 //! Offsets count from the first byte of the binary that holds them. Binaries
 //! are concatenated; each one's size is a multiple of 8. See
 //! `spec/offload-binary.md`.
+//!
+//! # Example
+//!
+//! The first fields of a version 1 header, read back with [`read_u64`].
+//!
+//! ```
+//! use offload_kit::format::offload_binary::{header_size, read_u64, string_entry_size, HEADER_SIZE_V1, MAGIC};
+//!
+//! let mut head = MAGIC.to_vec();
+//! head.extend_from_slice(&1u32.to_le_bytes()); // version
+//! head.extend_from_slice(&112u64.to_le_bytes()); // size of this binary
+//! assert_eq!(read_u64(&head, 8), Some(112));
+//! assert_eq!(read_u64(&head, 9), None); // runs past the end: no panic
+//! assert_eq!(header_size(1), Some(HEADER_SIZE_V1));
+//! assert_eq!(header_size(3), Some(40));
+//! assert_eq!(header_size(4), None);
+//! assert_eq!((string_entry_size(1), string_entry_size(2)), (16, 24));
+//! ```
 
 use binrw::binrw;
 

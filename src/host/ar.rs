@@ -10,6 +10,27 @@
 //! 0  16 name ("name/", "/123" into the "//" table, "#1/len" BSD)
 //! 16 12 mtime   28 6 uid   34 6 gid   40 8 mode (octal)   48 10 size   58 2 "`\n"
 //! ```
+//!
+//! # Example
+//!
+//! Write a GNU archive, read its members back, then cut it short.
+//!
+//! ```
+//! use offload_kit::host::ar;
+//!
+//! let long = "a-member-name-longer-than-16.o"; // goes to the "//" name table
+//! let archive = ar::write_gnu(&[("short.o", b"ABC"), (long, b"DATA")]);
+//! assert!(archive.starts_with(ar::ARCHIVE_MAGIC));
+//! let members = ar::members(&archive, 0).unwrap();
+//! let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+//! assert_eq!(names, ["short.o", long]);
+//! let m = &members[1];
+//! assert_eq!(&archive[m.data_offset as usize..][..m.size as usize], b"DATA");
+//!
+//! // A member whose data runs past the end: the error points at its size field.
+//! let err = ar::members(&archive[..archive.len() - 2], 0).unwrap_err();
+//! assert_eq!((err.rule_id(), err.offset()), (Some("OB-21"), Some(m.header_offset + 48)));
+//! ```
 
 use crate::error::{Error, Result};
 use crate::rules::{self, Rule};

@@ -8,6 +8,23 @@
 //! `kind` into the image's string map: a `StringMap` in 16 (so the written
 //! order is that map's order), a `MapVector` in 19 and 22 (so the written
 //! order is the `DenseMap` order). See `spec/offload-binary.md`, OB-17.
+//!
+//! # Example
+//!
+//! The orders of three packager keys in LLVM's hash maps.
+//!
+//! ```
+//! use offload_kit::host::hash_order::{densemap_hash, densemap_order, djb_hash, stringmap_order};
+//!
+//! // StringMap of LLVM 14/16: djbHash, 16 buckets, iterated in bucket order.
+//! assert_eq!(djb_hash(b"kind"), 0x003c_79c6);
+//! assert_eq!(stringmap_order(&["kind", "arch", "triple"], djb_hash), ["triple", "kind", "arch"]);
+//!
+//! // DenseMap<StringRef>: hash_value, 64 buckets.
+//! assert_eq!(densemap_hash(b"kind"), 0xc820_7aa5);
+//! let want: [&[u8]; 3] = [b"arch", b"triple", b"kind"];
+//! assert_eq!(densemap_order(&[b"kind", b"arch", b"triple"]), want);
+//! ```
 
 const K0: u64 = 0xc3a5_c85c_97cb_3127;
 const K1: u64 = 0xb492_b66f_be98_f273;

@@ -2,6 +2,24 @@
 //! (`spec/bundle-id.md`, COMPAT-1 … COMPAT-3): offload kinds, triples and
 //! target IDs. What each LLVM release does instead lives in
 //! [`crate::profile::Release::compatible`].
+//!
+//! # Example
+//!
+//! Whether a code object satisfies a request, under the spec's rules.
+//!
+//! ```
+//! use offload_kit::id::compat;
+//!
+//! let gfx906 = "hip-amdgcn-amd-amdhsa--gfx906";
+//! // hip ~ hipv4 (COMPAT-1); a request with xnack on takes code leaving it Any (COMPAT-3) ...
+//! assert!(compat::is_compatible(gfx906, "hipv4-amdgcn-amd-amdhsa--gfx906:xnack+", false).unwrap());
+//! // ... but a request leaving xnack Any does not take code that needs it on.
+//! assert!(!compat::is_compatible("hip-amdgcn-amd-amdhsa--gfx906:xnack+", gfx906, false).unwrap());
+//! assert!(!compat::kinds_compatible("hip", "openmp", false) && compat::kinds_compatible("hip", "openmp", true));
+//! // An invalid request is reported with the rule it violates.
+//! let err = compat::is_compatible(gfx906, "hip-amdgcn-amd-amdhsa-gfx906", false).unwrap_err();
+//! assert_eq!(err.rule_id(), Some("ID-5"));
+//! ```
 
 use super::target_id::{canonical_processor, features_compatible};
 use super::triple::Triple;

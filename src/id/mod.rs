@@ -4,6 +4,23 @@
 //! the documented syntax (ID-1), then table checks (ID-2, ID-3, ID-5, ID-6,
 //! TID-*), and the canonical spelling (ID-4). What each LLVM release does
 //! instead lives in [`crate::profile`].
+//!
+//! # Example
+//!
+//! Parse an ID, spell it canonically, and see a violation with its position.
+//!
+//! ```
+//! use offload_kit::id::BundleEntryId;
+//!
+//! let id = BundleEntryId::parse_strict("openmp-nvptx64-nvidia-cuda--sm_70").unwrap();
+//! assert_eq!((id.kind.as_str(), id.triple.arch.as_str(), id.target_id.as_str()), ("openmp", "nvptx64", "sm_70"));
+//! // ID-4: six fields, the triple normalized to four components.
+//! assert_eq!(id.canonical(), "openmp-nvptx64-nvidia-cuda-unknown-sm_70");
+//!
+//! // A processor where the environment goes violates ID-5, at byte 22 of the ID.
+//! let errs = BundleEntryId::parse_strict("hip-amdgcn-amd-amdhsa-gfx906").unwrap_err();
+//! assert_eq!((errs[0].rule.id, errs[0].pos), ("ID-5", 22));
+//! ```
 
 pub mod compat;
 pub mod processor;

@@ -3,6 +3,22 @@
 //! LLVM's tables (`clang::OffloadArch`, `llvm::AMDGPU::GPUKind`) grow with
 //! every release; this table is their union up to LLVM 22. A processor is
 //! "known" to a release profile when it appears here (spec rule TID-3).
+//!
+//! # Example
+//!
+//! Look processors, aliases and their features up.
+//!
+//! ```
+//! use offload_kit::id::processor;
+//!
+//! assert!(processor::is_offload_arch("gfx906") && processor::is_cuda("sm_70"));
+//! assert!(!processor::is_offload_arch("gfx9999"));
+//! // Old AMDGPU names are aliases of a primary processor.
+//! assert_eq!(processor::canonical_amdgpu("hawaii"), Some("gfx701"));
+//! // The features a target ID may set, per processor.
+//! assert_eq!(processor::amdgpu_features("gfx90a"), ["sramecc", "xnack"]);
+//! assert!(processor::amdgpu_features("gfx1030").is_empty());
+//! ```
 
 /// xnack support.
 const X: u8 = 1;

@@ -2,6 +2,26 @@
 //!
 //! The grammar is a `nom` parser; the processor/feature tables and the
 //! compatibility rule (COMPAT-3) follow `clang/lib/Basic/TargetID.cpp`.
+//!
+//! # Example
+//!
+//! Parse a target ID, spell it canonically, compare features.
+//!
+//! ```
+//! use offload_kit::id::target_id::{self, features_compatible, Feature};
+//! use offload_kit::id::triple::Triple;
+//!
+//! let t = target_id::parse("gfx90a:xnack+:sramecc-").unwrap();
+//! assert_eq!(t.processor, "gfx90a");
+//! assert_eq!(t.features[0], ("xnack".to_string(), Feature::On));
+//! assert_eq!(t.canonical(&Triple::parse("amdgcn-amd-amdhsa")), "gfx90a:sramecc-:xnack+"); // TID-4
+//! // COMPAT-3: code leaving the features Any runs on the target, not the reverse.
+//! let any = target_id::parse("gfx90a").unwrap();
+//! assert!(features_compatible(&any, &t) && !features_compatible(&t, &any));
+//! // TID-2: a feature given twice, reported at its position.
+//! let err = target_id::parse("gfx90a:xnack+:xnack-").unwrap_err();
+//! assert_eq!((err.rule.id, err.pos), ("TID-2", 13));
+//! ```
 
 use super::processor;
 use super::triple::Triple;

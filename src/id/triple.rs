@@ -5,6 +5,23 @@
 //! agree, so `amdgcn-amd-amdhsa` and `amdgcn-amd-amdhsa-unknown` are the same
 //! triple (spec rule COMPAT-2). [`normalize`] ports `Triple::normalize`,
 //! which LLVM 22 applies when it writes an ID.
+//!
+//! # Example
+//!
+//! Classify, compare and normalize triples.
+//!
+//! ```
+//! use offload_kit::id::triple::{normalize, CanonicalForm, Triple};
+//!
+//! let t = Triple::parse("amdgcn-amd-amdhsa");
+//! assert_eq!((t.arch.as_str(), t.os_kind()), ("amdgcn", Some("amdhsa")));
+//! assert!(t.is_amdgcn() && !t.is_nvptx());
+//! // An absent or `unknown` environment is the same triple; another OS is not.
+//! assert!(t.is_compatible_with(&Triple::parse("amdgcn-amd-amdhsa-unknown")));
+//! assert!(!t.is_compatible_with(&Triple::parse("amdgcn-amd-amdpal")));
+//! // Triple::normalize of LLVM 22: components moved into place, missing ones `unknown`.
+//! assert_eq!(normalize("x86_64-linux-gnu-", CanonicalForm::Four), "x86_64-unknown-linux-gnu");
+//! ```
 
 /// Classify an architecture name as LLVM's `parseArch` does; `None` is `UnknownArch`.
 pub fn parse_arch(s: &str) -> Option<&'static str> {

@@ -8,6 +8,26 @@
 //! in 14.0.6) and `clang/lib/Basic/TargetID.cpp`; every behaviour is pinned
 //! by `tests/data/llvm-id-vectors.json` (recorded from those releases) and
 //! the differential tests.
+//!
+//! # Example
+//!
+//! One `-targets` value as four releases write and match it.
+//!
+//! ```
+//! use offload_kit::Release;
+//!
+//! let target = "hip-amdgcn-amd-amdhsa-gfx906"; // a processor where the environment goes
+//! assert_eq!(Release::L16.written_id(target).unwrap(), target); // verbatim
+//! assert_eq!(Release::L22.written_id(target).unwrap(), "hip-amdgcn-amd-amdhsa--");
+//! // Unbundling: 16 finds gfx906 in it, 14 compares whole strings.
+//! let entry = "hip-amdgcn-amd-amdhsa--gfx906";
+//! assert!(Release::L16.compatible(entry, target, false));
+//! assert!(!Release::L14.compatible(entry, target, false));
+//! // hip and hipv4 match from LLVM 19 on.
+//! assert!(!Release::L16.compatible(entry, "hipv4-amdgcn-amd-amdhsa--gfx906", false));
+//! assert!(Release::L19.compatible(entry, "hipv4-amdgcn-amd-amdhsa--gfx906", false));
+//! assert_eq!("llvm19".parse::<Release>(), Ok(Release::L19));
+//! ```
 
 use crate::host::hash_order;
 use crate::id::target_id::features_compatible;

@@ -3,6 +3,26 @@
 //! `OffloadArch.cpp`): the format-only parse, `parseTargetID`, LLVM 16's
 //! `isCompatibleTargetID`, and which processors each release knows. The
 //! strict grammar is [`crate::id::target_id`].
+//!
+//! # Example
+//!
+//! LLVM's lenient and table-checked target ID parses, release by release.
+//!
+//! ```
+//! use offload_kit::id::triple::Triple;
+//! use offload_kit::profile::target_id::{compatible_format_only, format_only, is_offload_arch_in, llvm_parse_target_id};
+//!
+//! let (processor, features) = format_only(b"gfx90a:xnack+").unwrap();
+//! assert_eq!((processor, features.len()), (&b"gfx90a"[..], 1));
+//! assert!(format_only(b"gfx90a:xnack").is_none()); // a feature needs its sign
+//! // parseTargetID also checks the tables and gives the canonical processor.
+//! let amdgpu = Triple::parse("amdgcn-amd-amdhsa");
+//! assert_eq!(llvm_parse_target_id(&amdgpu, "gfx90a:xnack+").map(|(p, _)| p), Some("gfx90a".to_string()));
+//! assert!(llvm_parse_target_id(&amdgpu, "gfx1030:xnack+").is_none()); // gfx1030 has no xnack
+//! // LLVM 16 matches by format only: an unknown processor matches itself.
+//! assert!(compatible_format_only("gfx9999", "gfx9999:xnack+"));
+//! assert!(!is_offload_arch_in("gfx950", 19) && is_offload_arch_in("gfx950", 22));
+//! ```
 
 use crate::id::processor::is_offload_arch;
 use crate::id::target_id::{Feature, TargetId};

@@ -10,6 +10,27 @@
 //! This module holds the entry record and the header scan; the rest lives
 //! in `read` (the strict reader), `llvm` (the LLVM reader model, release by
 //! release) and `write` (layout and writer).
+//!
+//! # Example
+//!
+//! Write a bundle, read it back strictly, then break BIN-10.
+//!
+//! ```
+//! use offload_kit::bundle::binary::{self, Extent};
+//!
+//! let mut bytes = binary::write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"HOSTCODE")], 8).unwrap();
+//! let bundle = binary::parse_strict(&bytes, 0, Extent::Standalone).unwrap();
+//! assert_eq!(bundle.find("host-x86_64-unknown-linux-gnu-"), Some(0));
+//! assert_eq!(bundle.entries[0].offset % 8, 0); // the payload is aligned
+//! assert_eq!(bundle.payload(0), b"HOSTCODE");
+//!
+//! // A byte after the last payload violates BIN-10; the offset is absolute
+//! // (this bundle is read as if it started at 0x1000 of a larger file).
+//! bytes.push(0);
+//! let errs = binary::parse_strict(&bytes, 0x1000, Extent::Standalone).unwrap_err();
+//! assert_eq!(errs[0].rule_id(), Some("BIN-10"));
+//! assert_eq!(errs[0].offset(), Some(0x1000 + bytes.len() as u64 - 1));
+//! ```
 
 use crate::format::bundle::{RawHeader, RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use binrw::BinRead;

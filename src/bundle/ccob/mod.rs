@@ -13,6 +13,27 @@
 //! decompressed bundle, the extent of a zstd frame), `write` (the
 //! compression writers) and `llvm` (what each LLVM release makes of a
 //! compressed input).
+//!
+//! # Example
+//!
+//! Compress a bundle (version 2, zlib), read it back, then damage its hash.
+//!
+//! ```
+//! use offload_kit::bundle::{binary, ccob};
+//!
+//! let bundle = binary::write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"HOST")], 1).unwrap();
+//! let opts = ccob::WriteOptions { version: 2, method: ccob::Method::Zlib, level: 6 };
+//! let mut blob = ccob::compress(&bundle, opts).unwrap();
+//! let header = ccob::parse_header(&blob, 0).unwrap();
+//! assert_eq!((header.version, header.method()), (2, Some(ccob::Method::Zlib)));
+//! assert_eq!(header.total_size, Some(blob.len() as u64));
+//! assert_eq!(ccob::decompress_strict(&blob, 0).unwrap().data, bundle);
+//!
+//! // The truncated MD5 is the last 8 bytes of a v2 header (16..24).
+//! blob[16] ^= 0xff;
+//! let err = ccob::decompress_strict(&blob, 0).unwrap_err();
+//! assert_eq!((err.rule_id(), err.offset()), (Some("CCOB-7"), Some(16)));
+//! ```
 
 use crate::format::ccob::{MAGIC, METHOD_ZLIB, METHOD_ZSTD};
 

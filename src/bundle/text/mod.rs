@@ -36,6 +36,28 @@
 //! `read` (the strict reader) and `llvm` (the LLVM reader model).
 //!
 //! [`Source`]: crate::source::Source
+//!
+//! # Example
+//!
+//! An LLVM IR (`-type=ll`) bundle written, read back, and cut short.
+//!
+//! ```
+//! use offload_kit::bundle::text;
+//!
+//! let c = text::comment("ll").unwrap();
+//! assert_eq!(c, ";");
+//! let ir = b"define void @f() { ret void }";
+//! let bytes = text::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", ir)], c);
+//! assert!(bytes.starts_with(b"\n; __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa--gfx906\n"));
+//! let bundle = text::parse_strict(&bytes, 0, c).unwrap();
+//! assert_eq!(bundle.find("hip-amdgcn-amd-amdhsa--gfx906"), Some(0));
+//! assert_eq!(bundle.content(0), Some(&ir[..]));
+//!
+//! // Without its END line the START line is never closed (TXT-7).
+//! let cut = &bytes[..bytes.len() - text::end_marker(c).len() - 30];
+//! let errs = text::parse_strict(cut, 0, c).unwrap_err();
+//! assert_eq!(errs[0].rule_id(), Some("TXT-7"));
+//! ```
 
 use crate::bundle::binary::Entry;
 use memchr::memmem::Finder;

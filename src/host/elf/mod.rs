@@ -23,6 +23,30 @@
 //!
 //! This module holds the constants, [`detect`] and [`Encoding`]; the reader
 //! lives in `read`, the writers in `write`.
+//!
+//! # Example
+//!
+//! Build the smallest ELF64 object by hand, add a section, remove it again.
+//!
+//! ```
+//! use offload_kit::host::elf::{self, Elf};
+//!
+//! let mut obj = vec![0u8; 208]; // file header, ".shstrtab" contents, 2 section headers
+//! obj[..7].copy_from_slice(b"\x7fELF\x02\x01\x01"); // ELF64, little-endian
+//! obj[16] = 1; // ET_REL
+//! obj[40] = 80; // e_shoff
+//! (obj[52], obj[58], obj[60], obj[62]) = (64, 64, 2, 1); // e_ehsize, e_shentsize, e_shnum, e_shstrndx
+//! obj[64..75].copy_from_slice(b"\0.shstrtab\0");
+//! (obj[144], obj[148], obj[168], obj[176]) = (1, 3, 64, 11); // section 1: name, SHT_STRTAB, offset, size
+//! assert_eq!(elf::detect(&obj), elf::ObjectFormat::Elf);
+//!
+//! let out = elf::add_sections(&obj, &[(".hip_fatbin", b"DEVICE", elf::SHF_ALLOC)]).unwrap();
+//! let parsed = Elf::parse_strict(&out).unwrap();
+//! let s = parsed.section_by_name(".hip_fatbin").unwrap();
+//! assert_eq!((s.index, s.data(&out)), (2, Some(&b"DEVICE"[..])));
+//! let back = elf::remove_sections(&out, |s| s.name == b".hip_fatbin").unwrap();
+//! assert!(Elf::parse(&back).unwrap().section_by_name(".hip_fatbin").is_none());
+//! ```
 
 use crate::error::{Error, Result};
 use crate::rules;

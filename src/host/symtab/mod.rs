@@ -31,6 +31,25 @@
 //!
 //! This module holds the public API; the ELF reader lives in `elf`, the
 //! bitcode reader in `bitcode`.
+//!
+//! # Example
+//!
+//! A plain member adds no symbol table; a symbolic one puts `/` first.
+//!
+//! ```
+//! use offload_kit::host::symtab::{self, Symbolic};
+//! use offload_kit::host::ar;
+//!
+//! assert_eq!(symtab::member_symbols(b"plain data", false).unwrap(), Symbolic::No);
+//! let plain = symtab::write_archive(&[("a.bin", b"plain data")]).unwrap();
+//! assert_eq!(plain, ar::write_gnu(&[("a.bin", b"plain data")]));
+//!
+//! let syms = [Symbolic::Yes(vec![b"kernel".to_vec()])];
+//! let out = symtab::write_gnu_with_symtab(&[("k.o", b"OBJ")], &syms, symtab::SYM64_THRESHOLD);
+//! assert!(out.starts_with(b"!<arch>\n/ "));
+//! assert!(out.windows(7).any(|w| w == b"kernel\0"));
+//! assert_eq!(ar::members(&out, 0).unwrap()[0].name, "k.o"); // readers skip the table
+//! ```
 
 use crate::error::Error;
 use crate::host::ar as archive;
