@@ -39,6 +39,30 @@ fn job(r: Release, targets: Vec<String>, unbundle: bool, hip_openmp: bool) -> Jo
     }
 }
 
+/// Where a recorded run of LLVM 16, 19 or 22 went on past a target ID its
+/// format-only parser rejects, it went on by undefined behaviour
+/// (`getConflictTargetIDCombination` dereferences the empty result; Debian's
+/// builds die of SIGSEGV there): the profile reports the violation instead,
+/// with TID-1 or TID-2. True when `got` is that report and the premise holds.
+fn undefined_behaviour_reported<T>(
+    r: Release,
+    targets: &[String],
+    got: &Result<T, offload_kit::bundler::BundlerError>,
+) -> bool {
+    let malformed = targets.iter().any(|t| {
+        r.target_info(t).is_some_and(|i| {
+            !i.target_id.is_empty()
+                && offload_kit::profile::target_id::format_only(i.target_id.as_bytes()).is_none()
+        })
+    });
+    let Err(e) = got else { return false };
+    let rule = e.detail.as_ref().and_then(|d| d.rule_id());
+    r >= Release::L16
+        && malformed
+        && e.message.contains("getConflictTargetIDCombination")
+        && matches!(rule, Some("TID-1" | "TID-2"))
+}
+
 #[test]
 fn written_ids_match_each_release() {
     let v = vectors();
@@ -69,7 +93,7 @@ fn written_ids_match_each_release() {
                 }
                 (None, Err(e)) => want["error"].as_str() == Some(e.message.as_str()),
                 _ => false,
-            };
+            } || undefined_behaviour_reported(r, &targets, &got);
             if !ok {
                 failures.push(format!(
                     "LLVM {r} target {target:?}: want {want}, got {got:?}"
@@ -109,7 +133,7 @@ fn matching_matches_each_release() {
                 (Value::Bool(false), Err(e)) => e.message.starts_with("Can't find bundles for"),
                 (Value::Object(o), Err(e)) => o["error"].as_str() == Some(e.message.as_str()),
                 _ => false,
-            };
+            } || undefined_behaviour_reported(r, &[request.to_string()], &got);
             if !ok {
                 failures.push(format!("LLVM {r}: entry {entry:?} request {request:?} hip-openmp {hip_openmp}: want {want}, got {got:?}"));
             }
