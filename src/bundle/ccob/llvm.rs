@@ -293,6 +293,43 @@ pub fn llvm_stream_ranges(
     Ok(h)
 }
 
+/// Largest destination [`zstd_one_shot`] allocates before any output
+/// exists; past it, [`zstd_growing`] grows the buffer with the output.
+const ONE_SHOT_BUFFER: u64 = 64 << 20;
+
+/// `ZSTD_decompress(dst, cap, src)` without a `cap`-byte buffer: the
+/// streaming decoder runs the same frames and blocks, and the buffer grows
+/// only with output that exists, so a frame header claiming 2^35 bytes
+/// costs what its blocks decode to. Producing more than `cap` is zstd's
+/// `dstSize_tooSmall`; input ending inside a frame is `srcSize_wrong`.
+fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
+    use zstd::zstd_safe::{get_error_name, DCtx, InBuffer, OutBuffer};
+    let mut dctx = DCtx::create();
+    let mut input = InBuffer::around(src);
+    let mut out: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        let before = input.pos();
+        let mut ob = OutBuffer::around(&mut chunk[..]);
+        let hint = dctx
+            .decompress_stream(&mut ob, &mut input)
+            .map_err(|c| get_error_name(c).to_string())?;
+        let produced = ob.pos();
+        if out.len() as u64 + produced as u64 > cap {
+            return Err("Destination buffer is too small".into());
+        }
+        out.extend_from_slice(&chunk[..produced]);
+        if input.pos() == src.len() {
+            if hint == 0 {
+                return Ok(out);
+            }
+            if produced == 0 && input.pos() == before {
+                return Err("Src size is incorrect".into());
+            }
+        }
+    }
+}
+
 /// `ZSTD_decompress(dst, claimed, src)` as LLVM calls it. The claim is
 /// bounded by [`LLVM_ALLOCATION_LIMIT`] before this is called, so the
 /// buffer is too; an empty input decodes to nothing (zstd accepts it).
@@ -304,6 +341,7 @@ fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, Strin
     // a frame without a content size is decoded as a stream instead, so no
     // allocation follows an untrusted claim.
     match zstd::zstd_safe::get_frame_content_size(src) {
+        Ok(Some(n)) if n.min(claimed) > ONE_SHOT_BUFFER => zstd_growing(src, n.min(claimed)),
         Ok(Some(n)) => {
             let mut dst = vec![0u8; n.min(claimed) as usize];
             match zstd::zstd_safe::decompress(&mut dst[..], src) {

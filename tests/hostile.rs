@@ -1,0 +1,947 @@
+//! Hostile inputs through the `offload-kit` binary, one trial per case and
+//! command: what the project promises for bad input (README, "Bad input
+//! never panics, hangs or allocates from an untrusted length; it exits 1
+//! and leaves no output file behind").
+//!
+//! Each input is generated deterministically under
+//! `$CARGO_TARGET_TMPDIR/hostile/inputs` (built once, on first use) and each
+//! trial runs the CLI as
+//! `sh -c 'ulimit -v 2097152; exec /usr/bin/time -f %M -o RSS exe args…'`
+//! in a process group of its own, killed after 60 s. A trial asserts:
+//!
+//! - the expected exit code, and never a signal (no 134, 135, 139, …);
+//! - on exit 1, stderr names a known spec rule (`rule CCOB-5`), except for
+//!   the two message cases about paths (input is a directory, `--dir` is a
+//!   file), which assert what the message names instead;
+//! - peak RSS ≤ 256 MiB + the bytes of the outputs the command wrote;
+//! - after a failure, the output directory holds nothing the command
+//!   created; never a `.offload-kit-*.tmp`.
+//!
+//! Every trial prints `hostile: <name>: exit …, peak RSS …, … s` on stderr.
+//! `OFFLOAD_KIT_HOSTILE_ONLY=a,b` runs only the trials whose name, or whose
+//! input (the part before `::`), is in the list.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use offload_kit::bundle::{binary, ccob, text};
+use offload_kit::offload_binary::{self as ob, ImageSpec, OwnedImage};
+use std::collections::{BTreeSet, HashMap};
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+use wait_timeout::ChildExt;
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+/// Peak RSS allowed on top of the outputs a command writes.
+const RSS_BUDGET: u64 = 256 * MIB;
+/// `ulimit -v` for every run, in KiB (2 GiB of address space).
+const ADDRESS_SPACE_KIB: u64 = 2 << 20;
+/// The hang guard.
+const HANG_AFTER: Duration = Duration::from_secs(60);
+
+const HOST_ID: &str = "host-x86_64-unknown-linux-gnu-";
+const DEV_ID: &str = "hip-amdgcn-amd-amdhsa--gfx906";
+
+// ---------------------------------------------------------------------------
+// The cases
+
+/// How a trial runs the command.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// To the end (or the hang guard), under `/usr/bin/time`.
+    Normal,
+    /// SIGKILLed (`Child::kill`) after this long; only what it leaves behind
+    /// is checked.
+    KillAfter(Duration),
+}
+
+/// Builds an input at a path, or prepares an output directory.
+type Build = fn(&Path) -> io::Result<()>;
+/// A check of a finished run.
+type Check = fn(&Run) -> Result<(), String>;
+
+/// One trial: an input, a command line, and what must come of it.
+struct Case {
+    /// The input (a key of [`inputs`]).
+    input: &'static str,
+    /// Short name of the command; the trial is `input::command`.
+    command: &'static str,
+    /// Arguments; `{F}` is the input, `{OUT}` the trial's output directory.
+    args: &'static [&'static str],
+    /// Expected exit code.
+    exit: i32,
+    /// Whether stderr must name a spec rule when the exit code is 1.
+    rule: bool,
+    mode: Mode,
+    /// Prepares the output directory before the run (its contents then
+    /// count as not created by the command).
+    prepare: Option<Build>,
+    /// Further checks on the run.
+    check: Option<Check>,
+}
+
+const fn case(
+    input: &'static str,
+    command: &'static str,
+    args: &'static [&'static str],
+    exit: i32,
+) -> Case {
+    Case {
+        input,
+        command,
+        args,
+        exit,
+        rule: true,
+        mode: Mode::Normal,
+        prepare: None,
+        check: None,
+    }
+}
+
+impl Case {
+    fn name(&self) -> String {
+        format!("{}::{}", self.input, self.command)
+    }
+    fn prepare(mut self, f: Build) -> Case {
+        self.prepare = Some(f);
+        self
+    }
+    fn check(mut self, f: Check) -> Case {
+        self.check = Some(f);
+        self
+    }
+    fn no_rule(mut self) -> Case {
+        self.rule = false;
+        self
+    }
+    fn kill_after(mut self, d: Duration) -> Case {
+        self.mode = Mode::KillAfter(d);
+        self
+    }
+}
+
+// Command lines shared by several inputs.
+const BUNDLER_LIST: &[&str] = &["bundler", "-list", "-type=bc", "-input={F}"];
+const BUNDLER_UNBUNDLE_HOST: &[&str] = &[
+    "bundler",
+    "--llvm-version=22",
+    "-unbundle",
+    "-type=bc",
+    "-targets=host-x86_64-unknown-linux-gnu",
+    "-input={F}",
+    "-output={OUT}/h",
+];
+const LIST_LLVM22: &[&str] = &["list", "--llvm-version", "22", "{F}"];
+const LIST: &[&str] = &["list", "{F}"];
+const VALIDATE: &[&str] = &["validate", "{F}"];
+const VERIFY: &[&str] = &["verify", "{F}"];
+const EXTRACT_ALL: &[&str] = &["extract", "{F}", "--all", "--dir", "{OUT}"];
+
+fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    // 1. A tiny zstd frame whose header claims 2^35 content bytes.
+    for input in [
+        "ccob-v3-fcs-2pow35",
+        "ccob-v2-fcs-2pow35",
+        "ccob-v1-fcs-2pow35",
+    ] {
+        v.push(case(input, "bundler-list", BUNDLER_LIST, 1));
+        v.push(case(input, "bundler-unbundle", BUNDLER_UNBUNDLE_HOST, 1));
+        v.push(case(input, "list-llvm22", LIST_LLVM22, 1));
+    }
+    // 2. A valid CCOB v3 holding 1 GiB of zeros, with and without a content size.
+    for input in ["ccob-v3-1gib", "ccob-v3-1gib-no-content-size"] {
+        v.push(case(input, "verify", VERIFY, 0));
+        v.push(case(input, "bundler-list", BUNDLER_LIST, 0));
+        v.push(case(input, "validate", VALIDATE, 0));
+        v.push(case(input, "list", LIST, 0));
+    }
+    // 3. An offload binary v3 inflating to 1 GiB while claiming 2^63.
+    let ob = "ob-v3-inflates-1gib-claims-2pow63";
+    v.push(case(ob, "list", LIST, 1));
+    v.push(case(ob, "validate", VALIDATE, 1));
+    v.push(case(ob, "extract-all", EXTRACT_ALL, 1));
+    // 4. Scale. `gfx906-N` is no processor (TID-3), so the strict commands
+    // reject the first bundle and the text bundle; LLVM 22 lists IDs unchecked.
+    v.push(case(
+        "bundle-100k-distinct-ids",
+        "bundler-list",
+        BUNDLER_LIST,
+        0,
+    ));
+    v.push(case("bundle-100k-distinct-ids", "list", LIST, 1));
+    v.push(case("bundle-100k-distinct-ids", "validate", VALIDATE, 1));
+    v.push(case("bundle-100k-same-id", "validate", VALIDATE, 1));
+    v.push(case("text-s-200k-pairs", "list", LIST, 1));
+    // 5. Extraction where a later entry's file cannot be written.
+    v.push(case("bundle-id-300-chars", "extract-all", EXTRACT_ALL, 1));
+    v.push(case(
+        "archive-member-name-300-chars",
+        "extract-all",
+        EXTRACT_ALL,
+        1,
+    ));
+    v.push(
+        case("bundle-small", "extract-all-dir-in-the-way", EXTRACT_ALL, 1)
+            .prepare(|out| fs::create_dir(out.join(DEV_ID))),
+    );
+    // 6. Killed while writing a 512 MiB entry.
+    v.push(
+        case("bundle-512mib-entry", "extract-all-killed", EXTRACT_ALL, 0)
+            .kill_after(Duration::from_millis(100))
+            .check(check_killed_extract),
+    );
+    // 7. Control characters in an offload binary's arch string.
+    let cc = "ob-v1-arch-control-chars";
+    v.push(case(cc, "list", LIST, 1).check(check_no_raw_control));
+    v.push(case(cc, "validate", VALIDATE, 1).check(check_no_raw_control));
+    // 8. Two archive members of the same name.
+    let ar = "archive-two-members-named-u-bc";
+    v.push(case(ar, "list-json", &["list", "{F}", "--json"], 0).check(check_archive_json));
+    v.push(case(ar, "extract-all", EXTRACT_ALL, 0).check(check_archive_extract));
+    // 9. Messages about paths.
+    v.push(
+        case("input-is-a-directory", "list", LIST, 1)
+            .no_rule()
+            .check(|r| mentions(&r.stderr, &r.input.display().to_string())),
+    );
+    v.push(
+        case(
+            "bundle-small",
+            "extract-all-dir-is-a-file",
+            &["extract", "{F}", "--all", "--dir", "{OUT}/not-a-dir"],
+            1,
+        )
+        .no_rule()
+        .prepare(|out| fs::write(out.join("not-a-dir"), b"a regular file\n"))
+        .check(|r| {
+            mentions(&r.stderr, &r.out.join("not-a-dir").display().to_string())?;
+            mentions(&r.stderr.to_lowercase(), "not a directory")
+        }),
+    );
+    v
+}
+
+// ---------------------------------------------------------------------------
+// The inputs
+
+fn inputs() -> Vec<(&'static str, Build)> {
+    vec![
+        ("ccob-v3-fcs-2pow35", |p| ccob_claiming_frame(p, 3)),
+        ("ccob-v2-fcs-2pow35", |p| ccob_claiming_frame(p, 2)),
+        ("ccob-v1-fcs-2pow35", |p| ccob_claiming_frame(p, 1)),
+        ("ccob-v3-1gib", |p| ccob_1gib(p, true)),
+        ("ccob-v3-1gib-no-content-size", |p| ccob_1gib(p, false)),
+        ("ob-v3-inflates-1gib-claims-2pow63", ob_v3_inflating),
+        ("bundle-100k-distinct-ids", |p| {
+            let ids: Vec<String> = std::iter::once(HOST_ID.to_string())
+                .chain((0..100_000).map(|n| format!("{DEV_ID}-{n}")))
+                .collect();
+            write_bundle_of(p, &ids)
+        }),
+        ("bundle-100k-same-id", |p| {
+            write_bundle_of(p, &vec![DEV_ID.to_string(); 100_000])
+        }),
+        ("text-s-200k-pairs", |p| {
+            let ids: Vec<String> = std::iter::once(HOST_ID.to_string())
+                .chain((1..200_000).map(|n| format!("{DEV_ID}-{n}")))
+                .collect();
+            let entries: Vec<(&[u8], &[u8])> = ids
+                .iter()
+                .map(|id| (id.as_bytes(), b"\t.text\n\tnop\n".as_slice()))
+                .collect();
+            fs::write(p, text::write_to_vec(&entries, "#"))
+        }),
+        ("bundle-id-300-chars", |p| {
+            let long = format!("{DEV_ID}-{}", "x".repeat(300 - DEV_ID.len() - 1));
+            write_bundle_of(p, &[HOST_ID.into(), DEV_ID.into(), long])
+        }),
+        ("archive-member-name-300-chars", |p| {
+            let long = format!("{}.bc", "m".repeat(297));
+            let (a, b) = (small_bundle("a")?, small_bundle("b")?);
+            fs::write(p, gnu_archive(&[("a.bc", &a), (&long, &b)]))
+        }),
+        ("bundle-small", |p| fs::write(p, small_bundle("small")?)),
+        ("bundle-512mib-entry", bundle_512mib),
+        ("ob-v1-arch-control-chars", |p| {
+            let img = OwnedImage {
+                image_kind: 3,   // IMG_Cubin
+                offload_kind: 2, // OFK_Cuda
+                flags: 0,
+                strings: vec![
+                    (b"arch".to_vec(), ARCH_WITH_CONTROLS.to_vec()),
+                    (b"triple".to_vec(), b"nvptx64-nvidia-cuda".to_vec()),
+                ],
+                image: b"NVPTX-IMAGE-SM70".to_vec(),
+            };
+            fs::write(p, lib(ob::write_v1(&img))?)
+        }),
+        ("archive-two-members-named-u-bc", |p| {
+            let (a, b) = (small_bundle("one")?, small_bundle("two")?);
+            fs::write(p, gnu_archive(&[("u.bc", &a), ("u.bc", &b)]))
+        }),
+        ("input-is-a-directory", |p| fs::create_dir_all(p)),
+    ]
+}
+
+/// Case 1: a CCOB of version 1, 2 or 3 whose data is an 18-byte zstd frame
+/// claiming 2^35 content bytes (8-byte Frame_Content_Size, 1 MiB window)
+/// with one RLE block of 100 bytes. The header's claim is 2^35 (v3) or the
+/// largest u32 (v1, v2).
+fn ccob_claiming_frame(path: &Path, version: u16) -> io::Result<()> {
+    let mut frame = vec![0x28, 0xb5, 0x2f, 0xfd, 0xc0, 0x50];
+    frame.extend_from_slice(&(1u64 << 35).to_le_bytes());
+    let block: u32 = 100 << 3 | 1 << 1 | 1; // size 100, RLE, last block
+    frame.extend_from_slice(&block.to_le_bytes()[..3]);
+    frame.push(b'A');
+    let claim = if version == 3 {
+        1 << 35
+    } else {
+        u64::from(u32::MAX)
+    };
+    let mut blob = ccob_header(version, frame.len() as u64, claim, [0x5a; 8]);
+    blob.extend_from_slice(&frame);
+    fs::write(path, blob)
+}
+
+/// A CCOB header (spec/ccob.md, Layout) for `payload` bytes of compressed
+/// data. v1 and v2 fields are u32: callers pass values that fit.
+fn ccob_header(version: u16, payload: u64, uncompressed: u64, hash: [u8; 8]) -> Vec<u8> {
+    let hsize = [0, 20, 24, 32][usize::from(version)];
+    let u32_of = |v: u64| u32::try_from(v).expect("fits the field").to_le_bytes();
+    let mut h = b"CCOB".to_vec();
+    h.extend_from_slice(&version.to_le_bytes());
+    h.extend_from_slice(&1u16.to_le_bytes()); // zstd
+    match version {
+        1 => h.extend_from_slice(&u32_of(uncompressed)),
+        2 => {
+            h.extend_from_slice(&u32_of(hsize + payload));
+            h.extend_from_slice(&u32_of(uncompressed));
+        }
+        _ => {
+            h.extend_from_slice(&(hsize + payload).to_le_bytes());
+            h.extend_from_slice(&uncompressed.to_le_bytes());
+        }
+    }
+    h.extend_from_slice(&hash);
+    h
+}
+
+/// Case 2: a valid CCOB v3 (zstd level 3 with long-distance matching, as
+/// LLVM writes it) of a bundle with a host entry and a 1 GiB entry of
+/// zeros, compressed and hashed as a stream.
+fn ccob_1gib(path: &Path, content_size: bool) -> io::Result<()> {
+    let host = b"host object\n";
+    let l = lib(binary::layout(
+        &[
+            (HOST_ID.as_bytes(), host.len() as u64),
+            (DEV_ID.as_bytes(), GIB),
+        ],
+        4096,
+    ))?;
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3)?;
+    enc.long_distance_matching(true)?;
+    if content_size {
+        enc.set_pledged_src_size(Some(l.total))?;
+    } else {
+        enc.include_contentsize(false)?;
+    }
+    let mut tee = Tee {
+        md5: ccob::Md5Thread::new(),
+        inner: enc,
+    };
+    l.write(&mut tee, |i, w| match i {
+        0 => w.write_all(host),
+        _ => write_repeated(w, &ZEROS, GIB),
+    })?;
+    let payload = tee.inner.finish()?;
+    let digest = tee.md5.finish();
+    let hash: [u8; 8] = digest[..8].try_into().expect("8 bytes");
+    let mut f = BufWriter::new(fs::File::create(path)?);
+    f.write_all(&ccob_header(3, payload.len() as u64, l.total, hash))?;
+    f.write_all(&payload)?;
+    f.flush()
+}
+
+/// Case 3: an offload binary v3 (OB-19) whose zstd body inflates to one
+/// entry with a 1 GiB image of zeros, while its header's inflated size is
+/// 2^63.
+fn ob_v3_inflating(path: &Path) -> io::Result<()> {
+    let spec = ImageSpec {
+        image_kind: 1,   // IMG_Object
+        offload_kind: 1, // OFK_OpenMP
+        flags: 0,
+        strings: vec![
+            (b"arch".as_slice(), b"gfx906".as_slice()),
+            (b"triple".as_slice(), b"amdgcn-amd-amdhsa".as_slice()),
+        ],
+        image_size: GIB,
+    };
+    let l = lib(ob::layout_multi(&[spec], 3))?;
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3)?;
+    enc.set_pledged_src_size(Some(l.size - 40))?;
+    let mut body = Skip {
+        skip: 40,
+        inner: enc,
+    };
+    l.write(&mut body, |_, w| write_repeated(w, &ZEROS, GIB))?;
+    let stream = body.inner.finish()?;
+    let size = 40 + stream.len() as u64;
+    let mut out = l.prefix[..40].to_vec();
+    out[8..16].copy_from_slice(&size.to_le_bytes());
+    out[32..40].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    out.extend_from_slice(&stream);
+    out.resize(size.next_multiple_of(8) as usize, 0);
+    fs::write(path, out)
+}
+
+/// Case 6: a host entry and a 512 MiB entry of non-zero bytes.
+fn bundle_512mib(path: &Path) -> io::Result<()> {
+    let host = b"host object\n";
+    let size = 512 * MIB;
+    let l = lib(binary::layout(
+        &[
+            (HOST_ID.as_bytes(), host.len() as u64),
+            (DEV_ID.as_bytes(), size),
+        ],
+        4096,
+    ))?;
+    let chunk: Vec<u8> = (0..MIB).map(|i| (i * 7 % 251) as u8 + 1).collect();
+    let mut f = BufWriter::new(fs::File::create(path)?);
+    l.write(&mut f, |i, w| match i {
+        0 => w.write_all(host),
+        _ => write_repeated(w, &chunk, size),
+    })?;
+    f.flush()
+}
+
+/// A binary bundle with the given IDs and 8-byte payloads (their index).
+fn write_bundle_of(path: &Path, ids: &[String]) -> io::Result<()> {
+    let payloads: Vec<[u8; 8]> = (0..ids.len() as u64).map(u64::to_le_bytes).collect();
+    let entries: Vec<(&[u8], &[u8])> = ids
+        .iter()
+        .zip(&payloads)
+        .map(|(id, p)| (id.as_bytes(), p.as_slice()))
+        .collect();
+    fs::write(path, lib(binary::write_to_vec(&entries, 8))?)
+}
+
+/// A valid binary bundle: a host entry and a gfx906 entry, `tag` in both
+/// payloads.
+fn small_bundle(tag: &str) -> io::Result<Vec<u8>> {
+    let (h, d) = small_payloads(tag);
+    lib(binary::write_to_vec(
+        &[
+            (HOST_ID.as_bytes(), h.as_bytes()),
+            (DEV_ID.as_bytes(), d.as_bytes()),
+        ],
+        8,
+    ))
+}
+
+fn small_payloads(tag: &str) -> (String, String) {
+    (
+        format!("host object {tag}\n"),
+        format!("gfx906 code {tag}\n"),
+    )
+}
+
+/// A GNU archive (`!<arch>\n`, 60-byte member headers, names over 15
+/// bytes in a `//` table), without a symbol table.
+fn gnu_archive(members: &[(&str, &[u8])]) -> Vec<u8> {
+    fn member(out: &mut Vec<u8>, name: &str, data: &[u8]) {
+        let head = format!(
+            "{name:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+            0,
+            0,
+            0,
+            644,
+            data.len()
+        );
+        assert_eq!(head.len(), 60);
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(data);
+        if data.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    let mut table = Vec::new();
+    let mut names = Vec::new();
+    for (name, _) in members {
+        if name.len() < 16 {
+            names.push(format!("{name}/"));
+        } else {
+            names.push(format!("/{}", table.len()));
+            table.extend_from_slice(format!("{name}/\n").as_bytes());
+        }
+    }
+    let mut out = b"!<arch>\n".to_vec();
+    if !table.is_empty() {
+        let head = format!("{:<48}{:<10}`\n", "//", table.len());
+        out.extend_from_slice(head.as_bytes());
+        out.extend_from_slice(&table);
+        if table.len() % 2 == 1 {
+            out.push(b'\n');
+        }
+    }
+    for ((_, data), name) in members.iter().zip(&names) {
+        member(&mut out, name, data);
+    }
+    out
+}
+
+static ZEROS: [u8; 1 << 20] = [0; 1 << 20];
+
+/// Write `n` bytes repeating `chunk`.
+fn write_repeated<W: Write + ?Sized>(w: &mut W, chunk: &[u8], mut n: u64) -> io::Result<()> {
+    while n > 0 {
+        let k = n.min(chunk.len() as u64) as usize;
+        w.write_all(&chunk[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
+}
+
+/// Hashes what it passes on.
+struct Tee<W> {
+    md5: ccob::Md5Thread,
+    inner: W,
+}
+
+impl<W: Write> Write for Tee<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.md5.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Drops the first `skip` bytes written.
+struct Skip<W> {
+    skip: usize,
+    inner: W,
+}
+
+impl<W: Write> Write for Skip<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.skip > 0 {
+            let k = self.skip.min(buf.len());
+            self.skip -= k;
+            return Ok(k);
+        }
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+fn lib<T>(r: offload_kit::Result<T>) -> io::Result<T> {
+    r.map_err(|e| io::Error::other(e.to_string()))
+}
+
+/// Inputs are built once per run, on first use, whichever trial asks.
+fn input(name: &'static str) -> Result<PathBuf, String> {
+    type Cell = Arc<OnceLock<Result<PathBuf, String>>>;
+    static CELLS: OnceLock<Mutex<HashMap<&'static str, Cell>>> = OnceLock::new();
+    let cell = CELLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(name)
+        .or_default()
+        .clone();
+    cell.get_or_init(|| {
+        let build = inputs()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| format!("no input named {name}"))?
+            .1;
+        let dir = scratch().join("inputs");
+        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let path = dir.join(name);
+        let t = Instant::now();
+        build(&path).map_err(|e| format!("building input {name}: {e}"))?;
+        eprintln!(
+            "hostile: input {name} built in {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
+        Ok(path)
+    })
+    .clone()
+}
+
+fn scratch() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile")
+}
+
+// ---------------------------------------------------------------------------
+// Running a case
+
+/// What one run did.
+struct Run {
+    input: PathBuf,
+    out: PathBuf,
+    /// Exit code of the command (through `/usr/bin/time`), if it exited.
+    code: Option<i32>,
+    /// The signal that ended the command, if one did.
+    signal: Option<i32>,
+    hung: bool,
+    stdout: Vec<u8>,
+    stderr: String,
+    /// Peak RSS in KiB, from `/usr/bin/time -f %M`.
+    rss_kib: Option<u64>,
+    secs: f64,
+}
+
+fn run_case(c: &Case) -> Result<(), Failed> {
+    let name = c.name();
+    let input = input(c.input)?;
+    let dir = scratch().join("trials").join(name.replace("::", "--"));
+    let _ = fs::remove_dir_all(&dir);
+    let out = dir.join("out");
+    fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    if let Some(p) = c.prepare {
+        p(&out).map_err(|e| format!("preparing {}: {e}", out.display()))?;
+    }
+    let before = tree(&out);
+    let r = execute(c, &input, &dir, &out)?;
+    eprintln!(
+        "hostile: {name}: exit {}, peak RSS {}, {:.2} s",
+        match (r.hung, r.signal, r.code) {
+            (true, ..) => "HUNG (killed)".to_string(),
+            (_, Some(s), _) => format!("signal {s}"),
+            (_, _, Some(c)) => c.to_string(),
+            _ => "?".into(),
+        },
+        r.rss_kib
+            .map_or("n/a".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0)),
+        r.secs
+    );
+    let result = judge(c, &r, &before);
+    if matches!(c.mode, Mode::KillAfter(_)) || result.is_ok() {
+        let _ = fs::remove_dir_all(&out); // large outputs
+    }
+    result.map_err(|m| format!("{m}\n--- stderr (first 2000 bytes):\n{}", head(&r.stderr)).into())
+}
+
+fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String> {
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| {
+            a.replace("{F}", &input.display().to_string())
+                .replace("{OUT}", &out.display().to_string())
+        })
+        .collect();
+    let rss_file = dir.join("rss");
+    let (stdout_file, stderr_file) = (dir.join("stdout"), dir.join("stderr"));
+    let script = match c.mode {
+        Mode::Normal => format!(
+            "ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f %M -o \"$HOSTILE_RSS\" \"$0\" \"$@\""
+        ),
+        // No /usr/bin/time in between: Child::kill must hit offload-kit.
+        Mode::KillAfter(_) => format!("ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""),
+    };
+    let file = |p: &Path| fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()));
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_offload-kit"))
+        .args(&args)
+        .env("HOSTILE_RSS", &rss_file)
+        .stdin(Stdio::null())
+        .stdout(file(&stdout_file)?)
+        .stderr(file(&stderr_file)?)
+        .process_group(0);
+    let t = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| format!("spawning sh: {e}"))?;
+    let (status, hung) = match c.mode {
+        Mode::Normal => match child.wait_timeout(HANG_AFTER).map_err(|e| e.to_string())? {
+            Some(s) => (s, false),
+            None => {
+                // The whole group: /usr/bin/time and offload-kit under it.
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                (child.wait().map_err(|e| e.to_string())?, true)
+            }
+        },
+        Mode::KillAfter(d) => {
+            std::thread::sleep(d);
+            let finished = child.try_wait().map_err(|e| e.to_string())?.is_some();
+            eprintln!(
+                "hostile: {}: {} after {d:?}",
+                c.name(),
+                if finished {
+                    "had already finished"
+                } else {
+                    "SIGKILL"
+                }
+            );
+            let _ = child.kill();
+            (child.wait().map_err(|e| e.to_string())?, false)
+        }
+    };
+    let secs = t.elapsed().as_secs_f64();
+    let rss_text = fs::read_to_string(&rss_file).unwrap_or_default();
+    let time_signal = rss_text.lines().find_map(|l| {
+        l.strip_prefix("Command terminated by signal ")
+            .and_then(|s| s.trim().parse().ok())
+    });
+    Ok(Run {
+        input: input.to_path_buf(),
+        out: out.to_path_buf(),
+        code: status.code(),
+        signal: status.signal().or(time_signal),
+        hung,
+        stdout: fs::read(&stdout_file).unwrap_or_default(),
+        stderr: String::from_utf8_lossy(&fs::read(&stderr_file).unwrap_or_default()).into(),
+        rss_kib: rss_text.lines().last().and_then(|l| l.trim().parse().ok()),
+        secs,
+    })
+}
+
+/// Every failed assertion of the run, in the order of the list in the
+/// module's documentation.
+fn judge(c: &Case, r: &Run, before: &BTreeSet<PathBuf>) -> Result<(), String> {
+    let mut bad = Vec::new();
+    let after = tree(&r.out);
+    let tmp: Vec<&PathBuf> = after.iter().filter(|p| is_tmp(p)).collect();
+    if !tmp.is_empty() {
+        bad.push(format!("temporary files left behind: {tmp:?}"));
+    }
+    if let Mode::Normal = c.mode {
+        match (r.hung, r.signal, r.code) {
+            (true, ..) => bad.push(format!("still running after {HANG_AFTER:?}: killed")),
+            (_, Some(s), _) => bad.push(format!("killed by signal {s}")),
+            (_, _, Some(code)) if code >= 128 => {
+                bad.push(format!("exit {code}: a signal (128 + {})", code - 128))
+            }
+            (_, _, Some(code)) if code != c.exit => {
+                bad.push(format!("exit {code}, expected {}", c.exit))
+            }
+            (_, _, None) => bad.push("no exit code".into()),
+            _ => {}
+        }
+        if r.code == Some(1) && c.rule {
+            if let Err(e) = named_rule(&r.stderr) {
+                bad.push(e);
+            }
+        }
+        let written: u64 = after
+            .iter()
+            .filter(|p| !before.contains(*p))
+            .filter_map(|p| fs::symlink_metadata(p).ok())
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+            .sum();
+        match r.rss_kib.map(|k| k * 1024) {
+            None if !r.hung => bad.push("no peak RSS from /usr/bin/time".into()),
+            Some(rss) if rss > RSS_BUDGET + written => bad.push(format!(
+                "peak RSS {:.1} MiB > 256 MiB + {:.1} MiB of outputs",
+                rss as f64 / MIB as f64,
+                written as f64 / MIB as f64
+            )),
+            _ => {}
+        }
+        if r.code != Some(0) {
+            let created: Vec<&PathBuf> = after.difference(before).collect();
+            if !created.is_empty() {
+                bad.push(format!("failed but left {created:?}"));
+            }
+        }
+    }
+    if let Some(Err(e)) = c.check.map(|f| f(r)) {
+        bad.push(e);
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        Err(bad.join("; "))
+    }
+}
+
+/// Every path under `dir` (not `dir` itself).
+fn tree(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut all = BTreeSet::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                todo.push(e.path());
+            }
+            all.insert(e.path());
+        }
+    }
+    all
+}
+
+fn is_tmp(p: &Path) -> bool {
+    p.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with(".offload-kit-") && n.ends_with(".tmp"))
+}
+
+/// A known rule named as `rule <ID>` in `stderr`.
+fn named_rule(stderr: &str) -> Result<&str, String> {
+    stderr
+        .match_indices("rule ")
+        .map(|(i, m)| {
+            let rest = &stderr[i + m.len()..];
+            let end = rest
+                .find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+                .unwrap_or(rest.len());
+            rest[..end].trim_end_matches('-')
+        })
+        .find(|id| offload_kit::rules::by_id(id).is_some())
+        .ok_or_else(|| "exit 1 but stderr names no spec rule ('rule <ID>')".to_string())
+}
+
+fn mentions(text: &str, what: &str) -> Result<(), String> {
+    if text.contains(what) {
+        Ok(())
+    } else {
+        Err(format!("the message does not mention '{what}'"))
+    }
+}
+
+fn head(s: &str) -> &str {
+    let mut end = s.len().min(2000);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+// ---------------------------------------------------------------------------
+// Case-specific checks
+
+const ARCH_WITH_CONTROLS: &[u8] = b"sm\n70\x01\x1b[31m";
+
+/// Case 7: the arch value is never printed raw.
+fn check_no_raw_control(r: &Run) -> Result<(), String> {
+    for (what, bytes) in [("stdout", &r.stdout[..]), ("stderr", r.stderr.as_bytes())] {
+        if bytes.contains(&0x1b) || bytes.contains(&0x01) {
+            return Err(format!(
+                "{what} holds a raw control character (ESC or 0x01)"
+            ));
+        }
+        if bytes.windows(5).any(|w| w == b"sm\n70") {
+            return Err(format!("{what} holds the arch value's raw newline"));
+        }
+    }
+    Ok(())
+}
+
+/// Case 6: whatever the killed extraction left is complete.
+fn check_killed_extract(r: &Run) -> Result<(), String> {
+    for p in tree(&r.out) {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let len = fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let want = match name {
+            HOST_ID => 12,
+            DEV_ID => 512 * MIB,
+            _ => return Err(format!("unexpected {}", p.display())),
+        };
+        if len != want {
+            return Err(format!(
+                "partial output {} ({len} of {want} bytes)",
+                p.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Case 8: `list --json` shows the entries of both members.
+fn check_archive_json(r: &Run) -> Result<(), String> {
+    let v: serde_json::Value = serde_json::from_slice(&r.stdout).map_err(|e| e.to_string())?;
+    let entries = v["entries"].as_array().ok_or("no \"entries\" array")?;
+    let of_u: Vec<&serde_json::Value> = entries.iter().filter(|e| e["member"] == "u.bc").collect();
+    let places: BTreeSet<String> = of_u
+        .iter()
+        .map(|e| format!("{}@{}", e["id"], e["offset"]))
+        .collect();
+    if of_u.len() != 4 || places.len() != 4 {
+        return Err(format!(
+            "want 2 entries from each of the two 'u.bc' members (4 distinct), got {}",
+            serde_json::to_string(entries).unwrap_or_default()
+        ));
+    }
+    Ok(())
+}
+
+/// Case 8: `extract --all` writes all four entries, each to its own file.
+fn check_archive_extract(r: &Run) -> Result<(), String> {
+    let mut got: Vec<Vec<u8>> = tree(&r.out)
+        .iter()
+        .filter_map(|p| fs::read(p).ok())
+        .collect();
+    let (h1, d1) = small_payloads("one");
+    let (h2, d2) = small_payloads("two");
+    let mut want: Vec<Vec<u8>> = [h1, d1, h2, d2].map(String::into_bytes).to_vec();
+    got.sort();
+    want.sort();
+    if got != want {
+        return Err(format!(
+            "want the 4 payloads in 4 files, got {:?}",
+            tree(&r.out)
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+
+/// Trials whose defect is known and not fixed yet (issue "hostile-input
+/// hardening"): they are listed as ignored, never counted as passed; run
+/// them with `--include-ignored`. Remove a name when its fix lands.
+const OPEN: &[&str] = &[
+    "ccob-v3-1gib::verify",
+    "ccob-v3-1gib-no-content-size::verify",
+    "ccob-v3-1gib-no-content-size::bundler-list",
+    "ob-v3-inflates-1gib-claims-2pow63::list",
+    "ob-v3-inflates-1gib-claims-2pow63::validate",
+    "ob-v3-inflates-1gib-claims-2pow63::extract-all",
+    "bundle-100k-distinct-ids::bundler-list",
+    "bundle-100k-distinct-ids::list",
+    "bundle-100k-distinct-ids::validate",
+    "bundle-100k-same-id::validate",
+    "archive-member-name-300-chars::extract-all",
+    "bundle-small::extract-all-dir-in-the-way",
+    "ob-v1-arch-control-chars::list",
+    "ob-v1-arch-control-chars::validate",
+    "archive-two-members-named-u-bc::extract-all",
+    "input-is-a-directory::list",
+    "bundle-small::extract-all-dir-is-a-file",
+];
+
+fn main() {
+    let args = Arguments::from_args();
+    let only: Option<Vec<String>> = std::env::var("OFFLOAD_KIT_HOSTILE_ONLY")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
+    let _ = fs::remove_dir_all(scratch());
+    let trials: Vec<Trial> = cases()
+        .into_iter()
+        .filter(|c| {
+            only.as_ref()
+                .is_none_or(|o| o.iter().any(|n| *n == c.name() || n == c.input))
+        })
+        .map(|c| {
+            let open = OPEN.contains(&c.name().as_str());
+            Trial::test(c.name(), move || run_case(&c)).with_ignored_flag(open)
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    let _ = fs::remove_dir_all(scratch().join("inputs")); // up to 512 MiB
+    conclusion.exit();
+}
