@@ -38,6 +38,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod budget;
 pub mod bundle;
 pub mod bundler;
 #[cfg(feature = "conformance")]

@@ -5,6 +5,9 @@ mod cli;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let Some(b) = offload_kit::budget::from_env() {
+        offload_kit::budget::set(b);
+    }
     let prog = args.first().cloned().unwrap_or_default();
     let name = std::path::Path::new(&prog)
         .file_name()

@@ -83,6 +83,7 @@ rules! {
     CLI_3 = "CLI-3", "cli.md", "Targets are distinct and bundles (except HIP-only ones) have exactly one host target";
     CLI_4 = "CLI-4", "cli.md", "Every requested target is found unless missing bundles are allowed";
     CLI_5 = "CLI-5", "cli.md", "Outputs are written to a temporary file renamed on success and never escape the chosen directory";
+    CLI_6 = "CLI-6", "cli.md", "A command holds at most its memory budget of decoded data beyond the outputs it writes";
     OBJ_1 = "OBJ-1", "object-bundle.md", "An object-file bundle is an ELF file (32- or 64-bit, either byte order); other object formats are not supported";
     OBJ_2 = "OBJ-2", "object-bundle.md", "The ELF header, the section header table and the section name string table lie inside the file and are well formed";
     OBJ_3 = "OBJ-3", "object-bundle.md", "Every section's contents lie inside the file and every section index a section holds is in range";
@@ -135,6 +136,7 @@ rules! {
     OB_22 = "OB-22", "offload-binary.md", "Packaging: every image names a `file`, and in 16 and 19 a `triple`; 19 and 22 package one binary per comma-separated file";
     OB_23 = "OB-23", "offload-binary.md", "Extraction: an image matches when every filter key equals its string, `kind` compared as an enumeration; outputs are named and written as the release does, inside the current directory";
     OB_24 = "OB-24", "offload-binary.md", "Archive writer: a `/` symbol table of the global defined symbols of ELF and bitcode members precedes the `//` name table";
+    OB_25 = "OB-25", "offload-binary.md", "String keys and values hold no control characters";
     AR_1 = "AR-1", "archive.md", "An archive input is a GNU or BSD `ar` archive whose member headers and data lie inside the file; thin archives are not read";
     AR_2 = "AR-2", "archive.md", "Members are read in archive order; a member that is not a bundle (after CCOB decompression on 19 and 22) holds no code object and is skipped";
     AR_3 = "AR-3", "archive.md", "Every entry of a member goes to every requested target it is compatible with, by the release's archive rule";

@@ -1599,6 +1599,19 @@ def ccob_cases():
     unb = {"targets": [HOST, GFX906], "inputs": ["blob"]}
     g = goldens()
 
+    # CLI-6: a zlib bundle of 270 MiB (a few hundred KB compressed). A
+    # streaming reader lists it; LLVM 19/22 hold it whole; the drop-in
+    # profiles stop at the 256 MiB memory budget instead.
+    big = ccob(bundle([entry(W(HOST), "HOSTDATA"), entry(W(GFX906), {"zeros": 270 << 20})]),
+               version=2, method="zlib")
+    case("ccob/cli-6-over-budget-list", "-list of a compressed bundle that decodes to 270 MiB", ["CLI-6"],
+         "list", {"inputs": ["blob"]}, {"blob": big}, {"list": ids},
+         [plain_notes("list"),
+          note(None, "CLI-6", {"fail": "CLI-6"},
+               "the drop-in would hold the whole decoded bundle as 19 and 22 do: past the 256 MiB memory "
+               "budget it stops instead", profile=True, adapters=["offload-kit", "offload-kit-19"])],
+         source="spec/cli.md CLI-6")
+
     # v1/v2/v3 x zlib/zstd: decompress (native: the bundle; clang-offload-bundler: -list) and unbundle.
     for v in (1, 2, 3):
         for m in ("zlib", "zstd"):
@@ -2246,6 +2259,14 @@ def extraction():
         case(f"objdump/{stem}", f"llvm-objdump --offloading of a binary with {stem.replace('-', ' ')}", [rule],
              "objdump-offloading", {"inputs": ["pk"]}, {"pk": hx(data)}, {"fail": rule}, notes,
              source=f"{OB} {rule}")
+    ctrl = pk(["file=dev.o,triple=amdgcn-amd-amdhsa,arch=gfx906\n\x01\x1b[31m,kind=hip"], 22)
+    case("objdump/control-characters", "llvm-objdump --offloading of a binary whose arch holds a newline, "
+         "a control byte and a terminal escape", ["OB-25"], "objdump-offloading", {"inputs": ["pk"]},
+         {"pk": hx(ctrl)}, {"fail": "OB-25"},
+         [note(PK_RELEASES, "OB-25", "success",
+               "16, 19 and 22 accept any byte but NUL in strings and print them raw", profile=True,
+               ref=f"{OB} OB-25")],
+         source=f"{OB} OB-25")
     case("objdump/good", "llvm-objdump --offloading of a well-formed binary", ["OB-1", "OB-17"],
          "objdump-offloading", {"inputs": ["pk"]}, {"pk": hx(good)}, {"outputs": []}, source=f"{OB} OB-17")
     host = b64(fixture("host-x86_64.o"))

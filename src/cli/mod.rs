@@ -58,7 +58,16 @@ impl Input {
         }
         let file = File::open(path)
             .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_message(&e))))?;
-        let len = file.metadata()?.len();
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_message(&e))))?;
+        if meta.is_dir() {
+            return Err(Error::other(format!(
+                "'{}': is a directory, not an input file",
+                path.display()
+            )));
+        }
+        let len = meta.len();
         let map = if len == 0 {
             None
         } else {

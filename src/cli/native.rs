@@ -12,8 +12,18 @@ use std::path::{Path, PathBuf};
 #[derive(Parser, Debug)]
 #[command(name = "offload-kit", version, about)]
 pub struct Cli {
+    /// Most bytes of decoded data a command may hold beyond its outputs
+    /// (CLI-6): bytes, or with K, M or G; default 256M, or
+    /// OFFLOAD_KIT_MAX_MEMORY.
+    #[arg(long = "max-memory", global = true, value_parser = parse_budget)]
+    max_memory: Option<u64>,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+fn parse_budget(text: &str) -> Result<u64, String> {
+    offload_kit::budget::parse(text)
+        .ok_or_else(|| format!("'{text}' is not a size (bytes, or with K, M or G)"))
 }
 
 #[derive(Subcommand, Debug)]
@@ -152,6 +162,9 @@ pub fn main(args: Vec<String>) -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    if let Some(b) = cli.max_memory {
+        offload_kit::budget::set(b);
+    }
     let r = match cli.cmd {
         Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
         Cmd::Packager { args } => {
@@ -210,6 +223,25 @@ pub fn main(args: Vec<String>) -> i32 {
     }
 }
 
+/// `s` with control characters escaped (`\n`, `\u{1b}`): untrusted names
+/// and IDs must not forge lines or terminal escapes (OB-25).
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.chars().any(char::is_control) {
+        s.chars()
+            .map(|c| {
+                if c.is_control() {
+                    c.escape_default().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect::<String>()
+            .into()
+    } else {
+        s.into()
+    }
+}
+
 fn print_listing(l: &Listing, json: bool) {
     if json {
         outln!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
@@ -221,7 +253,7 @@ fn print_listing(l: &Listing, json: bool) {
                 place.push_str(&format!(" member {}", m.escape_debug()));
             }
             if let Some(sec) = &e.section {
-                place.push_str(&format!(" in {sec}"));
+                place.push_str(&format!(" in {}", shown(sec)));
             }
             if several_bundles {
                 place.push_str(&format!(" bundle {}", e.bundle));
@@ -233,7 +265,7 @@ fn print_listing(l: &Listing, json: bool) {
             }
             outln!(
                 "{:<48} offset 0x{:x} size {}{place}",
-                e.id,
+                shown(&e.id),
                 e.offset,
                 e.size
             );
@@ -277,23 +309,40 @@ fn extract(
     let mut jobs = Vec::new();
     if all {
         let dir = dir.expect("clap requires --dir");
-        std::fs::create_dir_all(&dir).map_err(|e| vec![e.into()])?;
-        let mut seen = std::collections::BTreeMap::new();
+        if dir.exists() && !dir.is_dir() {
+            return Err(vec![Error::rule(
+                offload_kit::rules::CLI_5,
+                format!("'{}': not a directory (--dir)", dir.display()),
+            )]);
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            vec![Error::rule(
+                offload_kit::rules::CLI_5,
+                format!("'{}': {e}", dir.display()),
+            )]
+        })?;
+        // Names stay unique, also on case-insensitive file systems: a name
+        // already taken (two archive members of one name, `sm_70` and
+        // `SM_70`) gets the entry's number appended, and a name too long for
+        // a file system (255 bytes) is cut and numbered.
+        let mut seen = std::collections::BTreeSet::new();
         for (i, e) in l.entries.iter().enumerate() {
             // In an archive: the member's name, then the entry ID.
             let name = match &e.member {
                 Some(m) => format!("{m}-{}", e.id),
                 None => e.id.clone(),
             };
-            let path = output::contained_path(&dir, &name).map_err(|e| vec![e])?;
-            if let Some(j) = seen.insert(path.clone(), i) {
-                return Err(vec![Error::rule(
-                    offload_kit::rules::CLI_5,
-                    format!(
-                        "entries {j} and {i} would both be written to '{}'",
-                        path.display()
-                    ),
-                )]);
+            let mut path =
+                output::contained_path(&dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
+            if !seen.insert(path.to_string_lossy().to_lowercase()) {
+                path = output::contained_path(&dir, &fit_name(&format!("{name}-{i}"), i))
+                    .map_err(|e| vec![e])?;
+                if !seen.insert(path.to_string_lossy().to_lowercase()) {
+                    return Err(vec![Error::rule(
+                        offload_kit::rules::CLI_5,
+                        format!("entry {i} would be written to '{}' twice", path.display()),
+                    )]);
+                }
             }
             jobs.push((e.clone(), path));
         }
@@ -346,7 +395,7 @@ fn extract(
         } else {
             OutputFile::create(&path)
         };
-        let mut o = o.map_err(|e| vec![e])?;
+        let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
         if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
             let bytes = detect::image_bytes(input.bytes(), img)?;
             std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
@@ -374,10 +423,21 @@ fn extract(
         }
         staged.push(o);
     }
-    for o in staged {
-        o.commit().map_err(|e| vec![e])?;
-    }
+    output::commit_all(staged).map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
     Ok(0)
+}
+
+/// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
+fn fit_name(name: &str, index: usize) -> String {
+    const MAX: usize = 255;
+    if name.len() <= MAX {
+        return name.to_string();
+    }
+    let mut cut = MAX - 24;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{index}", &name[..cut])
 }
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
@@ -555,15 +615,16 @@ fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
     let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
     let mut errs = Vec::new();
     for b in &blobs {
-        let blob = &data[b.offset as usize..(b.offset + b.len) as usize];
-        match ccob::decompress_strict(blob, b.offset) {
-            Ok(d) => outln!(
+        // Streamed: sizes and hash are checked as the stream decodes, and
+        // nothing of the decompressed bundle is kept.
+        match ccob::verify_prefix_in(&input, b.offset, b.len, b.offset, 0) {
+            Ok((h, _)) => outln!(
                 "0x{:x}: CCOB v{} {:?}, {} -> {} bytes, hash 0x{:016x}: ok",
                 b.offset,
                 b.header.version,
                 b.header.method().expect("checked"),
                 b.len,
-                d.data.len(),
+                h.uncompressed_size,
                 b.header.hash_u64()
             ),
             Err(e) => errs.push(e),

@@ -66,8 +66,13 @@ pub(super) fn parse_compressed<'a>(
     let body_len = inflated - eoff;
     let body = match inflate(stream, body_len) {
         Ok(b) => b,
-        Err(msg) => {
-            cx.err(rules::OB_19, eoff, msg);
+        Err(e) => {
+            let rule = e
+                .rule_id()
+                .and_then(rules::by_id)
+                .copied()
+                .unwrap_or(rules::OB_19);
+            cx.err(rule, eoff, e.message().to_string());
             return Some(Binary {
                 offset: base,
                 version: h.version,
@@ -136,34 +141,75 @@ pub(super) fn parse_compressed<'a>(
 
 /// Inflate `stream` (zstd if it starts with the zstd magic, else zlib, as
 /// LLVM decides) into exactly `want` bytes. Output grows with what the
-/// stream yields, never from `want`, and stops one byte past it.
-pub fn inflate(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, String> {
-    let limit = want.saturating_add(1);
+/// stream yields, never from `want`, and stops one byte past it, or one
+/// byte past the memory budget (CLI-6). Errors are OB-19 or CLI-6 at
+/// offset 0 of the stream.
+pub fn inflate(stream: &[u8], want: u64) -> crate::error::Result<Vec<u8>> {
+    inflate_text(stream, want).map_err(|(rule, msg)| Error::at(rule, 0, msg))
+}
+
+fn inflate_text(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, (rules::Rule, String)> {
+    // What may be held: the budget, less the decoder's window for zstd.
+    let is_zstd_stream = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    let budget = if is_zstd_stream {
+        crate::budget::get()
+            .saturating_sub(crate::budget::ZSTD_WINDOW)
+            .max(1 << 20)
+    } else {
+        crate::budget::get()
+    };
+    let limit = want.min(budget).saturating_add(1);
     let mut out = Vec::new();
     let is_zstd = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let mut cur = Cursor::new(stream);
     let n = if is_zstd {
-        let dec = zstd::stream::read::Decoder::with_buffer(&mut cur)
-            .map_err(|e| format!("the zstd stream does not decode: {e}"))?;
+        let dec = zstd::stream::read::Decoder::with_buffer(&mut cur).map_err(|e| {
+            (
+                rules::OB_19,
+                format!("the zstd stream does not decode: {e}"),
+            )
+        })?;
         let mut dec = dec.single_frame();
-        io::copy(&mut (&mut dec).take(limit), &mut out)
-            .map_err(|e| format!("the zstd stream does not decode: {e}"))?
+        io::copy(&mut (&mut dec).take(limit), &mut out).map_err(|e| {
+            (
+                rules::OB_19,
+                format!("the zstd stream does not decode: {e}"),
+            )
+        })?
     } else {
         let mut dec = flate2::bufread::ZlibDecoder::new(&mut cur);
-        io::copy(&mut (&mut dec).take(limit), &mut out)
-            .map_err(|e| format!("the zlib stream does not decode: {e}"))?
+        io::copy(&mut (&mut dec).take(limit), &mut out).map_err(|e| {
+            (
+                rules::OB_19,
+                format!("the zlib stream does not decode: {e}"),
+            )
+        })?
     };
+    if n > budget && want > budget {
+        return Err((
+            rules::CLI_6,
+            format!(
+                "the compressed body inflates past the memory budget of {budget} bytes (the header promises {want}; raise it with --max-memory)"
+            ),
+        ));
+    }
     if n != want {
-        return Err(format!(
-            "the compressed body inflates to {}{n} bytes, the header promises {want}",
-            if n > want { "more than " } else { "" }
+        return Err((
+            rules::OB_19,
+            format!(
+                "the compressed body inflates to {}{n} bytes, the header promises {want}",
+                if n > want { "more than " } else { "" }
+            ),
         ));
     }
     let used = cur.position();
     if is_zstd && used != stream.len() as u64 {
-        return Err(format!(
-            "{} bytes follow the end of the compressed stream",
-            stream.len() as u64 - used
+        return Err((
+            rules::OB_19,
+            format!(
+                "{} bytes follow the end of the compressed stream",
+                stream.len() as u64 - used
+            ),
         ));
     }
     Ok(out)

@@ -386,6 +386,24 @@ pub(super) fn check_body<'a>(
                 ),
             ),
         }
+        // OB-25: no control characters in keys and values.
+        for (p, &at) in strings.iter().zip(&string_pos) {
+            for (what, text, field) in [("key", &p.key, at), ("value", &p.value, at + 8)] {
+                let Some(c) = text.iter().position(|&b| b < 0x20 || b == 0x7f) else {
+                    continue;
+                };
+                let start = read_u64(bin, field).unwrap_or(0);
+                cx.err(
+                    rules::OB_25,
+                    start.saturating_add(c as u64),
+                    format!(
+                        "entry {i}: string {what} '{}' holds the control character 0x{:02x}",
+                        text.escape_ascii(),
+                        text[c]
+                    ),
+                );
+            }
+        }
         // OB-11 is checked after the loop, over the keys of every entry.
         for (p, &at) in strings.iter().zip(&string_pos) {
             if let Some(k) = read_u64(bin, at) {

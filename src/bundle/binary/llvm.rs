@@ -61,16 +61,12 @@ pub fn llvm_read_prefix(data: &[u8], total: u64, base: u64, release: Release) ->
         .map(|e| std::str::from_utf8(e.id).unwrap_or("\u{fffd}"))
         .collect();
     let order = release.stringmap_order(&ids);
-    let mut out = Vec::with_capacity(order.len());
-    for k in order {
-        let last = scan
-            .entries
-            .iter()
-            .rev()
-            .find(|e| std::str::from_utf8(e.id).unwrap_or("\u{fffd}") == k)
-            .expect("key came from the entries");
-        out.push(*last);
+    let mut last: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(ids.len());
+    for (i, k) in ids.iter().enumerate() {
+        last.insert(k, i);
     }
+    let out = order.into_iter().map(|k| scan.entries[last[k]]).collect();
     LlvmView::Entries(out)
 }
 

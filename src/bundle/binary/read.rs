@@ -143,6 +143,12 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
         .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64);
     let mut hosts = 0;
     let mut parsed: Vec<(usize, BundleEntryId)> = Vec::new();
+    // The first entry of each ID, for BIN-8 in one pass.
+    let mut first_with_id: std::collections::HashMap<&[u8], usize> =
+        std::collections::HashMap::with_capacity(entries.len());
+    for (i, e) in entries.iter().enumerate() {
+        first_with_id.entry(e.id).or_insert(i);
+    }
     for (i, e) in entries.iter().enumerate() {
         match std::str::from_utf8(e.id) {
             Ok(text) => match BundleEntryId::parse_strict(text) {
@@ -211,7 +217,7 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
                 ),
             )),
         }
-        if let Some(j) = entries[..i].iter().position(|p| p.id == e.id) {
+        if let Some(&j) = first_with_id.get(e.id).filter(|&&j| j != i) {
             errs.push(Error::at(
                 rules::BIN_8,
                 e.id_pos,
@@ -312,30 +318,37 @@ fn composition_violations(entries: &[Entry<'_>], parsed: &[(usize, BundleEntryId
             groups.entry(key).or_default().push((*i, t));
         }
     }
+    // Each member is compared with the earliest member whose set of
+    // feature names differs from its own (one error per member, linear in
+    // the members for the few distinct sets a group has).
     let mut errs = Vec::new();
     for members in groups.values() {
-        for (a, ta) in members {
-            for (b, tb) in members {
-                if a >= b {
-                    continue;
-                }
-                let fa = ta.feature_map();
-                let fb = tb.feature_map();
-                if let Some(f) = fa
-                    .keys()
-                    .find(|k| !fb.contains_key(*k))
-                    .or_else(|| fb.keys().find(|k| !fa.contains_key(*k)))
-                {
-                    errs.push(Error::at(
-                        rules::COMPOSE_1,
-                        entries[*b].id_pos,
-                        format!(
-                            "entries {a} '{}' and {b} '{}' disagree on whether '{f}' is Any",
-                            entries[*a].id_str(),
-                            entries[*b].id_str()
-                        ),
-                    ));
-                }
+        let mut firsts: Vec<(usize, std::collections::BTreeSet<&str>)> = Vec::new();
+        for &(b, tb) in members {
+            let names: std::collections::BTreeSet<&str> =
+                tb.features.iter().map(|(n, _)| n.as_str()).collect();
+            let earliest = firsts
+                .iter()
+                .filter(|(a, set)| *a < b && *set != names)
+                .min_by_key(|(a, _)| *a);
+            if let Some((a, set)) = earliest {
+                let f = set
+                    .iter()
+                    .find(|k| !names.contains(*k))
+                    .or_else(|| names.iter().find(|k| !set.contains(*k)))
+                    .expect("the sets differ");
+                errs.push(Error::at(
+                    rules::COMPOSE_1,
+                    entries[b].id_pos,
+                    format!(
+                        "entries {a} '{}' and {b} '{}' disagree on whether '{f}' is Any",
+                        entries[*a].id_str(),
+                        entries[b].id_str()
+                    ),
+                ));
+            }
+            if !firsts.iter().any(|(_, set)| *set == names) {
+                firsts.push((b, names));
             }
         }
     }

@@ -141,6 +141,7 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
     match m {
         Method::Zstd => match zstd_one_shot(payload, claimed) {
             Ok(out) => LlvmDecompress::Data(out),
+            Err(name) if name == OVER_BUDGET => over_budget(release, hsize),
             Err(name) => lib_fail(
                 name.clone(),
                 if name.contains("buffer is too small") {
@@ -158,6 +159,7 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         },
         Method::Zlib => match zlib_uncompress(payload, claimed) {
             Ok(out) => LlvmDecompress::Data(out),
+            Err(OVER_BUDGET) => over_budget(release, hsize),
             Err(code) => lib_fail(
                 format!("zlib error: {code}"),
                 if code == "Z_BUF_ERROR" {
@@ -174,6 +176,19 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
             ),
         },
     }
+}
+
+/// The bundle would pass the memory budget: say what the release does.
+fn over_budget(release: Release, hsize: usize) -> LlvmDecompress {
+    let budget = crate::budget::get();
+    LlvmDecompress::Fails(
+        format!("the decompressed bundle exceeds offload-kit's memory budget of {budget} bytes"),
+        Error::at(
+            rules::CLI_6,
+            hsize as u64,
+            format!("LLVM {release} would hold the whole bundle in memory; raise the budget with OFFLOAD_KIT_MAX_MEMORY"),
+        ),
+    )
 }
 
 /// The first bytes of the bundle a compressed input holds, decoded only
@@ -200,7 +215,9 @@ pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, 
     if frame != payload_len {
         return None;
     }
-    let total = total?;
+    let Some(total) = total else {
+        return list_prefix_streamed(src, &p, data.len() as u64);
+    };
     if total > p.claimed {
         return None;
     }
@@ -227,6 +244,48 @@ pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, 
         }
         want = want.saturating_mul(4);
     }
+}
+
+/// [`llvm_list_prefix`] for a frame without a content size: the release's
+/// one-shot call succeeds when the frame decodes within the claim, which
+/// only decoding tells. The frame is decoded as a stream, counted and
+/// dropped but for its first 16 MiB, which must hold the bundle header.
+fn list_prefix_streamed(src: &dyn Source, p: &LlvmPrepared, end: u64) -> Option<(Vec<u8>, u64)> {
+    /// Counts everything, keeps the first `limit` bytes.
+    struct KeepPrefix {
+        prefix: Vec<u8>,
+        limit: usize,
+        count: u64,
+    }
+    impl std::io::Write for KeepPrefix {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.limit.saturating_sub(self.prefix.len()).min(buf.len());
+            self.prefix.extend_from_slice(&buf[..room]);
+            self.count += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let payload = Reader::new(src, p.hsize as u64, end, 1 << 20);
+    let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
+        .ok()?
+        .single_frame();
+    let mut keep = KeepPrefix {
+        prefix: Vec::new(),
+        limit: 16 << 20,
+        count: 0,
+    };
+    copy_big(&mut (&mut dec).take(p.claimed.saturating_add(1)), &mut keep).ok()?;
+    if keep.count > p.claimed || !binary::is_binary_bundle(&keep.prefix) {
+        return None;
+    }
+    let scan = binary::scan_prefix(&keep.prefix, keep.count, 0)?;
+    if matches!(scan.stop, Some(binary::Stop::Truncated { .. })) {
+        return None;
+    }
+    Some((keep.prefix, keep.count))
 }
 
 /// Why [`llvm_stream_ranges`] failed.
@@ -293,6 +352,10 @@ pub fn llvm_stream_ranges(
     Ok(h)
 }
 
+/// What the one-shot models return when the decoded bundle would pass the
+/// memory budget (CLI-6): LLVM holds it whole, offload-kit stops.
+const OVER_BUDGET: &str = "over the memory budget";
+
 /// Largest destination [`zstd_one_shot`] allocates before any output
 /// exists; past it, [`zstd_growing`] grows the buffer with the output.
 const ONE_SHOT_BUFFER: u64 = 64 << 20;
@@ -317,6 +380,9 @@ fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
         let produced = ob.pos();
         if out.len() as u64 + produced as u64 > cap {
             return Err("Destination buffer is too small".into());
+        }
+        if crate::budget::exceeded_by_zstd(out.len() as u64 + produced as u64) {
+            return Err(OVER_BUDGET.into());
         }
         out.extend_from_slice(&chunk[..produced]);
         if input.pos() == src.len() {
@@ -369,15 +435,35 @@ fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, Strin
                 hash: [0; 8],
                 header_size: 0,
             };
-            let mut out = Vec::new();
-            decode_into(&h, src, 0, &mut out).map(|_| out).map_err(|e| {
-                if e.rule_id() == Some(rules::CCOB_6.id) {
-                    "Destination buffer is too small".into()
-                } else {
-                    "Src size is incorrect".into()
-                }
-            })
+            let mut out = Budgeted(Vec::new());
+            decode_into(&h, src, 0, &mut out)
+                .map(|_| out.0)
+                .map_err(|e| {
+                    if e.message().contains(OVER_BUDGET) {
+                        OVER_BUDGET.into()
+                    } else if e.rule_id() == Some(rules::CCOB_6.id) {
+                        "Destination buffer is too small".into()
+                    } else {
+                        "Src size is incorrect".into()
+                    }
+                })
         }
+    }
+}
+
+/// A growing buffer that refuses to pass the memory budget.
+struct Budgeted(Vec<u8>);
+
+impl std::io::Write for Budgeted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if crate::budget::exceeded_by_zstd((self.0.len() + buf.len()) as u64) {
+            return Err(std::io::Error::other(OVER_BUDGET));
+        }
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -416,6 +502,9 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
         }
         let chunk = room.min(1 << 20);
         let start = out.len();
+        if crate::budget::exceeded((start + chunk) as u64) {
+            return Err(OVER_BUDGET);
+        }
         out.resize(start + chunk, 0);
         let st = d.decompress(
             &src[d.total_in() as usize..],
