@@ -221,21 +221,13 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             let entry = args.entry.clone().unwrap_or_default();
             specs.push((
                 "bundle".into(),
-                InputSpec::Bundle(BundleRecipe {
-                    entries: vec![EntryRecipe {
-                        id: IdSpec::Literal(entry),
-                        payload: Data::Utf8(COMPAT_PAYLOAD.into()),
-                        offset: None,
-                        size: None,
-                        id_len: None,
-                    }],
-                    align: 1,
-                    count: None,
-                    padding: None,
-                    truncate: None,
-                    append: None,
-                    patch: vec![],
-                }),
+                InputSpec::Bundle(BundleRecipe::plain(
+                    vec![EntryRecipe::new(
+                        IdSpec::Literal(entry),
+                        Data::Utf8(COMPAT_PAYLOAD.into()),
+                    )],
+                    1,
+                )),
             ));
         }
         _ => {
