@@ -238,13 +238,8 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     }
     // An input the implementation cannot take: the case does not apply.
     let build = |name: &str, spec: &InputSpec| {
-        spec.build(release).map_err(|e| {
-            na(
-                case,
-                a,
-                format!("input '{name}' cannot be built for this implementation: {e}"),
-            )
-        })
+        spec.build(release)
+            .map_err(|e| format!("input '{name}' cannot be built for this implementation: {e}"))
     };
     let mut inputs = BTreeMap::new();
     let mut input_paths = Vec::new();
@@ -252,7 +247,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         let path = dir.join(format!("in{i}-{}", safe_name(name)));
         let built = match build(name, spec) {
             Ok(b) => b,
-            Err(v) => return v,
+            Err(why) => return na(case, a, why),
         };
         if let Some(bytes) = &built {
             if let Err(e) = std::fs::write(&path, bytes) {
@@ -273,7 +268,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             }
             let built = match build(name, spec) {
                 Ok(b) => b,
-                Err(v) => return v,
+                Err(why) => return na(case, a, why),
             };
             inputs.insert(name.clone(), built);
         }
