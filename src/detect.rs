@@ -683,17 +683,7 @@ fn large_binary_entries(
     Ok(scan
         .entries
         .iter()
-        .map(|e| ListedEntry {
-            id: e.id_str().into_owned(),
-            offset: e.offset,
-            size: e.size,
-            bundle,
-            container: EntryContainer::BinaryBundle,
-            ccob_offset: Some(at),
-            section: None,
-            image: None,
-            member: None,
-        })
+        .map(|e| e.listed_in_ccob(bundle, at))
         .collect())
 }
 
@@ -750,17 +740,7 @@ fn ccob_entries(
             };
             return Ok(entries
                 .iter()
-                .map(|e| ListedEntry {
-                    id: e.id_str().into_owned(),
-                    offset: e.offset,
-                    size: e.size,
-                    bundle,
-                    container: EntryContainer::BinaryBundle,
-                    ccob_offset: Some(at),
-                    section: None,
-                    image: None,
-                    member: None,
-                })
+                .map(|e| e.listed_in_ccob(bundle, at))
                 .collect());
         }
     }

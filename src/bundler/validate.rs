@@ -126,39 +126,35 @@ impl Job {
     }
 
     /// The checks of the mode: the counts of inputs, outputs and targets
-    /// (CLI-1, CLI-2), and archives only for unbundling.
+    /// (CLI-1, CLI-2), and archives only for unbundling. Each mode takes
+    /// one file on one side (the input when unbundling, the output when
+    /// bundling) and one file per target on the other.
     fn check_mode(&self) -> Result<(), BundlerError> {
-        if self.unbundle {
-            if self.inputs.len() != 1 {
-                return Err(BundlerError::with(
-                    "only one input file supported in unbundling mode",
-                    self.counts(rules::CLI_2),
-                ));
-            }
-            if self.outputs.len() != self.targets.len() {
-                return Err(BundlerError::with(
-                    "number of output files and targets should match in unbundling mode",
-                    self.counts(rules::CLI_2),
-                ));
-            }
+        if !self.unbundle && self.file_type == "a" {
+            return Err(BundlerError::llvm(
+                "Archive files are only supported for unbundling",
+            ));
+        }
+        let inputs = (&self.inputs, "input");
+        let outputs = (&self.outputs, "output");
+        let (rule, mode, (one, one_side), (per_target, per_target_side)) = if self.unbundle {
+            (rules::CLI_2, "unbundling", inputs, outputs)
         } else {
-            if self.file_type == "a" {
-                return Err(BundlerError::llvm(
-                    "Archive files are only supported for unbundling",
-                ));
-            }
-            if self.outputs.len() != 1 {
-                return Err(BundlerError::with(
-                    "only one output file supported in bundling mode",
-                    self.counts(rules::CLI_1),
-                ));
-            }
-            if self.inputs.len() != self.targets.len() {
-                return Err(BundlerError::with(
-                    "number of input files and targets should match in bundling mode",
-                    self.counts(rules::CLI_1),
-                ));
-            }
+            (rules::CLI_1, "bundling", outputs, inputs)
+        };
+        if one.len() != 1 {
+            return Err(BundlerError::with(
+                format!("only one {one_side} file supported in {mode} mode"),
+                self.counts(rule),
+            ));
+        }
+        if per_target.len() != self.targets.len() {
+            return Err(BundlerError::with(
+                format!(
+                    "number of {per_target_side} files and targets should match in {mode} mode"
+                ),
+                self.counts(rule),
+            ));
         }
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! Drop-in `clang-offload-bundler`: LLVM's options and messages, the
 //! behaviour of the release chosen with `--llvm-version` (default 22).
 
-use super::cl::{self, Kind, Spec};
+use super::cl::{self, Spec};
 use super::{copy_range, io_message, Input};
 use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
@@ -10,87 +10,28 @@ use offload_kit::Release;
 use std::io::Write;
 use std::path::PathBuf;
 
-const SPECS: &[Spec] = &[
-    Spec {
-        name: "type",
-        kind: Kind::Value,
-    },
-    Spec {
-        name: "targets",
-        kind: Kind::CommaList,
-    },
-    Spec {
-        name: "input",
-        kind: Kind::Multi,
-    },
-    Spec {
-        name: "output",
-        kind: Kind::Multi,
-    },
-    Spec {
-        name: "inputs",
-        kind: Kind::CommaList,
-    },
-    Spec {
-        name: "outputs",
-        kind: Kind::CommaList,
-    },
-    Spec {
-        name: "unbundle",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "list",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "allow-missing-bundles",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "bundle-align",
-        kind: Kind::Uint,
-    },
-    Spec {
-        name: "hip-openmp-compatible",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "check-input-archive",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "verbose",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "compress",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "compression-level",
-        kind: Kind::Value,
-    },
-    Spec {
-        name: "###",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "help",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "h",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "version",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "llvm-version",
-        kind: Kind::Value,
-    },
+/// The options, in `llvm::cl`'s order (suggestions take the first nearest).
+pub(super) const SPECS: &[Spec] = &[
+    Spec::value("type"),
+    Spec::comma_list("targets"),
+    Spec::multi("input"),
+    Spec::multi("output"),
+    Spec::comma_list("inputs"),
+    Spec::comma_list("outputs"),
+    Spec::flag("unbundle"),
+    Spec::flag("list"),
+    Spec::flag("allow-missing-bundles"),
+    Spec::uint("bundle-align"),
+    Spec::flag("hip-openmp-compatible"),
+    Spec::flag("check-input-archive"),
+    Spec::flag("verbose"),
+    Spec::flag("compress"),
+    Spec::value("compression-level"),
+    Spec::flag("###"),
+    Spec::flag("help"),
+    Spec::flag("h"),
+    Spec::flag("version"),
+    Spec::value("llvm-version"),
 ];
 
 const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type>

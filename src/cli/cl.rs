@@ -31,6 +31,32 @@ pub struct Spec {
     pub kind: Kind,
 }
 
+impl Spec {
+    /// A boolean flag.
+    pub const fn flag(name: &'static str) -> Spec {
+        Spec::new(name, Kind::Flag)
+    }
+    /// An option with one value.
+    pub const fn value(name: &'static str) -> Spec {
+        Spec::new(name, Kind::Value)
+    }
+    /// An option whose values accumulate.
+    pub const fn multi(name: &'static str) -> Spec {
+        Spec::new(name, Kind::Multi)
+    }
+    /// An option of comma-separated values that accumulate.
+    pub const fn comma_list(name: &'static str) -> Spec {
+        Spec::new(name, Kind::CommaList)
+    }
+    /// An unsigned integer option.
+    pub const fn uint(name: &'static str) -> Spec {
+        Spec::new(name, Kind::Uint)
+    }
+    const fn new(name: &'static str, kind: Kind) -> Spec {
+        Spec { name, kind }
+    }
+}
+
 /// Parsed options: name → values in order (flags hold "true"/"false").
 #[derive(Debug, Default, Clone)]
 pub struct Parsed {
@@ -374,29 +400,8 @@ pub fn parse_uint(v: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const SPECS: &[Spec] = &[
-        Spec {
-            name: "type",
-            kind: Kind::Value,
-        },
-        Spec {
-            name: "targets",
-            kind: Kind::CommaList,
-        },
-        Spec {
-            name: "input",
-            kind: Kind::Multi,
-        },
-        Spec {
-            name: "list",
-            kind: Kind::Flag,
-        },
-        Spec {
-            name: "bundle-align",
-            kind: Kind::Uint,
-        },
-    ];
+    // The drop-in bundler's options: every kind of option, in LLVM's order.
+    use crate::cli::bundler::SPECS;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()
@@ -444,22 +449,10 @@ mod tests {
     #[test]
     fn packager_config() {
         let specs = &[
-            Spec {
-                name: "o",
-                kind: Kind::Value,
-            },
-            Spec {
-                name: "archive",
-                kind: Kind::Flag,
-            },
-            Spec {
-                name: "help",
-                kind: Kind::Flag,
-            },
-            Spec {
-                name: "llvm-version",
-                kind: Kind::Value,
-            },
+            Spec::value("o"),
+            Spec::flag("archive"),
+            Spec::flag("help"),
+            Spec::value("llvm-version"),
         ];
         let config = |release| Config {
             prog: "pk",

@@ -7,7 +7,7 @@
 //! `--objdump-offloading <file>`, which prints what `llvm-objdump
 //! --offloading <file>` of the release prints.
 
-use super::cl::{self, Kind, Spec};
+use super::cl::{self, Spec};
 use super::{io_message, Input};
 use offload_kit::host::symtab::{self, SymbolError};
 use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
@@ -40,50 +40,17 @@ fn out(text: &str) {
 /// The options of every release (`--archive` appeared in LLVM 19) and
 /// offload-kit's own, which are never suggested.
 const SPECS: &[Spec] = &[
-    Spec {
-        name: "o",
-        kind: Kind::Value,
-    },
-    Spec {
-        name: "image",
-        kind: Kind::Multi,
-    },
-    Spec {
-        name: "archive",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "h",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "help",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "help-list",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "help-hidden",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "help-list-hidden",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "version",
-        kind: Kind::Flag,
-    },
-    Spec {
-        name: "llvm-version",
-        kind: Kind::Value,
-    },
-    Spec {
-        name: "objdump-offloading",
-        kind: Kind::Flag,
-    },
+    Spec::value("o"),
+    Spec::multi("image"),
+    Spec::flag("archive"),
+    Spec::flag("h"),
+    Spec::flag("help"),
+    Spec::flag("help-list"),
+    Spec::flag("help-hidden"),
+    Spec::flag("help-list-hidden"),
+    Spec::flag("version"),
+    Spec::value("llvm-version"),
+    Spec::flag("objdump-offloading"),
 ];
 
 /// Options newer than LLVM 16, the first release modelled.

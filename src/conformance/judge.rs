@@ -221,21 +221,13 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             let entry = args.entry.clone().unwrap_or_default();
             specs.push((
                 "bundle".into(),
-                InputSpec::Bundle(BundleRecipe {
-                    entries: vec![EntryRecipe {
-                        id: IdSpec::Literal(entry),
-                        payload: Data::Utf8(COMPAT_PAYLOAD.into()),
-                        offset: None,
-                        size: None,
-                        id_len: None,
-                    }],
-                    align: 1,
-                    count: None,
-                    padding: None,
-                    truncate: None,
-                    append: None,
-                    patch: vec![],
-                }),
+                InputSpec::Bundle(BundleRecipe::plain(
+                    vec![EntryRecipe::new(
+                        IdSpec::Literal(entry),
+                        Data::Utf8(COMPAT_PAYLOAD.into()),
+                    )],
+                    1,
+                )),
             ));
         }
         _ => {
@@ -244,30 +236,27 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             }
         }
     }
+    // An input the implementation cannot take: the case does not apply.
+    let build = |name: &str, spec: &InputSpec| {
+        spec.build(release)
+            .map_err(|e| format!("input '{name}' cannot be built for this implementation: {e}"))
+    };
     let mut inputs = BTreeMap::new();
     let mut input_paths = Vec::new();
     for (i, (name, spec)) in specs.iter().enumerate() {
         let path = dir.join(format!("in{i}-{}", safe_name(name)));
-        match spec.build(release) {
-            Ok(Some(bytes)) => {
-                if let Err(e) = std::fs::write(&path, &bytes) {
-                    let mut v = na(case, a, format!("cannot write {}: {e}", path.display()));
-                    v.status = Status::Error;
-                    return v;
-                }
-                inputs.insert(name.clone(), Some(bytes));
-            }
-            Ok(None) => {
-                inputs.insert(name.clone(), None);
-            }
-            Err(e) => {
-                return na(
-                    case,
-                    a,
-                    format!("input '{name}' cannot be built for this implementation: {e}"),
-                )
+        let built = match build(name, spec) {
+            Ok(b) => b,
+            Err(why) => return na(case, a, why),
+        };
+        if let Some(bytes) = &built {
+            if let Err(e) = std::fs::write(&path, bytes) {
+                let mut v = na(case, a, format!("cannot write {}: {e}", path.display()));
+                v.status = Status::Error;
+                return v;
             }
         }
+        inputs.insert(name.clone(), built);
         input_paths.push(path);
     }
     // Inputs the case names without passing them (reference bytes for
@@ -277,18 +266,11 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             if inputs.contains_key(name) {
                 continue;
             }
-            match spec.build(release) {
-                Ok(b) => {
-                    inputs.insert(name.clone(), b);
-                }
-                Err(e) => {
-                    return na(
-                        case,
-                        a,
-                        format!("input '{name}' cannot be built for this implementation: {e}"),
-                    )
-                }
-            }
+            let built = match build(name, spec) {
+                Ok(b) => b,
+                Err(why) => return na(case, a, why),
+            };
+            inputs.insert(name.clone(), built);
         }
     }
     let n_out = match case.op {

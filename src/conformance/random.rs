@@ -125,25 +125,15 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
     }
     let payloads: Vec<Vec<u8>> = targets.iter().map(|_| payload(&mut rng)).collect();
     let align = ALIGNS[rng.below(ALIGNS.len())];
-    let recipe = BundleRecipe {
-        entries: targets
-            .iter()
-            .zip(&payloads)
-            .map(|(t, p)| EntryRecipe {
-                id: IdSpec::Written { written: t.clone() },
-                payload: Data::Hex(encode_hex(p)),
-                offset: None,
-                size: None,
-                id_len: None,
-            })
-            .collect(),
-        align,
-        count: None,
-        padding: None,
-        truncate: None,
-        append: None,
-        patch: vec![],
-    };
+    let entries = targets
+        .iter()
+        .zip(&payloads)
+        .map(|(t, p)| {
+            let id = IdSpec::Written { written: t.clone() };
+            EntryRecipe::new(id, Data::Hex(encode_hex(p)))
+        })
+        .collect();
+    let recipe = BundleRecipe::plain(entries, align);
     let mut inputs = BTreeMap::new();
     inputs.insert("bundle".to_string(), InputSpec::Bundle(recipe));
     let list = Case {

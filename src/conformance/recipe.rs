@@ -506,7 +506,34 @@ pub struct Patch {
     pub u64: Option<u64>,
 }
 
+impl EntryRecipe {
+    /// An entry whose record is as the layout makes it (nothing overridden).
+    pub fn new(id: IdSpec, payload: Data) -> EntryRecipe {
+        EntryRecipe {
+            id,
+            payload,
+            offset: None,
+            size: None,
+            id_len: None,
+        }
+    }
+}
+
 impl BundleRecipe {
+    /// The bundle a writer lays out for `entries` with payloads aligned to
+    /// `align`: no header field overridden, nothing cut, appended or patched.
+    pub fn plain(entries: Vec<EntryRecipe>, align: u64) -> BundleRecipe {
+        BundleRecipe {
+            entries,
+            align,
+            count: None,
+            padding: None,
+            truncate: None,
+            append: None,
+            patch: vec![],
+        }
+    }
+
     /// Build the bytes, IDs spelled for `release`.
     pub fn build(&self, release: Option<Release>) -> Result<Vec<u8>, String> {
         let ids: Vec<Vec<u8>> = self
@@ -652,32 +679,17 @@ mod tests {
 
     #[test]
     fn recipe_matches_research_good_bin() {
-        let r = BundleRecipe {
-            entries: vec![
-                EntryRecipe {
-                    id: IdSpec::Written {
-                        written: "host-x86_64-unknown-linux-gnu".into(),
-                    },
-                    payload: Data::Utf8("HOSTDATA".into()),
-                    offset: None,
-                    size: None,
-                    id_len: None,
-                },
-                EntryRecipe {
-                    id: IdSpec::Literal("hip-amdgcn-amd-amdhsa--gfx906".into()),
-                    payload: Data::Utf8("DEVDATA".into()),
-                    offset: None,
-                    size: None,
-                    id_len: None,
-                },
-            ],
-            align: 1,
-            count: None,
-            padding: None,
-            truncate: None,
-            append: None,
-            patch: vec![],
+        let host = IdSpec::Written {
+            written: "host-x86_64-unknown-linux-gnu".into(),
         };
+        let device = IdSpec::Literal("hip-amdgcn-amd-amdhsa--gfx906".into());
+        let r = BundleRecipe::plain(
+            vec![
+                EntryRecipe::new(host, Data::Utf8("HOSTDATA".into())),
+                EntryRecipe::new(device, Data::Utf8("DEVDATA".into())),
+            ],
+            1,
+        );
         let good = "5f5f434c414e475f4f46464c4f41445f42554e444c455f5f02000000000000008b0000000000000008000000000000001e00000000000000686f73742d7838365f36342d756e6b6e6f776e2d6c696e75782d676e752d930000000000000007000000000000001d000000000000006869702d616d6467636e2d616d642d616d646873612d2d676678393036484f53544441544144455644415441";
         assert_eq!(encode_hex(&r.build(Some(Release::L22)).unwrap()), good);
         assert_eq!(encode_hex(&r.build(None).unwrap()), good);

@@ -85,6 +85,14 @@ fn field(h: &[u8], at: usize, len: usize) -> &[u8] {
     &f[..end]
 }
 
+/// A decimal header field: ASCII digits only, at least one, within `u64`.
+fn decimal(text: &[u8]) -> Option<u64> {
+    std::str::from_utf8(text)
+        .ok()
+        .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|t| t.parse::<u64>().ok())
+}
+
 /// The members of the archive `data` (whose first byte is at absolute
 /// offset `base`), in file order, without the symbol table and the name
 /// table. The first malformed header is an error (OB-21).
@@ -122,6 +130,16 @@ pub fn members_raw(data: &[u8], base: u64, rule: Rule) -> Result<Vec<RawMember<'
     let mut pos = ARCHIVE_MAGIC.len() as u64;
     let mut out = Vec::new();
     let mut names: &[u8] = &[];
+    // A header field at `at` (relative) whose `text` is not what it must be:
+    // the text is quoted with escapes (it is untrusted).
+    let bad_field = |at: u64, what: &str, text: &[u8], why: &str| {
+        let text = String::from_utf8_lossy(text);
+        Error::at(
+            rule,
+            base + at,
+            format!("{what} '{}' {why}", text.escape_debug()),
+        )
+    };
     while pos < len {
         if len - pos < MEMBER_HEADER_SIZE {
             return Err(Error::at(
@@ -142,19 +160,9 @@ pub fn members_raw(data: &[u8], base: u64, rule: Rule) -> Result<Vec<RawMember<'
             ));
         }
         let size_text = field(h, 48, 10);
-        let size = std::str::from_utf8(size_text)
-            .ok()
-            .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .and_then(|t| t.parse::<u64>().ok());
-        let Some(size) = size else {
-            return Err(Error::at(
-                rule,
-                base + pos + 48,
-                format!(
-                    "archive member size '{}' is not a decimal number",
-                    String::from_utf8_lossy(size_text).escape_debug()
-                ),
-            ));
+        let Some(size) = decimal(size_text) else {
+            let why = "is not a decimal number";
+            return Err(bad_field(pos + 48, "archive member size", size_text, why));
         };
         let data_off = pos + MEMBER_HEADER_SIZE;
         if size > len - data_off {
@@ -180,39 +188,19 @@ pub fn members_raw(data: &[u8], base: u64, rule: Rule) -> Result<Vec<RawMember<'
             names = body;
             None
         } else if let Some(n) = raw_name.strip_prefix(b"#1/") {
-            let parsed = std::str::from_utf8(n)
-                .ok()
-                .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|t| t.parse::<u64>().ok())
-                .filter(|&n| n <= size && n <= MAX_NAME);
-            let Some(n) = parsed else {
-                return Err(Error::at(
-                    rule,
-                    base + pos,
-                    format!(
-                        "BSD member name length '{}' is invalid",
-                        String::from_utf8_lossy(n).escape_debug()
-                    ),
-                ));
+            let Some(n) = decimal(n).filter(|&n| n <= size && n <= MAX_NAME) else {
+                return Err(bad_field(pos, "BSD member name length", n, "is invalid"));
             };
             skip = n;
             let nm = &body[..n as usize];
             Some(nm.split(|&b| b == 0).next().unwrap_or(nm))
         } else if let Some(off) = raw_name.strip_prefix(b"/") {
-            let o = std::str::from_utf8(off)
-                .ok()
-                .filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-                .and_then(|t| t.parse::<usize>().ok())
+            let o = decimal(off)
+                .and_then(|o| usize::try_from(o).ok())
                 .filter(|&o| o < names.len());
             let Some(o) = o else {
-                return Err(Error::at(
-                    rule,
-                    base + pos,
-                    format!(
-                        "long member name offset '{}' lies outside the name table",
-                        String::from_utf8_lossy(off).escape_debug()
-                    ),
-                ));
+                let why = "lies outside the name table";
+                return Err(bad_field(pos, "long member name offset", off, why));
             };
             let rest = &names[o..];
             let window = &rest[..rest.len().min(MAX_NAME as usize + 2)];
@@ -249,6 +237,18 @@ fn pad(out: &mut Vec<u8>, s: &[u8], width: usize) {
     for _ in s.len()..width {
         out.push(b' ');
     }
+}
+
+/// Append a member header as LLVM's writer makes it: the name field
+/// `name` (with its `/`), date, uid and gid 0, the octal `mode`, `size`.
+fn member_header(out: &mut Vec<u8>, name: &[u8], mode: &[u8], size: u64) {
+    pad(out, name, 16);
+    pad(out, b"0", 12);
+    pad(out, b"0", 6);
+    pad(out, b"0", 6);
+    pad(out, mode, 8);
+    pad(out, size.to_string().as_bytes(), 10);
+    out.extend_from_slice(b"`\n");
 }
 
 /// The largest member LLVM's writer accepts (`Archive::MaxMemberSize`: the
@@ -304,8 +304,7 @@ fn gnu_layout(members: &[NewMember<'_>], opts: WriteOptions) -> GnuLayout {
     let mut has_object = false;
     for m in members {
         let size = m.data.len() as u64;
-        let mut h = Vec::with_capacity(60);
-        if m.name.len() >= 16 || m.name.contains(&b'/') {
+        let name = if m.name.len() >= 16 || m.name.contains(&b'/') {
             let at = match placed.iter().find(|(n, _)| *n == m.name) {
                 Some(&(_, at)) => at,
                 None => {
@@ -316,19 +315,12 @@ fn gnu_layout(members: &[NewMember<'_>], opts: WriteOptions) -> GnuLayout {
                     at
                 }
             };
-            h.push(b'/');
-            pad(&mut h, at.to_string().as_bytes(), 15);
+            format!("/{at}").into_bytes()
         } else {
-            let mut n = m.name.to_vec();
-            n.push(b'/');
-            pad(&mut h, &n, 16);
-        }
-        pad(&mut h, b"0", 12);
-        pad(&mut h, b"0", 6);
-        pad(&mut h, b"0", 6);
-        pad(&mut h, b"644", 8);
-        pad(&mut h, size.to_string().as_bytes(), 10);
-        h.extend_from_slice(b"`\n");
+            [m.name, b"/"].concat()
+        };
+        let mut h = Vec::with_capacity(60);
+        member_header(&mut h, &name, b"644", size);
         headers.push(h);
         let mut offs = Vec::new();
         if opts.symtab {
@@ -385,13 +377,7 @@ fn gnu_layout(members: &[NewMember<'_>], opts: WriteOptions) -> GnuLayout {
         };
         let size = symtab_size(w);
         let name: &[u8] = if w == 8 { b"/SYM64/" } else { b"/" };
-        pad(&mut head, name, 16);
-        pad(&mut head, b"0", 12);
-        pad(&mut head, b"0", 6);
-        pad(&mut head, b"0", 6);
-        pad(&mut head, b"0", 8);
-        pad(&mut head, size.to_string().as_bytes(), 10);
-        head.extend_from_slice(b"`\n");
+        member_header(&mut head, name, b"0", size);
         let put = |head: &mut Vec<u8>, v: u64| {
             if w == 8 {
                 head.extend_from_slice(&v.to_be_bytes());

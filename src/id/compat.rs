@@ -99,11 +99,45 @@ pub fn is_compatible(entry: &str, request: &str, hip_openmp: bool) -> Result<boo
     Ok(entries_compatible(&code_object, &target, hip_openmp))
 }
 
+/// Entry, request and `hip_openmp` with the verdict under COMPAT-1 …
+/// COMPAT-3, or the rule the first invalid ID violates (the request is
+/// checked first): run by this module's tests through [`is_compatible`]
+/// and by `conformance::spec`'s through its `compatible`.
+#[cfg(test)]
+pub(crate) const TEST_VECTORS: &[(&str, &str, bool, Result<bool, &str>)] = {
+    const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
+    &[
+        (GFX906, GFX906, false, Ok(true)),
+        (GFX906, "hipv4-amdgcn-amd-amdhsa--gfx906", false, Ok(true)),
+        (
+            GFX906,
+            "hip-amdgcn-amd-amdhsa--gfx906:xnack+",
+            false,
+            Ok(true),
+        ),
+        (
+            "hip-amdgcn-amd-amdhsa--gfx906:xnack+",
+            GFX906,
+            false,
+            Ok(false),
+        ),
+        (GFX906, "openmp-amdgcn-amd-amdhsa--gfx906", false, Ok(false)),
+        (GFX906, "openmp-amdgcn-amd-amdhsa--gfx906", true, Ok(true)),
+        (
+            "openmp-nvptx64-nvidia-cuda--sm_70",
+            "openmp-nvptx64-nvidia-cuda-unknown-sm_70",
+            false,
+            Ok(true),
+        ),
+        (GFX906, "hip-amdgcn-amd-amdhsa", false, Ok(false)),
+        (GFX906, "hip-amdgcn-amd-amdhsa-gfx906", false, Err("ID-5")),
+        ("hip-amdgcn-amd-amdhsa-gfx906", "bogus", false, Err("ID-1")),
+    ]
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
 
     fn compat(entry: &str, request: &str, hip_openmp: bool) -> Result<bool, &'static str> {
         is_compatible(entry, request, hip_openmp).map_err(|e| e.rule_id().unwrap_or("none"))
@@ -133,35 +167,12 @@ mod tests {
 
     #[test]
     fn entries() {
-        assert_eq!(compat(GFX906, GFX906, false), Ok(true));
-        assert_eq!(
-            compat(GFX906, "hipv4-amdgcn-amd-amdhsa--gfx906", false),
-            Ok(true)
-        );
-        assert_eq!(
-            compat(GFX906, "hip-amdgcn-amd-amdhsa--gfx906:xnack+", false),
-            Ok(true)
-        );
-        assert_eq!(
-            compat("hip-amdgcn-amd-amdhsa--gfx906:xnack+", GFX906, false),
-            Ok(false)
-        );
-        assert_eq!(
-            compat(GFX906, "openmp-amdgcn-amd-amdhsa--gfx906", false),
-            Ok(false)
-        );
-        assert_eq!(
-            compat(GFX906, "openmp-amdgcn-amd-amdhsa--gfx906", true),
-            Ok(true)
-        );
-        assert_eq!(compat(GFX906, "hip-amdgcn-amd-amdhsa", false), Ok(false));
-        assert_eq!(
-            compat(GFX906, "hip-amdgcn-amd-amdhsa-gfx906", false),
-            Err("ID-5")
-        );
-        assert_eq!(
-            compat("hip-amdgcn-amd-amdhsa-gfx906", "bogus", false),
-            Err("ID-1")
-        );
+        for &(entry, request, hip_openmp, want) in TEST_VECTORS {
+            assert_eq!(
+                compat(entry, request, hip_openmp),
+                want,
+                "{entry} for {request} (hip_openmp {hip_openmp})"
+            );
+        }
     }
 }

@@ -127,6 +127,16 @@ pub fn parse_vendor(s: &str) -> Option<&'static str> {
     })
 }
 
+/// The name of the first `(prefix, name)` of `table` whose prefix starts
+/// `s` (the `StringSwitch::StartsWith` chains of `parseOS` and
+/// `parseEnvironment`).
+fn by_prefix(table: &[(&str, &'static str)], s: &str) -> Option<&'static str> {
+    table
+        .iter()
+        .find(|(p, _)| s.starts_with(p))
+        .map(|(_, name)| *name)
+}
+
 /// Classify an OS name (`parseOS`, which matches by prefix); `None` is `UnknownOS`.
 pub fn parse_os(s: &str) -> Option<&'static str> {
     const OSES: &[(&str, &str)] = &[
@@ -167,9 +177,7 @@ pub fn parse_os(s: &str) -> Option<&'static str> {
         ("vulkan", "vulkan"),
         ("none", "none"),
     ];
-    OSES.iter()
-        .find(|(p, _)| s.starts_with(p))
-        .map(|(_, name)| *name)
+    by_prefix(OSES, s)
 }
 
 /// Classify an environment name (`parseEnvironment`, prefix match); `None` is `UnknownEnvironment`.
@@ -211,9 +219,7 @@ pub fn parse_environment(s: &str) -> Option<&'static str> {
         ("llvm", "llvm"),
         ("sycl", "sycl"),
     ];
-    ENVS.iter()
-        .find(|(p, _)| s.starts_with(p))
-        .map(|(_, name)| *name)
+    by_prefix(ENVS, s)
 }
 
 /// Classify an object-format suffix (`parseFormat`, suffix match).

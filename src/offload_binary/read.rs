@@ -43,6 +43,28 @@ struct Region {
     is_string: bool,
 }
 
+impl Region {
+    /// `[start, end)`, pointed at by `field` of entry `index`.
+    fn part(start: u64, end: u64, what: &'static str, index: u64, field: u64) -> Region {
+        Region {
+            start,
+            end,
+            what,
+            index,
+            field,
+            is_string: false,
+        }
+    }
+
+    /// [`Region::part`] for string bytes.
+    fn string(start: u64, end: u64, what: &'static str, index: u64, field: u64) -> Region {
+        Region {
+            is_string: true,
+            ..Region::part(start, end, what, index, field)
+        }
+    }
+}
+
 /// Read the sequence of offload binaries that fills `data` (a file, an ELF
 /// section, an archive member). `base` is the absolute offset of `data[0]`.
 /// Every violation is returned, sorted by offset.
@@ -234,14 +256,7 @@ pub(super) fn check_body<'a>(
     let size = bin.len() as u64;
     let mut cx = Ctx { base, errs };
     let first_err = cx.errs.len();
-    let mut regions = vec![Region {
-        start: 0,
-        end: hsize,
-        what: "header",
-        index: 0,
-        field: 0,
-        is_string: false,
-    }];
+    let mut regions = vec![Region::part(0, hsize, "header", 0, 0)];
     // OB-6: the entry table.
     let (eoff, count) = if h.version == 1 {
         if h.entry_size_or_count != ENTRY_SIZE {
@@ -289,14 +304,13 @@ pub(super) fn check_body<'a>(
     if !table_ok {
         return None;
     }
-    regions.push(Region {
-        start: eoff,
-        end: eoff + count * ENTRY_SIZE,
-        what: "entry table",
-        index: 0,
-        field: 16,
-        is_string: false,
-    });
+    regions.push(Region::part(
+        eoff,
+        eoff + count * ENTRY_SIZE,
+        "entry table",
+        0,
+        16,
+    ));
     let (table, note) = opts.table();
     let ses = string_entry_size(h.version);
     let mut entries = Vec::with_capacity(count as usize);
@@ -350,14 +364,7 @@ pub(super) fn check_body<'a>(
         match strings_end {
             Some(end) if end <= size => {
                 if e.num_strings > 0 {
-                    regions.push(Region {
-                        start: e.string_offset,
-                        end,
-                        what: "string entries",
-                        index: i,
-                        field: epos + 8,
-                        is_string: false,
-                    });
+                    regions.push(Region::part(e.string_offset, end, "string entries", i, epos + 8));
                 }
                 strings.reserve(e.num_strings as usize);
                 for j in 0..e.num_strings {
@@ -422,14 +429,7 @@ pub(super) fn check_body<'a>(
         let image: Cow<'a, [u8]> = match image_end {
             Some(end) if end <= size => {
                 if e.image_size > 0 {
-                    regions.push(Region {
-                        start: e.image_offset,
-                        end,
-                        what: "image",
-                        index: i,
-                        field: epos + 24,
-                        is_string: false,
-                    });
+                    regions.push(Region::part(e.image_offset, end, "image", i, epos + 24));
                 }
                 Cow::Borrowed(&bin[e.image_offset as usize..end as usize])
             }
@@ -503,14 +503,13 @@ fn check_string_entry<'a>(
     let mut ok = true;
     let key = match key {
         Some(k) => {
-            regions.push(Region {
-                start: key_off,
-                end: key_off + k.len() as u64 + 1,
-                what: "key",
-                index: i,
-                field: spos,
-                is_string: true,
-            });
+            regions.push(Region::string(
+                key_off,
+                key_off + k.len() as u64 + 1,
+                "key",
+                i,
+                spos,
+            ));
             Some(k)
         }
         None => {
@@ -522,14 +521,13 @@ fn check_string_entry<'a>(
     let value: Option<&[u8]> = if version == 1 {
         match nuls.c_string(value_off) {
             Some(v) => {
-                regions.push(Region {
-                    start: value_off,
-                    end: value_off + v.len() as u64 + 1,
-                    what: "value",
-                    index: i,
-                    field: spos + 8,
-                    is_string: true,
-                });
+                regions.push(Region::string(
+                    value_off,
+                    value_off + v.len() as u64 + 1,
+                    "value",
+                    i,
+                    spos + 8,
+                ));
                 Some(v)
             }
             None => {
@@ -546,14 +544,7 @@ fn check_string_entry<'a>(
         match value_off.checked_add(vsize) {
             Some(end) if end <= size => {
                 if vsize > 0 {
-                    regions.push(Region {
-                        start: value_off,
-                        end,
-                        what: "value",
-                        index: i,
-                        field: spos + 8,
-                        is_string: true,
-                    });
+                    regions.push(Region::string(value_off, end, "value", i, spos + 8));
                 }
                 Some(&bin[value_off as usize..end as usize])
             }

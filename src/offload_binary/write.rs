@@ -32,6 +32,20 @@ fn overflow() -> Error {
     Error::rule(rules::OB_17, "offload binary layout exceeds 2^64 bytes")
 }
 
+/// `start + count * each`: where `count` records of `each` bytes from
+/// `start` end, or the overflow error.
+fn after(start: u64, count: u64, each: u64) -> Result<u64> {
+    count
+        .checked_mul(each)
+        .and_then(|x| x.checked_add(start))
+        .ok_or_else(overflow)
+}
+
+/// `start + len` padded to a multiple of 8, or the overflow error.
+fn end8(start: u64, len: u64) -> Result<u64> {
+    start.checked_add(len).and_then(align8).ok_or_else(overflow)
+}
+
 fn check_strings(strings: &[(&[u8], &[u8])], version: u32) -> Result<()> {
     for (k, v) in strings {
         if k.contains(&0) {
@@ -63,18 +77,9 @@ pub fn layout_v1(spec: &ImageSpec<'_>) -> Result<Layout> {
     let tab = StrTab::build(spec.strings.iter().flat_map(|(k, v)| [*k, *v]));
     let n = spec.strings.len() as u64;
     let str_off = HEADER_SIZE_V1 + ENTRY_SIZE;
-    let tab_off = n
-        .checked_mul(STRING_ENTRY_SIZE_V1)
-        .and_then(|x| x.checked_add(str_off))
-        .ok_or_else(overflow)?;
-    let image_offset = tab_off
-        .checked_add(tab.len())
-        .and_then(align8)
-        .ok_or_else(overflow)?;
-    let size = image_offset
-        .checked_add(spec.image_size)
-        .and_then(align8)
-        .ok_or_else(overflow)?;
+    let tab_off = after(str_off, n, STRING_ENTRY_SIZE_V1)?;
+    let image_offset = end8(tab_off, tab.len())?;
+    let size = end8(image_offset, spec.image_size)?;
     let mut p = Vec::with_capacity(image_offset as usize);
     p.extend_from_slice(&MAGIC);
     p.extend_from_slice(&1u32.to_le_bytes());
@@ -130,26 +135,16 @@ pub fn layout_multi(specs: &[ImageSpec<'_>], version: u32) -> Result<Layout> {
             .iter()
             .flat_map(|s| s.strings.iter().flat_map(|(k, v)| [*k, *v])),
     );
-    let entries_size = count.checked_mul(ENTRY_SIZE).ok_or_else(overflow)?;
-    let strings_off = hsize.checked_add(entries_size).ok_or_else(overflow)?;
-    let tab_off = total_strings
-        .checked_mul(STRING_ENTRY_SIZE_V2)
-        .and_then(|x| x.checked_add(strings_off))
-        .ok_or_else(overflow)?;
-    let data_size = tab_off
-        .checked_add(tab.len())
-        .and_then(align8)
-        .ok_or_else(overflow)?;
+    let strings_off = after(hsize, count, ENTRY_SIZE)?;
+    let tab_off = after(strings_off, total_strings, STRING_ENTRY_SIZE_V2)?;
+    let data_size = end8(tab_off, tab.len())?;
     let mut total_images = 0u64;
     for s in specs {
         total_images = total_images
             .checked_add(s.image_size)
             .ok_or_else(overflow)?;
     }
-    let size = data_size
-        .checked_add(total_images)
-        .and_then(align8)
-        .ok_or_else(overflow)?;
+    let size = end8(data_size, total_images)?;
     let mut p = Vec::with_capacity(data_size as usize);
     p.extend_from_slice(&MAGIC);
     p.extend_from_slice(&version.to_le_bytes());

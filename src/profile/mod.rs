@@ -318,48 +318,62 @@ mod tests {
 
     #[test]
     fn written_ids() {
-        let w = |r: Release, t: &str| r.written_id(t).unwrap();
-        assert_eq!(
-            w(Release::L19, "host-x86_64-unknown-linux-gnu"),
-            "host-x86_64-unknown-linux-gnu-"
-        );
-        assert_eq!(
-            w(Release::L19, "openmp-nvptx64-nvidia-cuda"),
-            "openmp-nvptx64-nvidia-cuda--"
-        );
-        assert_eq!(
-            w(Release::L19, "hip-amdgcn-amd-amdhsa--"),
-            "hip-amdgcn-amd-amdhsa--hip-amdgcn-amd-amdhsa--"
-        );
-        assert_eq!(
-            w(Release::L19, "openmp-x86_64-pc-linux-gnu--foo"),
-            "openmp-x86_64-pc-linux-gnu--foo-"
-        );
-        assert_eq!(w(Release::L19, "openmp-nvptx64"), "openmp-nvptx64----");
-        assert_eq!(
-            w(Release::L22, "host-x86_64-unknown-linux-"),
-            "host-x86_64-unknown-linux-unknown-"
-        );
-        assert_eq!(
-            w(Release::L22, "host-x86_64-linux-gnu-"),
-            "host-x86_64-unknown-linux-gnu-"
-        );
-        assert_eq!(
-            w(Release::L22, "hip-amdgcn-amd-amdhsa-unknown-gfx906"),
-            "hip-amdgcn-amd-amdhsa--gfx906"
-        );
-        assert_eq!(
-            w(Release::L22, "openmp-nvptx64-nvidia-cuda-sm_70"),
-            "openmp-nvptx64-nvidia-cuda-sm_70-"
-        );
-        assert_eq!(
-            w(Release::L22, "hip-amdgcn-amd-amdhsa-gfx906"),
-            "hip-amdgcn-amd-amdhsa--"
-        );
-        assert_eq!(
-            w(Release::L22, "openmp-x86_64-pc-linux-gnu--gfx906"),
-            "openmp-x86_64-pc-linux-gnu-"
-        );
+        let cases = [
+            (
+                Release::L19,
+                "host-x86_64-unknown-linux-gnu",
+                "host-x86_64-unknown-linux-gnu-",
+            ),
+            (
+                Release::L19,
+                "openmp-nvptx64-nvidia-cuda",
+                "openmp-nvptx64-nvidia-cuda--",
+            ),
+            (
+                Release::L19,
+                "hip-amdgcn-amd-amdhsa--",
+                "hip-amdgcn-amd-amdhsa--hip-amdgcn-amd-amdhsa--",
+            ),
+            (
+                Release::L19,
+                "openmp-x86_64-pc-linux-gnu--foo",
+                "openmp-x86_64-pc-linux-gnu--foo-",
+            ),
+            (Release::L19, "openmp-nvptx64", "openmp-nvptx64----"),
+            (
+                Release::L22,
+                "host-x86_64-unknown-linux-",
+                "host-x86_64-unknown-linux-unknown-",
+            ),
+            (
+                Release::L22,
+                "host-x86_64-linux-gnu-",
+                "host-x86_64-unknown-linux-gnu-",
+            ),
+            (
+                Release::L22,
+                "hip-amdgcn-amd-amdhsa-unknown-gfx906",
+                "hip-amdgcn-amd-amdhsa--gfx906",
+            ),
+            (
+                Release::L22,
+                "openmp-nvptx64-nvidia-cuda-sm_70",
+                "openmp-nvptx64-nvidia-cuda-sm_70-",
+            ),
+            (
+                Release::L22,
+                "hip-amdgcn-amd-amdhsa-gfx906",
+                "hip-amdgcn-amd-amdhsa--",
+            ),
+            (
+                Release::L22,
+                "openmp-x86_64-pc-linux-gnu--gfx906",
+                "openmp-x86_64-pc-linux-gnu-",
+            ),
+        ];
+        for (r, id, want) in cases {
+            assert_eq!(r.written_id(id).unwrap(), want, "{r} writes {id}");
+        }
         assert!(Release::L22
             .written_id("openmp-nvptx64-nvidia-cuda")
             .is_err());

@@ -122,24 +122,34 @@ pub fn decompress_strict(data: &[u8], base: u64) -> Result<Decompressed> {
     let payload = &data[h.header_size as usize..end as usize];
     let mut out = Vec::new();
     decode_into(&h, payload, base + h.header_size, &mut out)?;
-    if out.len() as u64 != h.uncompressed_size {
+    check_size(&h, base, out.len() as u64)?;
+    check_hash(&h, base, truncated_md5(&out))?;
+    Ok(Decompressed {
+        header: h,
+        blob_len: end,
+        data: out,
+    })
+}
+
+/// CCOB-6: the stream of the blob at absolute offset `base` yields `n`
+/// bytes, exactly the header's uncompressed size.
+pub(super) fn check_size(h: &Header, base: u64, n: u64) -> Result<()> {
+    if n != h.uncompressed_size {
         return Err(Error::at(
             rules::CCOB_6,
-            base + if h.version == 1 {
-                8
-            } else if h.version == 2 {
-                12
-            } else {
-                16
-            },
+            base + uncompressed_size_field(h.version),
             format!(
-                "the stream yields {} bytes, the header says {}",
-                out.len(),
+                "the stream yields {n} bytes, the header says {}",
                 h.uncompressed_size
             ),
         ));
     }
-    let got = truncated_md5(&out);
+    Ok(())
+}
+
+/// CCOB-7: `got`, the truncated MD5 of the uncompressed bundle of the blob
+/// at absolute offset `base`, is the header's hash.
+pub(super) fn check_hash(h: &Header, base: u64, got: [u8; 8]) -> Result<()> {
     if got != h.hash {
         return Err(Error::at(
             rules::CCOB_7,
@@ -151,11 +161,7 @@ pub fn decompress_strict(data: &[u8], base: u64) -> Result<Decompressed> {
             ),
         ));
     }
-    Ok(Decompressed {
-        header: h,
-        blob_len: end,
-        data: out,
-    })
+    Ok(())
 }
 
 /// Decode `payload` into `out`, never producing more than the header's

@@ -2,8 +2,8 @@
 //! the decompressed bundle, verified prefixes, undecoded prefixes, and the
 //! extent of a zstd frame found from its block headers.
 
-use super::decode::{decode_stream, Md5Thread};
-use super::header::{blob_len_in, header_in, uncompressed_size_field};
+use super::decode::{check_hash, check_size, decode_stream, Md5Thread};
+use super::header::{blob_len_in, header_in};
 use super::{Header, Method};
 use crate::error::{Error, Result};
 use crate::rules;
@@ -55,34 +55,14 @@ pub fn extract_range_in<W: Write>(
         base + h.header_size,
         &mut tap,
     )?;
-    if n != h.uncompressed_size {
-        return Err(Error::at(
-            rules::CCOB_6,
-            base + uncompressed_size_field(h.version),
-            format!(
-                "the stream yields {n} bytes, the header says {}",
-                h.uncompressed_size
-            ),
-        ));
-    }
+    check_size(&h, base, n)?;
     if to > n {
         return Err(Error::other(format!(
             "entry range ends at {to}, past the {n}-byte bundle"
         )));
     }
     let digest = tap.md5.finish();
-    if digest[..8] != h.hash {
-        return Err(Error::at(
-            rules::CCOB_7,
-            base + h.header_size - 8,
-            format!(
-                "hash mismatch: header 0x{:016x}, MD5 of the uncompressed bundle gives 0x{:016x}",
-                h.hash_u64(),
-                u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"))
-            ),
-        ));
-    }
-    Ok(())
+    check_hash(&h, base, digest[..8].try_into().expect("8 bytes"))
 }
 
 /// How much of a mapped input a streamed decode holds at a time.

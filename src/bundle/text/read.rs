@@ -238,16 +238,7 @@ impl<'a> Strict<'a> {
         }
         let Some(e) = end else {
             if let Some(&n) = nested.first() {
-                let nl = self.line(n + 1);
-                self.err(
-                    rules::TXT_7,
-                    lp,
-                    format!(
-                        "bundle '{}' has no END line before the next START line (line {nl})",
-                        show(&id)
-                    ),
-                );
-                return Some(n + 1);
+                return self.unclosed_before(n, &id, lp);
             }
             self.err(
                 rules::TXT_7,
@@ -292,16 +283,7 @@ impl<'a> Strict<'a> {
             }
         }
         if !nested.is_empty() && eid != id && own.is_none() {
-            let nl = self.line(nested[0] + 1);
-            self.err(
-                rules::TXT_7,
-                lp,
-                format!(
-                    "bundle '{}' has no END line before the next START line (line {nl})",
-                    show(&id)
-                ),
-            );
-            return Some(nested[0] + 1);
+            return self.unclosed_before(nested[0], &id, lp);
         }
         let last = own.map_or(e, |(e2, _)| e2) + 1;
         if !nested.is_empty() {
@@ -390,6 +372,22 @@ impl<'a> Strict<'a> {
                 None
             }
         }
+    }
+
+    /// TXT-7: the bundle `id` whose START line begins at `lp` has no END
+    /// line before the START marker at `n`; reading goes on at the START
+    /// line that marker begins (its "\n" is the line before's).
+    fn unclosed_before(&mut self, n: usize, id: &[u8], lp: usize) -> Option<usize> {
+        let nl = self.line(n + 1);
+        self.err(
+            rules::TXT_7,
+            lp,
+            format!(
+                "bundle '{}' has no END line before the next START line (line {nl})",
+                show(id)
+            ),
+        );
+        Some(n + 1)
     }
 
     fn nested_starts(&mut self, nested: &[usize], id: &[u8], start_line: u64, last_line: u64) {

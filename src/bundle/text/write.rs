@@ -68,6 +68,21 @@ pub fn check_entries(entries: &[(&[u8], &[u8])], comment: &str) -> Result<(), Er
             "no entries: a text bundle holds at least one bundle",
         ));
     }
+    // A marker inside the content: what each reader then makes of it.
+    let markers = [
+        (
+            &m.start_f,
+            rules::TXT_9,
+            "a START marker",
+            ", which LLVM reads as a bundle when it skips this entry",
+        ),
+        (
+            &m.end_f,
+            rules::TXT_10,
+            "an END marker",
+            "; every reader, LLVM 14-22 included, ends the content there",
+        ),
+    ];
     let mut seen: HashMap<&[u8], usize> = HashMap::new();
     for (i, (id, content)) in entries.iter().enumerate() {
         if let Some(p) = memchr::memchr(b'\n', id) {
@@ -92,23 +107,16 @@ pub fn check_entries(entries: &[(&[u8], &[u8])], comment: &str) -> Result<(), Er
                 format!("entry {i} repeats the ID '{}' of entry {j}", show(id)),
             ));
         }
-        if let Some(p) = m.start_f.find(content) {
-            errs.push(Error::rule(
-                rules::TXT_9,
-                format!(
-                    "entry {i} '{}': the content holds a START marker at byte {p}, which LLVM reads as a bundle when it skips this entry",
-                    show(id)
-                ),
-            ));
-        }
-        if let Some(p) = m.end_f.find(content) {
-            errs.push(Error::rule(
-                rules::TXT_10,
-                format!(
-                    "entry {i} '{}': the content holds an END marker at byte {p}; every reader, LLVM 14-22 included, ends the content there",
-                    show(id)
-                ),
-            ));
+        for (marker, rule, what, effect) in markers {
+            if let Some(p) = marker.find(content) {
+                errs.push(Error::rule(
+                    rule,
+                    format!(
+                        "entry {i} '{}': the content holds {what} at byte {p}{effect}",
+                        show(id)
+                    ),
+                ));
+            }
         }
     }
     if errs.is_empty() {

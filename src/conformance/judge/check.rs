@@ -55,21 +55,15 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
         other => return Err(format!("{}; expected success", other.summary())),
     };
     if let Some(c) = e.compatible {
-        return match &facts.compatible {
-            Some(Ok(got)) if *got == c => Ok(()),
-            Some(Ok(got)) => Err(format!("compatible: {got}; expected {c}")),
-            Some(Err(m)) => Err(m.clone()),
-            None => Err("no compatibility result".into()),
-        };
+        return compare_value(&facts.compatible, &c, "no compatibility result", |got| {
+            format!("compatible: {got}; expected {c}")
+        });
     }
     if let Some(id) = &e.id {
         let want = id.resolve_text(ctx.release)?;
-        return match &facts.id {
-            Some(Ok(got)) if *got == want => Ok(()),
-            Some(Ok(got)) => Err(format!("written ID '{got}'; expected '{want}'")),
-            Some(Err(m)) => Err(m.clone()),
-            None => Err("no written ID".into()),
-        };
+        return compare_value(&facts.id, &want, "no written ID", |got| {
+            format!("written ID '{got}'; expected '{want}'")
+        });
     }
     if let Some(list) = &e.list {
         let want: Vec<String> = list
@@ -141,6 +135,23 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
         };
     }
     Err("the expectation is empty".into())
+}
+
+/// A single-valued fact (`got`: the value, the implementation's error, or
+/// nothing) against `want`: `differs` describes a different value,
+/// `missing` the absent one.
+fn compare_value<T: PartialEq>(
+    got: &Option<Result<T, String>>,
+    want: &T,
+    missing: &str,
+    differs: impl FnOnce(&T) -> String,
+) -> Result<(), String> {
+    match got {
+        Some(Ok(got)) if got == want => Ok(()),
+        Some(Ok(got)) => Err(differs(got)),
+        Some(Err(m)) => Err(m.clone()),
+        None => Err(missing.into()),
+    }
 }
 
 fn compare_listing(
@@ -237,14 +248,27 @@ fn fact_bytes(ctx: &Ctx<'_>, f: &Fact) -> Result<Option<Vec<u8>>, String> {
         Fact::Hex(h) => decode_hex(h)?,
         Fact::Base64(b) => decode_base64(b)?,
         Fact::Zeros(n) => Data::Zeros(*n).bytes()?,
-        Fact::Input(name) => ctx
-            .inputs
-            .get(name)
-            .cloned()
-            .flatten()
-            .ok_or_else(|| format!("the case has no input '{name}'"))?,
+        Fact::Input(name) => input_bytes(ctx, name)?,
         _ => return Ok(None),
     }))
+}
+
+/// The bytes of the case's input `name`.
+fn input_bytes(ctx: &Ctx<'_>, name: &str) -> Result<Vec<u8>, String> {
+    ctx.inputs
+        .get(name)
+        .cloned()
+        .flatten()
+        .ok_or_else(|| format!("the case has no input '{name}'"))
+}
+
+/// The bytes of an expected payload.
+fn payload_bytes(ctx: &Ctx<'_>, p: &PayloadSpec) -> Result<Vec<u8>, String> {
+    Ok(match p {
+        PayloadSpec::Utf8(s) => s.as_bytes().to_vec(),
+        PayloadSpec::Hex(h) => decode_hex(h)?,
+        PayloadSpec::Input(n) => input_bytes(ctx, n)?,
+    })
 }
 
 /// The entry IDs of a bundle of `file_type` (text or binary), in file order.
@@ -378,16 +402,7 @@ fn check_elf(ctx: &Ctx<'_>, f: &ElfFact, got: &[u8]) -> Result<(), String> {
             ));
         }
         if let Some(p) = &b.payload {
-            let want = match p {
-                PayloadSpec::Utf8(s) => s.as_bytes().to_vec(),
-                PayloadSpec::Hex(h) => decode_hex(h)?,
-                PayloadSpec::Input(n) => ctx
-                    .inputs
-                    .get(n)
-                    .cloned()
-                    .flatten()
-                    .ok_or_else(|| format!("the case has no input '{n}'"))?,
-            };
+            let want = payload_bytes(ctx, p)?;
             let have = sec
                 .data(got)
                 .ok_or_else(|| format!("section {name}: contents outside the file"))?;
@@ -427,16 +442,7 @@ fn expected_bundle(ctx: &Ctx<'_>, b: &BundleExpect) -> Result<Vec<u8>, String> {
     let mut payloads = Vec::new();
     for (id, p) in entries {
         ids.push(id.resolve(ctx.release)?);
-        payloads.push(match p {
-            PayloadSpec::Utf8(s) => s.into_bytes(),
-            PayloadSpec::Hex(h) => decode_hex(&h)?,
-            PayloadSpec::Input(n) => ctx
-                .inputs
-                .get(&n)
-                .cloned()
-                .flatten()
-                .ok_or_else(|| format!("the case has no input '{n}'"))?,
-        });
+        payloads.push(payload_bytes(ctx, &p)?);
     }
     build_bundle(&args.file_type, &ids, &payloads, align)
 }

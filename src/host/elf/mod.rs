@@ -218,33 +218,23 @@ pub struct Encoding {
 }
 
 impl Encoding {
-    fn bytes<const N: usize>(d: &[u8], at: u64) -> Option<[u8; N]> {
+    /// The `N` bytes of a field at `at`, least significant first.
+    fn le_bytes<const N: usize>(self, d: &[u8], at: u64) -> Option<[u8; N]> {
         let at = usize::try_from(at).ok()?;
-        d.get(at..at.checked_add(N)?)?.try_into().ok()
+        let mut b: [u8; N] = d.get(at..at.checked_add(N)?)?.try_into().ok()?;
+        if self.big_endian {
+            b.reverse();
+        }
+        Some(b)
     }
     pub(crate) fn u16(self, d: &[u8], at: u64) -> Option<u16> {
-        let b = Self::bytes::<2>(d, at)?;
-        Some(if self.big_endian {
-            u16::from_be_bytes(b)
-        } else {
-            u16::from_le_bytes(b)
-        })
+        self.le_bytes(d, at).map(u16::from_le_bytes)
     }
     pub(crate) fn u32(self, d: &[u8], at: u64) -> Option<u32> {
-        let b = Self::bytes::<4>(d, at)?;
-        Some(if self.big_endian {
-            u32::from_be_bytes(b)
-        } else {
-            u32::from_le_bytes(b)
-        })
+        self.le_bytes(d, at).map(u32::from_le_bytes)
     }
     pub(crate) fn u64(self, d: &[u8], at: u64) -> Option<u64> {
-        let b = Self::bytes::<8>(d, at)?;
-        Some(if self.big_endian {
-            u64::from_be_bytes(b)
-        } else {
-            u64::from_le_bytes(b)
-        })
+        self.le_bytes(d, at).map(u64::from_le_bytes)
     }
     /// A class-sized word (`Elf32_Word`/`Elf64_Xword` for addresses, offsets, sizes).
     pub(crate) fn word(self, d: &[u8], at: u64) -> Option<u64> {
@@ -293,60 +283,40 @@ impl Encoding {
         }
     }
 
+    /// `elf32` for ELF32, `elf64` for ELF64.
+    fn by_class(self, elf32: u64, elf64: u64) -> u64 {
+        if self.is64 {
+            elf64
+        } else {
+            elf32
+        }
+    }
     /// Size of the file header.
     pub fn ehdr_size(self) -> u64 {
-        if self.is64 {
-            64
-        } else {
-            52
-        }
+        self.by_class(52, 64)
     }
     /// Size of one section header.
     pub fn shdr_size(self) -> u64 {
-        if self.is64 {
-            64
-        } else {
-            40
-        }
+        self.by_class(40, 64)
     }
     /// Size of one program header.
     pub fn phdr_size(self) -> u64 {
-        if self.is64 {
-            56
-        } else {
-            32
-        }
+        self.by_class(32, 56)
     }
     /// Size of one symbol.
     pub fn sym_size(self) -> u64 {
-        if self.is64 {
-            24
-        } else {
-            16
-        }
+        self.by_class(16, 24)
     }
     /// Offset of `st_shndx` inside a symbol.
     pub(crate) fn sym_shndx(self) -> u64 {
-        if self.is64 {
-            6
-        } else {
-            14
-        }
+        self.by_class(14, 6)
     }
     /// The largest value a class-sized word holds.
     pub(crate) fn word_max(self) -> u64 {
-        if self.is64 {
-            u64::MAX
-        } else {
-            u64::from(u32::MAX)
-        }
+        self.by_class(u64::from(u32::MAX), u64::MAX)
     }
     fn word_size(self) -> u64 {
-        if self.is64 {
-            8
-        } else {
-            4
-        }
+        self.by_class(4, 8)
     }
 }
 

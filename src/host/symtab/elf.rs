@@ -125,21 +125,10 @@ pub(super) fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, S
         return Err(llvm_err(0, "Insufficient alignment"));
     }
     let enc = match (d[4], d[5]) {
-        (1, 1) => Encoding {
-            is64: false,
-            big_endian: false,
-        },
-        (1, 2) => Encoding {
-            is64: false,
-            big_endian: true,
-        },
-        (2, 1) => Encoding {
-            is64: true,
-            big_endian: false,
-        },
-        (2, 2) => Encoding {
-            is64: true,
-            big_endian: true,
+        // ELFCLASS32 = 1, ELFCLASS64 = 2; ELFDATA2LSB = 1, ELFDATA2MSB = 2.
+        (class @ (1 | 2), data @ (1 | 2)) => Encoding {
+            is64: class == 2,
+            big_endian: data == 2,
         },
         (1 | 2, _) => return Err(llvm_err(5, "Invalid ELF data")),
         _ => return Err(llvm_err(4, "Invalid ELF class")),
