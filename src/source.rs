@@ -99,26 +99,29 @@ impl Source for Vec<u8> {
 }
 
 /// A sequential reader over `[start, end)` of a [`Source`] that holds one
-/// window of at most `chunk` bytes at a time: streaming a compressed
-/// bundle through a decoder keeps only that much of a mapped input resident.
+/// buffer of at most `chunk` bytes: streaming a compressed bundle through a
+/// decoder keeps only that much of the input in memory. It reads with
+/// [`Source::read_at`] (`pread` for a file), never through a mapping, so a
+/// file that another process truncates meanwhile gives an I/O error, not
+/// SIGBUS.
 pub struct Reader<'s> {
     src: &'s dyn Source,
     pos: u64,
     end: u64,
     chunk: u64,
-    window: Option<Window<'s>>,
+    buf: Vec<u8>,
     used: usize,
 }
 
 impl<'s> Reader<'s> {
-    /// A reader of `src[start..end]` in windows of `chunk` bytes.
+    /// A reader of `src[start..end]` in pieces of `chunk` bytes.
     pub fn new(src: &'s dyn Source, start: u64, end: u64, chunk: u64) -> Reader<'s> {
         Reader {
             src,
             pos: start,
             end: end.max(start),
             chunk: chunk.max(1),
-            window: None,
+            buf: Vec::new(),
             used: 0,
         }
     }
@@ -136,24 +139,23 @@ impl std::io::Read for Reader<'_> {
 
 impl std::io::BufRead for Reader<'_> {
     fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
-        let exhausted = self.window.as_ref().is_none_or(|w| self.used >= w.len());
-        if exhausted {
-            // Drop the old window before taking the next one.
-            self.window = None;
+        if self.used >= self.buf.len() && self.pos < self.end {
+            let n = self.chunk.min(self.end - self.pos) as usize;
+            self.buf.resize(n, 0);
             self.used = 0;
-            if self.pos < self.end {
-                let n = self.chunk.min(self.end - self.pos);
-                let w = self.src.window(self.pos, n).ok_or_else(|| {
-                    std::io::Error::new(
-                        std::io::ErrorKind::UnexpectedEof,
-                        format!("cannot read {n} bytes at offset {}", self.pos),
-                    )
-                })?;
-                self.pos += w.len() as u64;
-                self.window = Some(w);
+            if !self.src.read_at(self.pos, &mut self.buf) {
+                self.buf.clear();
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "cannot read {n} bytes at offset {} (did the input change while it was read?)",
+                        self.pos
+                    ),
+                ));
             }
+            self.pos += n as u64;
         }
-        Ok(self.window.as_deref().map_or(&[][..], |w| &w[self.used..]))
+        Ok(&self.buf[self.used.min(self.buf.len())..])
     }
 
     fn consume(&mut self, amt: usize) {

@@ -315,6 +315,7 @@ pub(super) fn check_body<'a>(
     let ses = string_entry_size(h.version);
     let mut entries = Vec::with_capacity(count as usize);
     let mut nuls = NulIndex::new(bin);
+    let controls = ControlIndex::new(bin);
     // (key start, key end, entry, string entry, field) of every key read.
     let mut all_keys: Vec<(usize, usize, u64, u64, u64)> = Vec::new();
     for i in 0..count {
@@ -396,16 +397,18 @@ pub(super) fn check_body<'a>(
         // OB-25: no control characters in keys and values.
         for (p, &at) in strings.iter().zip(&string_pos) {
             for (what, text, field) in [("key", &p.key, at), ("value", &p.value, at + 8)] {
-                let Some(c) = text.iter().position(|&b| b < 0x20 || b == 0x7f) else {
+                let start = read_u64(bin, field).unwrap_or(0);
+                let Some(c) = controls.first_in(start, text) else {
                     continue;
                 };
-                let start = read_u64(bin, field).unwrap_or(0);
+                let shown: Vec<u8> = text.iter().take(64).copied().collect();
                 cx.err(
                     rules::OB_25,
                     start.saturating_add(c as u64),
                     format!(
-                        "entry {i}: string {what} '{}' holds the control character 0x{:02x}",
-                        text.escape_ascii(),
+                        "entry {i}: string {what} '{}{}' holds the control character 0x{:02x}",
+                        shown.escape_ascii(),
+                        if text.len() > 64 { "…" } else { "" },
                         text[c]
                     ),
                 );
@@ -586,6 +589,76 @@ fn string_problem(bin: &[u8], off: u64, what: &str, i: u64, j: u64) -> String {
 /// most once whatever the queries (many strings may start inside one long
 /// unterminated run): scanned runs are remembered as `start → (end, found)`,
 /// where `end` is the NUL's position, or the data length when none was found.
+/// Where control bytes (0x01–0x1F, 0x7F; OB-25) lie, counted per block, so
+/// that asking whether a string holds one costs at most two blocks of
+/// scanning whatever its length: many long strings sharing bytes stay linear.
+struct ControlIndex<'a> {
+    data: &'a [u8],
+    /// `before[k]`: control bytes in `data[..k * BLOCK]`.
+    before: Vec<u64>,
+}
+
+impl<'a> ControlIndex<'a> {
+    const BLOCK: usize = 1024;
+
+    fn is_control(b: u8) -> bool {
+        (0x01..0x20).contains(&b) || b == 0x7f
+    }
+
+    fn new(data: &'a [u8]) -> Self {
+        let mut before = Vec::with_capacity(data.len() / Self::BLOCK + 2);
+        let mut n = 0u64;
+        before.push(0);
+        for chunk in data.chunks(Self::BLOCK) {
+            n += chunk.iter().filter(|&&b| Self::is_control(b)).count() as u64;
+            before.push(n);
+        }
+        ControlIndex { data, before }
+    }
+
+    /// The index of the first control byte in `text`, which is the string
+    /// at `start` of the data (or, when it is not, is scanned as it is).
+    fn first_in(&self, start: u64, text: &[u8]) -> Option<usize> {
+        let s = usize::try_from(start).ok();
+        let inside = s.and_then(|s| Some((s, s.checked_add(text.len())?)));
+        // The string borrows from the data (compared by address: comparing
+        // the bytes would cost what the index saves).
+        let Some((s, e)) = inside.filter(|&(s, e)| {
+            e <= self.data.len() && std::ptr::eq(text.as_ptr(), self.data[s..].as_ptr())
+        }) else {
+            return text.iter().position(|&b| Self::is_control(b));
+        };
+        let b = Self::BLOCK;
+        if e - s <= 2 * b {
+            return text.iter().position(|&b| Self::is_control(b));
+        }
+        let head_end = s.next_multiple_of(b);
+        if let Some(c) = self.data[s..head_end]
+            .iter()
+            .position(|&b| Self::is_control(b))
+        {
+            return Some(c);
+        }
+        let (first_block, last_block) = (head_end / b, e / b);
+        if self.before[last_block] > self.before[first_block] {
+            // The first block past `first_block` whose count rises holds it.
+            let k = first_block
+                + self.before[first_block..=last_block]
+                    .partition_point(|&n| n == self.before[first_block])
+                - 1;
+            let from = k * b;
+            let c = self.data[from..from + b]
+                .iter()
+                .position(|&b| Self::is_control(b))?;
+            return Some(from + c - s);
+        }
+        self.data[last_block * b..e]
+            .iter()
+            .position(|&b| Self::is_control(b))
+            .map(|c| last_block * b + c - s)
+    }
+}
+
 pub(crate) struct NulIndex<'a> {
     data: &'a [u8],
     spans: std::collections::BTreeMap<usize, (usize, bool)>,
@@ -696,6 +769,43 @@ fn check_padding(bin: &[u8], regions: &[Region], cx: &mut Ctx<'_>) {
                 s + p as u64,
                 "non-zero byte outside the header, entries, strings and images (padding must be zero)",
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod control_index_tests {
+    use super::ControlIndex;
+
+    /// The index agrees with a plain scan on strings of every length and
+    /// place, sparse and dense control bytes alike.
+    #[test]
+    fn first_in_matches_a_scan() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for density in [0u64, 1, 50, 5000] {
+            let data: Vec<u8> = (0..20_000)
+                .map(|_| {
+                    if density > 0 && next() % density == 0 {
+                        (next() % 0x20) as u8
+                    } else {
+                        b'a' + (next() % 26) as u8
+                    }
+                })
+                .collect();
+            let idx = ControlIndex::new(&data);
+            for _ in 0..2000 {
+                let s = (next() % 20_000) as usize;
+                let len = (next() % (20_000 - s as u64 + 1)) as usize;
+                let text = &data[s..s + len];
+                let want = text.iter().position(|&b| ControlIndex::is_control(b));
+                assert_eq!(idx.first_in(s as u64, text), want, "{s} {len}");
+            }
         }
     }
 }
