@@ -683,7 +683,7 @@ fn large_binary_entries(
     Ok(scan
         .entries
         .iter()
-        .map(|e| e.listed_in_ccob(bundle, at))
+        .map(|e| listed_in_ccob(e, bundle, at))
         .collect())
 }
 
@@ -740,7 +740,7 @@ fn ccob_entries(
             };
             return Ok(entries
                 .iter()
-                .map(|e| e.listed_in_ccob(bundle, at))
+                .map(|e| listed_in_ccob(e, bundle, at))
                 .collect());
         }
     }
@@ -841,4 +841,21 @@ pub fn unknown_container(data: &[u8]) -> Error {
         0,
         format!("no offload container recognised (first bytes: {head})"),
     )
+}
+
+/// The entry `e` as [`list`] lists it inside a compressed bundle: `ccob`
+/// is the absolute offset of the `CCOB` blob, `bundle` which bundle of the
+/// input it is; `offset` stays relative to the decompressed bundle.
+fn listed_in_ccob(e: &binary::Entry<'_>, bundle: usize, ccob: u64) -> ListedEntry {
+    ListedEntry {
+        id: e.id_str().into_owned(),
+        offset: e.offset,
+        size: e.size,
+        bundle,
+        container: EntryContainer::BinaryBundle,
+        ccob_offset: Some(ccob),
+        section: None,
+        image: None,
+        member: None,
+    }
 }

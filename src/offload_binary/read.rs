@@ -4,13 +4,13 @@
 //! version 3 binaries (OB-19) are inflated in `compressed.rs` and their
 //! bodies checked here.
 
-use super::compressed::parse_compressed;
+use super::compressed::inflate;
 use super::kinds::{self, ImageKind, OffloadKind};
-use super::{is_offload_binary, keys, show, Binary, Entry, ReadOptions, StringPair};
+use super::{align8, is_offload_binary, keys, show, Binary, Entry, ReadOptions, StringPair};
 use crate::error::{Error, Errors};
 use crate::format::offload_binary::{
     header_size, read_u64, string_entry_size, RawEntry, RawHeader, ALIGNMENT, ENTRY_SIZE,
-    HEADER_SIZE_V1, MAGIC, OIF_METADATA,
+    HEADER_SIZE_V1, HEADER_SIZE_V3, MAGIC, OIF_METADATA,
 };
 use crate::rules;
 use binrw::BinRead;
@@ -771,6 +771,135 @@ fn check_padding(bin: &[u8], regions: &[Region], cx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// Read and check a compressed v3 binary (OB-19).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn parse_compressed<'a>(
+    data: &'a [u8],
+    base: u64,
+    h: RawHeader,
+    size: u64,
+    inflated: u64,
+    opts: ReadOptions,
+    errs: &mut Vec<Error>,
+    stop_after: bool,
+) -> Option<Binary<'a>> {
+    let len = data.len() as u64;
+    let mut cx = Ctx { base, errs };
+    let eoff = h.entry_offset;
+    if eoff != HEADER_SIZE_V3 || eoff > size || inflated < eoff {
+        cx.err(
+            rules::OB_19,
+            16,
+            format!(
+                "compressed binary: entries offset {eoff} must be {HEADER_SIZE_V3}, inside the size ({size}) and below the inflated size ({inflated})"
+            ),
+        );
+        return None;
+    }
+    // The binary occupies its size rounded up to 8, the padding zero.
+    let extent = if stop_after {
+        len
+    } else {
+        match align8(size) {
+            Some(e) if e <= len => {
+                if let Some(p) = data[size as usize..e as usize].iter().position(|&b| b != 0) {
+                    cx.err(
+                        rules::OB_16,
+                        size + p as u64,
+                        "non-zero byte in the padding after a compressed binary",
+                    );
+                }
+                e
+            }
+            _ => {
+                cx.err(
+                    rules::OB_19,
+                    8,
+                    format!(
+                        "compressed binary of size {size} lacks its zero padding to a multiple of 8 ({len} bytes remain)"
+                    ),
+                );
+                len
+            }
+        }
+    };
+    let stream = &data[eoff as usize..size as usize];
+    let body_len = inflated - eoff;
+    let body = match inflate(stream, body_len) {
+        Ok(b) => b,
+        Err(e) => {
+            let rule = e
+                .rule_id()
+                .and_then(rules::by_id)
+                .copied()
+                .unwrap_or(rules::OB_19);
+            cx.err(rule, eoff, e.message().to_string());
+            return Some(Binary {
+                offset: base,
+                version: h.version,
+                size: h.size,
+                inflated_size: inflated,
+                extent,
+                entries: Vec::new(),
+            });
+        }
+    };
+    // Restore the header as LLVM does: size = inflated, inflated = 0.
+    let mut full = Vec::with_capacity(HEADER_SIZE_V3 as usize + body.len());
+    full.extend_from_slice(&data[..HEADER_SIZE_V3 as usize]);
+    full[8..16].copy_from_slice(&inflated.to_le_bytes());
+    full[32..40].copy_from_slice(&0u64.to_le_bytes());
+    full.extend_from_slice(&body);
+    let mut inner_errs = Vec::new();
+    let mut hh = h;
+    hh.size = inflated;
+    let entries = check_body(&full, 0, hh, HEADER_SIZE_V3, opts, &mut inner_errs);
+    for e in inner_errs {
+        let rule = e
+            .rule_id()
+            .and_then(rules::by_id)
+            .copied()
+            .unwrap_or(rules::OB_19);
+        cx.err(
+            rule,
+            eoff,
+            format!(
+                "{} (at 0x{:x} of the inflated binary)",
+                e.message(),
+                e.offset().unwrap_or(0)
+            ),
+        );
+    }
+    let entries = entries.map(|es| {
+        es.into_iter()
+            .map(|e| Entry {
+                image_kind: e.image_kind,
+                offload_kind: e.offload_kind,
+                flags: e.flags,
+                strings: e
+                    .strings
+                    .into_iter()
+                    .map(|p| StringPair {
+                        key: Cow::Owned(p.key.into_owned()),
+                        value: Cow::Owned(p.value.into_owned()),
+                    })
+                    .collect(),
+                image: Cow::Owned(e.image.into_owned()),
+                image_offset: base,
+                entry_offset: base,
+            })
+            .collect()
+    });
+    Some(Binary {
+        offset: base,
+        version: h.version,
+        size: h.size,
+        inflated_size: inflated,
+        extent,
+        entries: entries.unwrap_or_default(),
+    })
 }
 
 #[cfg(test)]

@@ -71,24 +71,6 @@ impl<'a> Entry<'a> {
         let end = self.offset.checked_add(self.size)?;
         bundle.get(usize::try_from(self.offset).ok()?..usize::try_from(end).ok()?)
     }
-
-    /// The entry as [`crate::detect::list`] lists it inside a compressed
-    /// bundle: `ccob` is the absolute offset of the `CCOB` blob, `bundle`
-    /// which bundle of the input it is; `offset` stays relative to the
-    /// decompressed bundle.
-    pub(crate) fn listed_in_ccob(&self, bundle: usize, ccob: u64) -> crate::detect::ListedEntry {
-        crate::detect::ListedEntry {
-            id: self.id_str().into_owned(),
-            offset: self.offset,
-            size: self.size,
-            bundle,
-            container: crate::detect::EntryContainer::BinaryBundle,
-            ccob_offset: Some(ccob),
-            section: None,
-            image: None,
-            member: None,
-        }
-    }
 }
 
 /// Why the header scan stopped before reading every record.
