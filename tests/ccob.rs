@@ -2477,7 +2477,8 @@ fn llvm_verbose_lines_match() {
     finish("llvm_verbose_lines_match", &m);
 }
 
-/// A source whose windows are copies, recording each window taken.
+/// A source whose windows are copies, recording each window taken and
+/// each `read_at` (the streaming reader's `pread`).
 struct WindowLog {
     data: Vec<u8>,
     taken: std::cell::RefCell<Vec<(u64, u64)>>,
@@ -2492,12 +2493,22 @@ impl offload_kit::source::Source for WindowLog {
         let w = self.data.get(offset as usize..(offset + len) as usize)?;
         Some(offload_kit::source::Window::Held(Box::new(w.to_vec())))
     }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> bool {
+        self.taken.borrow_mut().push((offset, buf.len() as u64));
+        match self.data.get(offset as usize..offset as usize + buf.len()) {
+            Some(b) => {
+                buf.copy_from_slice(b);
+                true
+            }
+            None => false,
+        }
+    }
 }
 
-/// Streamed extraction and listing read the compressed data through
-/// windows of at most `STREAM_CHUNK` bytes (so a mapped input is never
-/// resident as a whole), with the same result and the same errors as the
-/// slice path.
+/// Streamed extraction and listing read the compressed data in pieces of
+/// at most `STREAM_CHUNK` bytes (`pread` for a file, so a mapped input is
+/// never resident as a whole), with the same result and the same errors as
+/// the slice path.
 #[test]
 fn streamed_extraction_reads_bounded_windows() {
     // 12 MB of poorly compressible bytes: the compressed data spans windows.
