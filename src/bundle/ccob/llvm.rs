@@ -385,13 +385,14 @@ fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
             return Err(OVER_BUDGET.into());
         }
         out.extend_from_slice(&chunk[..produced]);
-        if input.pos() == src.len() {
-            if hint == 0 {
-                return Ok(out);
-            }
-            if produced == 0 && input.pos() == before {
-                return Err("Src size is incorrect".into());
-            }
+        if input.pos() == src.len() && hint == 0 {
+            return Ok(out);
+        }
+        // No input taken and no output made: the stream ends inside a frame
+        // (zstd's srcSize_wrong). Mid-input this cannot happen with output
+        // space free; stopping anyway means no input can make this loop spin.
+        if produced == 0 && input.pos() == before {
+            return Err("Src size is incorrect".into());
         }
     }
 }
