@@ -17,8 +17,8 @@ pub fn inflate(stream: &[u8], want: u64) -> crate::error::Result<Vec<u8>> {
 
 fn inflate_text(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, (rules::Rule, String)> {
     // What may be held: the budget, less the decoder's window for zstd.
-    let is_zstd_stream = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
-    let budget = if is_zstd_stream {
+    let is_zstd = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
+    let budget = if is_zstd {
         crate::budget::get()
             .saturating_sub(crate::budget::ZSTD_WINDOW)
             .max(1 << 20)
@@ -27,7 +27,6 @@ fn inflate_text(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, (rules
     };
     let limit = want.min(budget).saturating_add(1);
     let mut out = Vec::new();
-    let is_zstd = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let mut cur = Cursor::new(stream);
     let n = if is_zstd {
         let dec = zstd::stream::read::Decoder::with_buffer(&mut cur).map_err(|e| {
