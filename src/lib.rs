@@ -49,6 +49,7 @@ pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod generate;
 pub mod host;
 pub mod id;
 pub mod offload_binary;

@@ -2,7 +2,8 @@
 //!
 //! - [`bundler`]: the drop-in `clang-offload-bundler` (LLVM option syntax);
 //! - [`native`]: `offload-kit list|extract|validate|demo` (clap);
-//! - [`conformance`]: `offload-kit conformance` (the runner's options and reports).
+//! - [`conformance`]: `offload-kit conformance` (the runner's options and reports);
+//! - [`generate`]: `offload-kit generate` (corpora for fuzzing loaders).
 
 /// `println!` that never panics: a closed pipe (`offload-kit list … | head`)
 /// ends the program quietly; another write error ends it with status 1.
@@ -28,6 +29,7 @@ pub fn write_line(args: std::fmt::Arguments<'_>) {
 pub mod bundler;
 pub mod cl;
 pub mod conformance;
+pub mod generate;
 pub mod native;
 pub mod packager;
 

@@ -124,6 +124,33 @@ enum Cmd {
         /// Input file.
         file: PathBuf,
     },
+    /// Generate containers for fuzzing loaders: valid by default, or each breaking one rule (with a .json sidecar)
+    Generate {
+        /// The kind of file (see --list-kinds)
+        #[arg(long, required_unless_present = "list_kinds")]
+        kind: Option<String>,
+        /// How many files
+        #[arg(long, default_value_t = 100)]
+        count: u64,
+        /// Seed of the first file; file n uses seed + n
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Directory to write into
+        #[arg(long, required_unless_present = "list_kinds")]
+        out: Option<PathBuf>,
+        /// Break this rule in every file (repeatable: cycled through; `all`: every rule the kind can break)
+        #[arg(long)]
+        malformed: Vec<String>,
+        /// Comma-separated entry IDs to draw from (default: a built-in pool)
+        #[arg(long = "target-ids", value_delimiter = ',')]
+        target_ids: Vec<String>,
+        /// Largest file in bytes
+        #[arg(long = "max-size", default_value_t = 1 << 20)]
+        max_size: usize,
+        /// Print the kinds and the rules each can break
+        #[arg(long = "list-kinds")]
+        list_kinds: bool,
+    },
     /// Build a built-in example bundle, then list, validate and extract it.
     Demo {
         /// Where to write the example files.
@@ -183,6 +210,30 @@ pub fn main(args: Vec<String>) -> i32 {
         } => extract(&file, id, output, all, dir, bundle, member.as_deref()),
         Cmd::Validate { file, json } => validate(&file, json),
         Cmd::Demo { dir } => demo(&dir),
+        Cmd::Generate {
+            list_kinds: true, ..
+        } => {
+            super::generate::list_kinds();
+            Ok(0)
+        }
+        Cmd::Generate {
+            kind,
+            count,
+            seed,
+            out,
+            malformed,
+            target_ids,
+            max_size,
+            ..
+        } => super::generate::run(&super::generate::Request {
+            kind: kind.as_deref().unwrap_or_default(),
+            count,
+            seed,
+            out: out.as_deref().unwrap_or(Path::new(".")),
+            malformed: &malformed,
+            target_ids,
+            max_size,
+        }),
         Cmd::Compress {
             file,
             output,

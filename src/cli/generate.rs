@@ -1,0 +1,119 @@
+//! `offload-kit generate`: write a corpus of generated containers (see
+//! [`offload_kit::generate`]), malformed ones with a JSON sidecar naming
+//! the rule they break and where.
+
+use offload_kit::generate::{generate, Kind, Options};
+use offload_kit::output;
+use offload_kit::rules::{self, Rule};
+use offload_kit::Error;
+use std::path::Path;
+
+/// The file extension of a kind's files.
+fn extension(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Binary => "bundle",
+        Kind::Text => "txt",
+        Kind::Object | Kind::Fatbin => "o",
+        Kind::Ccob => "ccob",
+        Kind::OffloadBinary => "offbin",
+        Kind::Archive => "a",
+    }
+}
+
+/// Print every kind, with the rules it can break.
+pub fn list_kinds() {
+    for k in Kind::ALL {
+        let rules: Vec<&str> = k.malformable().iter().map(|r| r.id).collect();
+        outln!("{:<15} {}", k.name(), k.description());
+        outln!("{:<15} --malformed: {}", "", rules.join(" "));
+    }
+}
+
+/// What to generate.
+pub struct Request<'a> {
+    /// The kind.
+    pub kind: &'a str,
+    /// How many files.
+    pub count: u64,
+    /// The first file's seed; file `n` uses `seed + n`.
+    pub seed: u64,
+    /// The directory to write into (created if missing).
+    pub out: &'a Path,
+    /// Rule IDs to break, cycled through; `all` for every rule the kind can break.
+    pub malformed: &'a [String],
+    /// Entry IDs to draw from.
+    pub target_ids: Vec<String>,
+    /// The largest file.
+    pub max_size: usize,
+}
+
+/// Run `generate`; 0 on success.
+pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
+    let kind = Kind::from_name(req.kind).ok_or_else(|| {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        vec![Error::other(format!(
+            "unknown kind '{}'; kinds: {}",
+            req.kind,
+            names.join(", ")
+        ))]
+    })?;
+    let mut cycle: Vec<Rule> = Vec::new();
+    for m in req.malformed {
+        if m == "all" {
+            cycle.extend_from_slice(kind.malformable());
+            continue;
+        }
+        let r = rules::by_id(m).ok_or_else(|| vec![Error::other(format!("unknown rule '{m}'"))])?;
+        if !kind.malformable().contains(r) {
+            let can: Vec<&str> = kind.malformable().iter().map(|r| r.id).collect();
+            return Err(vec![Error::other(format!(
+                "kind {kind} cannot break {m}; it can break: {}",
+                can.join(" ")
+            ))]);
+        }
+        cycle.push(*r);
+    }
+    std::fs::create_dir_all(req.out).map_err(|e| {
+        vec![Error::other(format!(
+            "cannot create directory '{}': {e}",
+            req.out.display()
+        ))]
+    })?;
+    let mut malformed = 0u64;
+    for n in 0..req.count {
+        let seed = req.seed.wrapping_add(n);
+        let rule = (!cycle.is_empty()).then(|| cycle[(n % cycle.len() as u64) as usize]);
+        let opts = Options {
+            target_ids: req.target_ids.clone(),
+            max_size: req.max_size,
+            malformed: rule,
+        };
+        let g = generate(kind, seed, &opts).map_err(|e| vec![Error::other(e.to_string())])?;
+        let stem = match rule {
+            Some(r) => format!("{kind}-{}-{seed:016x}", r.id),
+            None => format!("{kind}-{seed:016x}"),
+        };
+        let file = format!("{stem}.{}", extension(kind));
+        output::write_file(&req.out.join(&file), &g.bytes).map_err(|e| vec![e])?;
+        if let Some(v) = &g.violation {
+            malformed += 1;
+            let sidecar = serde_json::json!({
+                "file": file,
+                "rule": v.rule.id,
+                "offset": v.offset,
+                "kind": kind.name(),
+                "seed": seed,
+                "description": format!("{}; {}", v.description, g.description),
+            });
+            let text = serde_json::to_string_pretty(&sidecar).expect("serialisable") + "\n";
+            output::write_file(&req.out.join(format!("{file}.json")), text.as_bytes())
+                .map_err(|e| vec![e])?;
+        }
+    }
+    outln!(
+        "wrote {} {kind} files ({malformed} malformed, with .json sidecars) to {}",
+        req.count,
+        req.out.display()
+    );
+    Ok(0)
+}

@@ -1,0 +1,142 @@
+//! Compressed bundles (`CCOB` v1/v2/v3, zlib or zstd) around a generated
+//! binary bundle, and one violation per header rule of `ccob.md`.
+
+use super::{binary, Cx, Draft, Violation};
+use crate::bundle::ccob::{self, Method, WriteOptions};
+use crate::format::ccob::header_size;
+use crate::rules::{self, Rule};
+
+/// Rules a compressed bundle can break one at a time.
+pub(super) const RULES: &[Rule] = &[
+    rules::CCOB_2,
+    rules::CCOB_3,
+    rules::CCOB_4,
+    rules::CCOB_5,
+    rules::CCOB_6,
+    rules::CCOB_7,
+    rules::CCOB_9,
+];
+
+/// Compress `bundle` with a random version, method and level.
+pub(super) fn compress(
+    cx: &mut Cx<'_>,
+    bundle: &[u8],
+    versions: &[u16],
+) -> (Vec<u8>, WriteOptions) {
+    let version = *cx.rng.pick(versions);
+    let method = if cx.rng.chance(50) {
+        Method::Zstd
+    } else {
+        Method::Zlib
+    };
+    let level = match method {
+        Method::Zstd => 1 + cx.rng.below(5) as i32,
+        Method::Zlib => 1 + cx.rng.below(9) as i32,
+    };
+    let opts = WriteOptions {
+        version,
+        method,
+        level,
+    };
+    let blob = ccob::compress(bundle, opts).expect("a small bundle fits every version");
+    (blob, opts)
+}
+
+/// Offsets of the size and hash fields of a version's header.
+fn fields(version: u16) -> (Option<usize>, usize, usize) {
+    match version {
+        1 => (None, 8, 12),
+        2 => (Some(8), 12, 16),
+        _ => (Some(8), 16, 24),
+    }
+}
+
+/// One compressed bundle, valid or breaking `rule`.
+pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+    let entries = binary::entries(&mut cx, 70);
+    let align = binary::align(&mut cx);
+    let inner = if rule == Some(rules::CCOB_9) {
+        // Data that is no bundle: text that starts like nothing known.
+        b"not a bundle\n".repeat(1 + cx.rng.below(8))
+    } else {
+        binary::write(&entries, align).bytes
+    };
+    let (mut blob, opts) = compress(&mut cx, &inner, &[1, 2, 3]);
+    let description = format!(
+        "CCOB v{} {:?} level {} of a binary bundle, {}",
+        opts.version,
+        opts.method,
+        opts.level,
+        binary::describe(&entries, align)
+    );
+    let (total, usize_at, hash_at) = fields(opts.version);
+    let h = header_size(opts.version).expect("known version") as usize;
+    let v = |at: usize, what: &str| Some(Violation::new(rule?, at as u64, what));
+    let violation = match rule {
+        None => None,
+        Some(rules::CCOB_2) => {
+            let ver = *cx.rng.pick(&[0u16, 4, 5, 0x100, 0xffff]);
+            blob[4..6].copy_from_slice(&ver.to_le_bytes());
+            v(4, &format!("version {ver}"))
+        }
+        Some(rules::CCOB_3) => {
+            let m = 2 + cx.rng.below(0xfffe) as u16;
+            blob[6..8].copy_from_slice(&m.to_le_bytes());
+            v(6, &format!("method {m}"))
+        }
+        Some(rules::CCOB_4) => {
+            let at = total?;
+            let len = blob.len() as u64;
+            let bad = if cx.rng.chance(50) {
+                len + 1 + cx.rng.below(1000) as u64
+            } else {
+                cx.rng.below(h) as u64
+            };
+            if opts.version == 2 {
+                blob[at..at + 4].copy_from_slice(&(bad as u32).to_le_bytes());
+            } else {
+                blob[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            }
+            v(at, &format!("total size {bad} of a {len}-byte blob"))
+        }
+        Some(rules::CCOB_5) => {
+            // The stream is cut short; v2/v3 say so in their total size.
+            let cut = h + cx.rng.below(blob.len() - h);
+            blob.truncate(cut);
+            if let Some(at) = total {
+                let t = cut as u64;
+                if opts.version == 2 {
+                    blob[at..at + 4].copy_from_slice(&(t as u32).to_le_bytes());
+                } else {
+                    blob[at..at + 8].copy_from_slice(&t.to_le_bytes());
+                }
+            }
+            v(h, "compressed stream cut short")
+        }
+        Some(rules::CCOB_6) => {
+            let real = inner.len() as u64;
+            let bad = real + 1 + cx.rng.below(64) as u64;
+            if opts.version == 3 {
+                blob[usize_at..usize_at + 8].copy_from_slice(&bad.to_le_bytes());
+            } else {
+                blob[usize_at..usize_at + 4].copy_from_slice(&(bad as u32).to_le_bytes());
+            }
+            v(
+                usize_at,
+                &format!("uncompressed size {bad}, the stream holds {real}"),
+            )
+        }
+        Some(rules::CCOB_7) => {
+            let k = cx.rng.below(8);
+            blob[hash_at + k] ^= 1 << cx.rng.below(8);
+            v(hash_at, &format!("hash byte {k} flipped"))
+        }
+        Some(rules::CCOB_9) => v(0, "the compressed data is not a bundle"),
+        Some(_) => return None,
+    };
+    Some(Draft {
+        bytes: blob,
+        description,
+        violation,
+    })
+}

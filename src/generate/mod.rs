@@ -1,0 +1,368 @@
+//! A structure-aware generator of offload containers, for people who fuzz
+//! the loaders that read them (the HIP runtime, comgr, IREE, liboffload):
+//! what `wasm-smith` is for WebAssembly engines.
+//!
+//! [`generate`] makes one file of a [`Kind`] from a seed, deterministically.
+//! By default the file is valid: it passes the strict reader (every rule of
+//! `spec/`). With [`Options::malformed`] it breaks exactly one rule, and the
+//! returned [`Violation`] says which rule and at which absolute offset the
+//! strict reader reports it. Every file is checked against the strict
+//! reader before it is returned, so these labels are never wrong: a draw
+//! that would break a second rule is thrown away and drawn again.
+//!
+//! The generator writes through its own small serialisers, which know where
+//! every field lands, and stays beside the readers, not inside them (as
+//! `wasm-smith` beside `wasmparser`). [`crate::mutate`] is its companion.
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit::generate::{generate, Kind, Options};
+//! use offload_kit::{detect, rules};
+//!
+//! let valid = generate(Kind::Binary, 7, &Options::default()).unwrap();
+//! assert!(detect::list(&valid.bytes.as_slice(), None).is_ok());
+//! assert_eq!(valid.bytes, generate(Kind::Binary, 7, &Options::default()).unwrap().bytes);
+//!
+//! let opts = Options { malformed: Some(rules::BIN_8), ..Options::default() };
+//! let bad = generate(Kind::Binary, 7, &opts).unwrap();
+//! let v = bad.violation.unwrap();
+//! let errs = detect::list(&bad.bytes.as_slice(), None).unwrap_err();
+//! assert!(errs.iter().all(|e| e.rule_id() == Some("BIN-8")));
+//! assert!(errs.iter().any(|e| e.offset() == Some(v.offset)));
+//! ```
+
+mod binary;
+mod ccob;
+mod host;
+mod offload_binary;
+mod pick;
+mod rng;
+mod text;
+
+pub use rng::Rng;
+
+use crate::detect;
+use crate::id::BundleEntryId;
+use crate::rules::{self, Rule};
+use std::fmt;
+
+/// The kinds of file [`generate`] makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A binary bundle (`__CLANG_OFFLOAD_BUNDLE__`), 1–4 entries.
+    Binary,
+    /// A text bundle of one of the text types (`i`, `ii`, `cui`, `hipi`,
+    /// `d`, `s`, `ll`).
+    Text,
+    /// A host ELF object with `__CLANG_OFFLOAD_BUNDLE__<ID>` sections.
+    Object,
+    /// A host ELF object with a `.hip_fatbin` section holding 1–3 bundles,
+    /// plain or compressed, 4096-aligned.
+    Fatbin,
+    /// A compressed bundle (`CCOB` v1/v2/v3, zlib or zstd).
+    Ccob,
+    /// Offload binaries (`10 FF 10 AD`): v1 back to back, or one v2/v3
+    /// (LLVM main) holding several images, v3 possibly compressed.
+    OffloadBinary,
+    /// A device archive: a GNU `ar` archive of bundles.
+    Archive,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 7] = [
+        Kind::Binary,
+        Kind::Text,
+        Kind::Object,
+        Kind::Fatbin,
+        Kind::Ccob,
+        Kind::OffloadBinary,
+        Kind::Archive,
+    ];
+
+    /// The name used on the command line and in sidecar files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Binary => "binary",
+            Kind::Text => "text",
+            Kind::Object => "object",
+            Kind::Fatbin => "fatbin",
+            Kind::Ccob => "ccob",
+            Kind::OffloadBinary => "offload-binary",
+            Kind::Archive => "archive",
+        }
+    }
+
+    /// The kind named `name` ([`Kind::name`]).
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// One line on what the kind is.
+    pub fn description(self) -> &'static str {
+        match self {
+            Kind::Binary => "binary bundle (__CLANG_OFFLOAD_BUNDLE__), 1-4 entries, any alignment",
+            Kind::Text => "text bundle of a random text type (i ii cui hipi d s ll)",
+            Kind::Object => "host ELF object with __CLANG_OFFLOAD_BUNDLE__<ID> sections",
+            Kind::Fatbin => {
+                "host ELF object with .hip_fatbin: 1-3 bundles, plain and CCOB v2/v3, 4096-aligned"
+            }
+            Kind::Ccob => "compressed bundle CCOB v1/v2/v3, zlib or zstd",
+            Kind::OffloadBinary => {
+                "offload binaries 0x10FF10AD: v1 back to back, or v2/v3 (LLVM main)"
+            }
+            Kind::Archive => "device archive: GNU ar of bundles and compressed bundles",
+        }
+    }
+
+    /// The rules this kind can break one at a time (see [`Options::malformed`]).
+    pub fn malformable(self) -> &'static [Rule] {
+        match self {
+            Kind::Binary => binary::RULES,
+            Kind::Text => text::RULES,
+            Kind::Object => host::OBJECT_RULES,
+            Kind::Fatbin => host::FATBIN_RULES,
+            Kind::Ccob => ccob::RULES,
+            Kind::OffloadBinary => offload_binary::RULES,
+            Kind::Archive => host::ARCHIVE_RULES,
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Entry IDs to draw from (canonical bundle entry IDs, e.g.
+    /// `hipv4-amdgcn-amd-amdhsa--gfx906`); empty: a built-in pool of
+    /// AMDGPU, NVPTX, SPIR-V and host IDs.
+    pub target_ids: Vec<String>,
+    /// The largest file to make, in bytes.
+    pub max_size: usize,
+    /// Break exactly this rule (one of [`Kind::malformable`]).
+    pub malformed: Option<Rule>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            target_ids: Vec::new(),
+            max_size: 1 << 20,
+            malformed: None,
+        }
+    }
+}
+
+/// The rule a malformed file breaks, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule.
+    pub rule: Rule,
+    /// The absolute offset the strict reader reports it at.
+    pub offset: u64,
+    /// What was broken, in words.
+    pub description: String,
+}
+
+/// One generated file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// The file.
+    pub bytes: Vec<u8>,
+    /// What it holds, in words (container, versions, entry IDs).
+    pub description: String,
+    /// `Some` for a malformed file.
+    pub violation: Option<Violation>,
+}
+
+/// Why [`generate`] made nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GenerateError {
+    /// The kind has no byte-level violation of this rule.
+    Unsupported {
+        /// The kind asked for.
+        kind: Kind,
+        /// The rule asked for.
+        rule: &'static str,
+    },
+    /// A `target_ids` entry is not a valid canonical bundle entry ID.
+    BadTargetId {
+        /// The ID.
+        id: String,
+        /// The strict reader's complaint.
+        reason: String,
+    },
+    /// No draw fitted `max_size` and the rules (e.g. a `.hip_fatbin` needs
+    /// 4096-byte alignment, so a fat binary below 8 KiB cannot be made).
+    NoFit {
+        /// The kind asked for.
+        kind: Kind,
+        /// Why the last draw was thrown away.
+        reason: String,
+    },
+}
+
+impl fmt::Display for GenerateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenerateError::Unsupported { kind, rule } => {
+                let can: Vec<&str> = kind.malformable().iter().map(|r| r.id).collect();
+                write!(
+                    f,
+                    "kind {kind} cannot break rule {rule}; it can break: {}",
+                    can.join(" ")
+                )
+            }
+            GenerateError::BadTargetId { id, reason } => {
+                write!(
+                    f,
+                    "target ID '{id}' is not a valid bundle entry ID: {reason}"
+                )
+            }
+            GenerateError::NoFit { kind, reason } => {
+                write!(
+                    f,
+                    "no {kind} file could be made within the limits: {reason}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for GenerateError {}
+
+/// What a kind's builder returns before the strict reader checks it.
+struct Draft {
+    bytes: Vec<u8>,
+    description: String,
+    violation: Option<Violation>,
+}
+
+/// Draws per call: a draw whose check fails (a second rule broken, the
+/// size limit exceeded) is replaced by the next one.
+const ATTEMPTS: u64 = 64;
+
+/// Generate one file of `kind` from `seed` (see the [module docs](self)).
+pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, GenerateError> {
+    if let Some(r) = opts.malformed {
+        if !kind.malformable().contains(&r) {
+            return Err(GenerateError::Unsupported { kind, rule: r.id });
+        }
+    }
+    let ids = pick::Ids::new(&opts.target_ids)?;
+    let mut why = String::new();
+    for attempt in 0..ATTEMPTS {
+        let mut rng = Rng::new(seed ^ attempt.wrapping_mul(0xa076_1d64_78bd_642f));
+        // Later attempts draw smaller files, so tight limits still fit.
+        let small = attempt >= ATTEMPTS / 2;
+        let cx = Cx {
+            rng: &mut rng,
+            ids: &ids,
+            small,
+        };
+        let draft = match kind {
+            Kind::Binary => binary::build(cx, opts.malformed),
+            Kind::Text => text::build(cx, opts.malformed),
+            Kind::Object => host::build_object(cx, opts.malformed),
+            Kind::Fatbin => host::build_fatbin(cx, opts.malformed),
+            Kind::Ccob => ccob::build(cx, opts.malformed),
+            Kind::OffloadBinary => offload_binary::build(cx, opts.malformed),
+            Kind::Archive => host::build_archive(cx, opts.malformed),
+        };
+        let Some(draft) = draft else {
+            why = "this draw cannot break the rule".into();
+            continue;
+        };
+        if draft.bytes.len() > opts.max_size {
+            why = format!(
+                "{} bytes, over the limit of {}",
+                draft.bytes.len(),
+                opts.max_size
+            );
+            continue;
+        }
+        match check(&draft) {
+            Ok(()) => {
+                return Ok(Generated {
+                    bytes: draft.bytes,
+                    description: draft.description,
+                    violation: draft.violation,
+                })
+            }
+            Err(e) => why = e,
+        }
+    }
+    Err(GenerateError::NoFit { kind, reason: why })
+}
+
+/// The strict reader's verdict agrees with the draft's label: no violation
+/// for a valid draft; only the labelled rule, reported at the labelled
+/// offset, for a malformed one.
+fn check(d: &Draft) -> Result<(), String> {
+    let res = detect::list(&d.bytes.as_slice(), None);
+    match (&d.violation, res) {
+        (None, Ok(_)) => Ok(()),
+        (None, Err(es)) => Err(format!("the strict reader rejects the draw: {es}")),
+        (Some(v), Ok(_)) => Err(format!(
+            "the strict reader accepts a draw breaking {}",
+            v.rule.id
+        )),
+        (Some(v), Err(es)) => {
+            let only = es.iter().all(|e| e.rule_id() == Some(v.rule.id));
+            let at = es
+                .iter()
+                .any(|e| e.rule_id() == Some(v.rule.id) && e.offset() == Some(v.offset));
+            if only && at {
+                Ok(())
+            } else {
+                Err(format!(
+                    "breaking {} at {} made the strict reader report: {es}",
+                    v.rule.id, v.offset
+                ))
+            }
+        }
+    }
+}
+
+/// What every builder draws from.
+struct Cx<'a> {
+    rng: &'a mut Rng,
+    ids: &'a pick::Ids,
+    /// Draw few, short entries.
+    small: bool,
+}
+
+impl Violation {
+    fn new(rule: Rule, offset: u64, description: impl Into<String>) -> Violation {
+        Violation {
+            rule,
+            offset,
+            description: description.into(),
+        }
+    }
+}
+
+/// Every rule some kind can break, in spec order.
+pub fn malformable_rules() -> Vec<Rule> {
+    rules::ALL
+        .iter()
+        .copied()
+        .filter(|r| Kind::ALL.iter().any(|k| k.malformable().contains(r)))
+        .collect()
+}
+
+/// Whether `id` is a canonical bundle entry ID the strict reader accepts.
+fn strict_id(id: &str) -> Result<BundleEntryId, String> {
+    BundleEntryId::parse_strict(id).map_err(|es| {
+        es.iter()
+            .map(|e| format!("{} ({})", e.message, e.rule.id))
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
+}

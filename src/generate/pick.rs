@@ -1,0 +1,150 @@
+//! What entries hold: IDs from a pool (or the user's), payloads.
+
+use super::{strict_id, GenerateError, Rng};
+
+/// Device IDs as LLVM 19 and 22 write them, one per processor so no two
+/// entries of a bundle compose badly (COMPOSE-1).
+const DEVICE_POOL: &[&str] = &[
+    "hip-amdgcn-amd-amdhsa--gfx906",
+    "hip-amdgcn-amd-amdhsa--gfx908:xnack+",
+    "hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+",
+    "hipv4-amdgcn-amd-amdhsa--gfx1030",
+    "hip-amdgcn-amd-amdhsa--gfx1100",
+    "openmp-amdgcn-amd-amdhsa--gfx942",
+    "hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+    "openmp-nvptx64-nvidia-cuda--sm_70",
+    "openmp-nvptx64-nvidia-cuda--sm_80",
+    "hip-spirv64-amd-amdhsa--amdgcnspirv",
+];
+
+/// Host IDs as LLVM 19 and 22 write them.
+const HOST_POOL: &[&str] = &[
+    "host-x86_64-unknown-linux-gnu-",
+    "host-aarch64-unknown-linux-gnu-",
+    "host-powerpc64le-unknown-linux-gnu-",
+];
+
+/// The IDs a run draws from: devices, each with the processor that keeps
+/// two of them apart, and hosts.
+pub(super) struct Ids {
+    devices: Vec<(String, String)>,
+    hosts: Vec<String>,
+}
+
+impl Ids {
+    /// The user's IDs (checked), or the built-in pools.
+    pub(super) fn new(user: &[String]) -> Result<Ids, GenerateError> {
+        let given: Vec<&str> = if user.is_empty() {
+            DEVICE_POOL.iter().chain(HOST_POOL).copied().collect()
+        } else {
+            user.iter().map(String::as_str).collect()
+        };
+        let mut ids = Ids {
+            devices: Vec::new(),
+            hosts: Vec::new(),
+        };
+        for id in given {
+            let parsed = strict_id(id).map_err(|reason| GenerateError::BadTargetId {
+                id: id.to_string(),
+                reason,
+            })?;
+            if parsed.kind == "host" {
+                ids.hosts.push(id.to_string());
+            } else {
+                let proc_ = parsed.parsed_target_id.as_ref().map_or_else(
+                    || parsed.triple.as_str().to_string(),
+                    |t| t.processor.clone(),
+                );
+                ids.devices.push((id.to_string(), proc_));
+            }
+        }
+        Ok(ids)
+    }
+
+    /// 1 to `max` distinct device IDs, at most one per processor (none
+    /// when the user gave only host IDs).
+    pub(super) fn devices(&self, rng: &mut Rng, max: usize) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut procs: Vec<&str> = Vec::new();
+        if self.devices.is_empty() {
+            return out;
+        }
+        let want = 1 + rng.below(max.max(1));
+        for _ in 0..want * 4 {
+            if out.len() == want {
+                break;
+            }
+            let (id, p) = rng.pick(&self.devices);
+            if !procs.contains(&p.as_str()) {
+                procs.push(p);
+                out.push(id.clone());
+            }
+        }
+        out
+    }
+
+    /// A host ID, if any is available.
+    pub(super) fn host(&self, rng: &mut Rng) -> Option<String> {
+        (!self.hosts.is_empty()).then(|| rng.pick(&self.hosts).clone())
+    }
+
+    /// A second host ID, different from `first`.
+    pub(super) fn other_host(&self, first: &str) -> Option<String> {
+        self.hosts
+            .iter()
+            .map(String::as_str)
+            .chain(HOST_POOL.iter().copied())
+            .find(|h| *h != first)
+            .map(str::to_string)
+    }
+
+    /// Device IDs and, with probability `host_pct`, a host ID in front.
+    pub(super) fn entries(&self, rng: &mut Rng, max: usize, host_pct: usize) -> Vec<String> {
+        let mut ids = Vec::new();
+        if rng.chance(host_pct) || self.devices.is_empty() {
+            ids.extend(self.host(rng));
+        }
+        ids.extend(self.devices(rng, max));
+        ids
+    }
+}
+
+/// A payload: an ELF-looking code object or plain bytes, never empty
+/// (an empty last payload is laid out differently by LLVM 14/16 and 19/22).
+pub(super) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
+    let len = if small {
+        1 + rng.below(16)
+    } else {
+        let cap = if rng.chance(20) { 2048 } else { 256 };
+        1 + rng.below(cap)
+    };
+    let mut p = rng.bytes(len);
+    if rng.chance(50) {
+        // e_ident of an AMDGPU HSA code object: loaders look at it first.
+        let head = b"\x7fELF\x02\x01\x01\x40\x03";
+        let n = head.len().min(p.len());
+        p[..n].copy_from_slice(&head[..n]);
+    }
+    p
+}
+
+/// Printable text lines for a text bundle's content.
+pub(super) fn text_content(rng: &mut Rng, small: bool, comment: &str) -> Vec<u8> {
+    let lines = if small { 1 } else { 1 + rng.below(6) };
+    let words = [
+        "kernel", "void", "int", "x", "=", "0", "+", "1", ";", "ret", "define",
+    ];
+    let mut out = Vec::new();
+    for _ in 0..lines {
+        if rng.chance(20) {
+            out.extend_from_slice(comment.as_bytes());
+            out.push(b' ');
+        }
+        for _ in 0..1 + rng.below(6) {
+            out.extend_from_slice(rng.pick(&words).as_bytes());
+            out.push(b' ');
+        }
+        out.push(b'\n');
+    }
+    out
+}
