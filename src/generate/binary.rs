@@ -6,7 +6,7 @@ use crate::format::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::rules::{self, Rule};
 
 /// Rules a binary bundle can break one at a time.
-pub(super) const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     rules::BIN_1,
     rules::BIN_2,
     rules::BIN_3,
@@ -30,7 +30,7 @@ const ALIGNS: &[u64] = &[1, 1, 1, 4, 8, 8, 16, 64, 4096];
 
 /// Where one entry landed.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Rec {
+pub(crate) struct Rec {
     /// The record (its offset field).
     pub at: usize,
     /// The ID bytes.
@@ -42,7 +42,7 @@ pub(super) struct Rec {
 }
 
 /// A serialised bundle and where its fields are.
-pub(super) struct Layout {
+pub(crate) struct Layout {
     pub bytes: Vec<u8>,
     pub recs: Vec<Rec>,
     pub header_end: usize,
@@ -50,7 +50,7 @@ pub(super) struct Layout {
 
 /// Serialise as every LLVM release writes (BIN-11): header, records,
 /// payloads each at the next multiple of `align`.
-pub(super) fn write(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> Layout {
+pub(crate) fn write(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> Layout {
     let align = align.max(1) as usize;
     let header_end = HEADER_SIZE as usize
         + entries
@@ -89,12 +89,12 @@ pub(super) fn write(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> Layout {
 }
 
 /// Write a little-endian u64 at `at`.
-pub(super) fn put(b: &mut [u8], at: usize, v: u64) {
+pub(crate) fn put(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
 /// Random entries: IDs (maybe a host) with payloads.
-pub(super) fn entries(cx: &mut Cx<'_>, host_pct: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+pub(crate) fn entries(cx: &mut Cx<'_>, host_pct: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     let max = if cx.small { 2 } else { 4 };
     let ids = cx.ids.entries(cx.rng, max, host_pct);
     ids.into_iter()
@@ -103,7 +103,7 @@ pub(super) fn entries(cx: &mut Cx<'_>, host_pct: usize) -> Vec<(Vec<u8>, Vec<u8>
 }
 
 /// A random alignment.
-pub(super) fn align(cx: &mut Cx<'_>) -> u64 {
+pub(crate) fn align(cx: &mut Cx<'_>) -> u64 {
     if cx.small {
         *cx.rng.pick(&ALIGNS[..6])
     } else {
@@ -112,7 +112,7 @@ pub(super) fn align(cx: &mut Cx<'_>) -> u64 {
 }
 
 /// Describe a bundle's entries.
-pub(super) fn describe(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> String {
+pub(crate) fn describe(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> String {
     let ids: Vec<String> = entries
         .iter()
         .map(|(id, _)| String::from_utf8_lossy(id).into_owned())
@@ -121,7 +121,7 @@ pub(super) fn describe(entries: &[(Vec<u8>, Vec<u8>)], align: u64) -> String {
 }
 
 /// One binary bundle, valid or breaking `rule`.
-pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let entries = entries(&mut cx, 70);
     let align = align(&mut cx);
     let description = format!("binary bundle, {}", describe(&entries, align));
@@ -142,7 +142,7 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
 
 /// A bundle of `entries` breaking `rule`, offsets relative to its start.
 /// `standalone`: nothing follows the bundle (BIN-10 applies).
-pub(super) fn malform(
+pub(crate) fn malform(
     cx: &mut Cx<'_>,
     rule: Rule,
     mut entries: Vec<(Vec<u8>, Vec<u8>)>,
@@ -314,7 +314,7 @@ fn is_host(id: &[u8]) -> bool {
 
 /// An ID breaking one ID-grammar rule, the position the strict reader
 /// reports, and what is wrong.
-pub(super) fn bad_id(cx: &mut Cx<'_>, rule: Rule) -> Option<(String, usize, String)> {
+pub(crate) fn bad_id(cx: &mut Cx<'_>, rule: Rule) -> Option<(String, usize, String)> {
     const PRE: &str = "hip-amdgcn-amd-amdhsa--";
     let t = PRE.len();
     Some(match rule {

@@ -7,7 +7,7 @@ use crate::format::ccob::header_size;
 use crate::rules::{self, Rule};
 
 /// Rules a compressed bundle can break one at a time.
-pub(super) const RULES: &[Rule] = &[
+pub(crate) const RULES: &[Rule] = &[
     rules::CCOB_2,
     rules::CCOB_3,
     rules::CCOB_4,
@@ -18,7 +18,7 @@ pub(super) const RULES: &[Rule] = &[
 ];
 
 /// Compress `bundle` with a random version, method and level.
-pub(super) fn compress(
+pub(crate) fn compress(
     cx: &mut Cx<'_>,
     bundle: &[u8],
     versions: &[u16],
@@ -52,7 +52,7 @@ fn fields(version: u16) -> (Option<usize>, usize, usize) {
 }
 
 /// One compressed bundle, valid or breaking `rule`.
-pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let entries = binary::entries(&mut cx, 70);
     let align = binary::align(&mut cx);
     let inner = if rule == Some(rules::CCOB_9) {

@@ -10,7 +10,7 @@ use crate::host::elf::{self, Elf, SHF_ALLOC, SHF_EXCLUDE};
 use crate::rules::{self, Rule};
 
 /// Rules an object-file bundle can break one at a time.
-pub(super) const OBJECT_RULES: &[Rule] = &[
+pub(crate) const OBJECT_RULES: &[Rule] = &[
     rules::OBJ_4,
     rules::OBJ_5,
     rules::OBJ_6,
@@ -22,7 +22,7 @@ pub(super) const OBJECT_RULES: &[Rule] = &[
 
 /// Rules a `.hip_fatbin` can break one at a time (its own, and those of a
 /// bundle inside it).
-pub(super) const FATBIN_RULES: &[Rule] = &[
+pub(crate) const FATBIN_RULES: &[Rule] = &[
     rules::FAT_2,
     rules::FAT_3,
     rules::FAT_4,
@@ -36,7 +36,7 @@ pub(super) const FATBIN_RULES: &[Rule] = &[
 
 /// Rules a device archive can break one at a time (its own, and those of
 /// a bundle in a member).
-pub(super) const ARCHIVE_RULES: &[Rule] = &[
+pub(crate) const ARCHIVE_RULES: &[Rule] = &[
     rules::OB_21,
     rules::BIN_5,
     rules::BIN_7,
@@ -48,7 +48,7 @@ pub(super) const ARCHIVE_RULES: &[Rule] = &[
 
 /// A minimal relocatable x86-64 ELF object: `.text` (one `ret`) and the
 /// section name table. Bundle sections are appended to it.
-pub(super) fn host_object() -> Vec<u8> {
+pub(crate) fn host_object() -> Vec<u8> {
     const SHSTRTAB: &[u8] = b"\0.text\0.shstrtab\0";
     let text_at = 64usize;
     let names_at = text_at + 16;
@@ -86,7 +86,7 @@ pub(super) fn host_object() -> Vec<u8> {
 }
 
 /// One object-file bundle, valid or breaking `rule`.
-pub(super) fn build_object(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(crate) fn build_object(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let max = if cx.small { 2 } else { 4 };
     let host = cx.ids.host(cx.rng)?;
     let mut devices = cx.ids.devices(cx.rng, max);
@@ -185,7 +185,7 @@ fn set_align(bytes: &[u8], index: usize, align: u64) -> Option<Vec<u8>> {
 }
 
 /// One host object with a `.hip_fatbin`, valid or breaking `rule`.
-pub(super) fn build_fatbin(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(crate) fn build_fatbin(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let count = 1 + cx.rng.below(if cx.small { 2 } else { 3 });
     let bad = cx.rng.below(count);
     let mut sec = Vec::new();
@@ -300,7 +300,7 @@ pub(super) fn build_fatbin(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> 
 }
 
 /// One device archive, valid or breaking `rule`.
-pub(super) fn build_archive(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(crate) fn build_archive(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let count = 1 + cx.rng.below(if cx.small { 2 } else { 3 });
     let bad = cx.rng.below(count);
     let mut members = Vec::new();

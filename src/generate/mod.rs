@@ -32,11 +32,11 @@
 //! assert!(errs.iter().any(|e| e.offset() == Some(v.offset)));
 //! ```
 
-mod binary;
-mod ccob;
-mod host;
+pub(crate) mod binary;
+pub(crate) mod ccob;
+pub(crate) mod host;
 mod offload_binary;
-mod pick;
+pub(crate) mod pick;
 mod rng;
 mod text;
 
@@ -238,7 +238,7 @@ impl fmt::Display for GenerateError {
 impl std::error::Error for GenerateError {}
 
 /// What a kind's builder returns before the strict reader checks it.
-struct Draft {
+pub(crate) struct Draft {
     bytes: Vec<u8>,
     description: String,
     violation: Option<Violation>,
@@ -331,11 +331,11 @@ fn check(d: &Draft) -> Result<(), String> {
 }
 
 /// What every builder draws from.
-struct Cx<'a> {
-    rng: &'a mut Rng,
-    ids: &'a pick::Ids,
+pub(crate) struct Cx<'a> {
+    pub(crate) rng: &'a mut Rng,
+    pub(crate) ids: &'a pick::Ids,
     /// Draw few, short entries.
-    small: bool,
+    pub(crate) small: bool,
 }
 
 impl Violation {

@@ -26,14 +26,14 @@ const HOST_POOL: &[&str] = &[
 
 /// The IDs a run draws from: devices, each with the processor that keeps
 /// two of them apart, and hosts.
-pub(super) struct Ids {
+pub(crate) struct Ids {
     devices: Vec<(String, String)>,
     hosts: Vec<String>,
 }
 
 impl Ids {
     /// The user's IDs (checked), or the built-in pools.
-    pub(super) fn new(user: &[String]) -> Result<Ids, GenerateError> {
+    pub(crate) fn new(user: &[String]) -> Result<Ids, GenerateError> {
         let given: Vec<&str> = if user.is_empty() {
             DEVICE_POOL.iter().chain(HOST_POOL).copied().collect()
         } else {
@@ -63,7 +63,7 @@ impl Ids {
 
     /// 1 to `max` distinct device IDs, at most one per processor (none
     /// when the user gave only host IDs).
-    pub(super) fn devices(&self, rng: &mut Rng, max: usize) -> Vec<String> {
+    pub(crate) fn devices(&self, rng: &mut Rng, max: usize) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut procs: Vec<&str> = Vec::new();
         if self.devices.is_empty() {
@@ -84,12 +84,12 @@ impl Ids {
     }
 
     /// A host ID, if any is available.
-    pub(super) fn host(&self, rng: &mut Rng) -> Option<String> {
+    pub(crate) fn host(&self, rng: &mut Rng) -> Option<String> {
         (!self.hosts.is_empty()).then(|| rng.pick(&self.hosts).clone())
     }
 
     /// A second host ID, different from `first`.
-    pub(super) fn other_host(&self, first: &str) -> Option<String> {
+    pub(crate) fn other_host(&self, first: &str) -> Option<String> {
         self.hosts
             .iter()
             .map(String::as_str)
@@ -99,7 +99,7 @@ impl Ids {
     }
 
     /// Device IDs and, with probability `host_pct`, a host ID in front.
-    pub(super) fn entries(&self, rng: &mut Rng, max: usize, host_pct: usize) -> Vec<String> {
+    pub(crate) fn entries(&self, rng: &mut Rng, max: usize, host_pct: usize) -> Vec<String> {
         let mut ids = Vec::new();
         if rng.chance(host_pct) || self.devices.is_empty() {
             ids.extend(self.host(rng));
@@ -111,7 +111,7 @@ impl Ids {
 
 /// A payload: an ELF-looking code object or plain bytes, never empty
 /// (an empty last payload is laid out differently by LLVM 14/16 and 19/22).
-pub(super) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
+pub(crate) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
     let len = if small {
         1 + rng.below(16)
     } else {
@@ -129,7 +129,7 @@ pub(super) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
 }
 
 /// Printable text lines for a text bundle's content.
-pub(super) fn text_content(rng: &mut Rng, small: bool, comment: &str) -> Vec<u8> {
+pub(crate) fn text_content(rng: &mut Rng, small: bool, comment: &str) -> Vec<u8> {
     let lines = if small { 1 } else { 1 + rng.below(6) };
     let words = [
         "kernel", "void", "int", "x", "=", "0", "+", "1", ";", "ret", "define",

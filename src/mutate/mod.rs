@@ -1,0 +1,534 @@
+//! A structure-aware mutator for fuzzing loaders: what `wasm-mutate` is
+//! for WebAssembly engines, in the shape libFuzzer's custom mutators take.
+//!
+//! [`mutate`] reads the input when it can and changes its structure: one
+//! field set to a boundary value, an entry dropped, duplicated or moved, an
+//! entry ID respelled (kind, processor, features), the payloads laid out
+//! at another alignment, the bundle compressed or decompressed, one named
+//! rule broken (through [`crate::generate`]'s violations), the container
+//! nested in another (a `.hip_fatbin`, an archive). Input no reader
+//! recognises gets byte-level mutations. The result never exceeds
+//! `max_size`; the same `(data, max_size, seed)` gives the same result.
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit::bundle::binary;
+//! use offload_kit::mutate::mutate;
+//!
+//! let bundle = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"code")], 1).unwrap();
+//! let m = mutate(&bundle, 4096, 42);
+//! assert!(m.bytes.len() <= 4096);
+//! assert_eq!(m, mutate(&bundle, 4096, 42)); // deterministic
+//! assert_ne!(m.bytes, bundle);
+//! println!("{}", m.what); // e.g. "respell entry 0's ID"
+//! ```
+
+use crate::bundle::ccob::decompress_prefix;
+use crate::detect::{self, Container};
+use crate::format::bundle::{MAGIC, RECORD_FIXED_SIZE};
+use crate::generate::binary as gen_binary;
+use crate::generate::pick::Ids;
+use crate::generate::{ccob as gen_ccob, host as gen_host, Cx, Rng};
+use crate::host::ar;
+use crate::host::elf::{self, Elf, SHF_ALLOC};
+
+/// A mutated input and what was done to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutation {
+    /// The result, at most `max_size` bytes.
+    pub bytes: Vec<u8>,
+    /// What was done, in words.
+    pub what: String,
+}
+
+/// Boundary values for size and offset fields.
+fn interesting(rng: &mut Rng, len: u64, orig: u64) -> u64 {
+    match rng.below(12) {
+        0 => 0,
+        1 => 1,
+        2 => len,
+        3 => len.wrapping_add(1),
+        4 => len.wrapping_sub(1),
+        5 => u64::from(u32::MAX),
+        6 => u64::MAX,
+        7 => u64::MAX - rng.below(64) as u64,
+        8 => orig.wrapping_add(1),
+        9 => orig.wrapping_sub(1),
+        10 => 1 << (rng.below(63) + 1),
+        _ => orig ^ (1 << rng.below(64)),
+    }
+}
+
+/// Mutate `data` into at most `max_size` bytes (see the [module docs](self)).
+pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
+    let mut rng = Rng::new(seed);
+    let ids = Ids::new(&[]).expect("the built-in ID pool is valid");
+    // A structural draw that does not fit (or changes nothing) falls back
+    // to bytes.
+    if !data.is_empty() && rng.chance(80) {
+        for _ in 0..4 {
+            if let Some(m) = structural(data, &mut rng, &ids) {
+                if m.bytes.len() <= max_size && m.bytes != data {
+                    return m;
+                }
+            }
+        }
+    }
+    let mut out = data.to_vec();
+    let what = bytes(&mut out, &mut rng, max_size);
+    out.truncate(max_size);
+    Mutation { bytes: out, what }
+}
+
+/// One structural mutation of a recognised container.
+fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
+    let m = |bytes: Vec<u8>, what: String| Some(Mutation { bytes, what });
+    match detect::detect(data)? {
+        Container::BinaryBundle => {
+            let model = Model::read(data)?;
+            bundle(model, data, rng, ids)
+        }
+        Container::CompressedBundle => {
+            if rng.chance(50) {
+                return header_field(data, rng, &CCOB_FIELDS, "CCOB");
+            }
+            // Mutate the bundle inside, then compress it again.
+            let (_, inner) = decompress_prefix(data, 0, 1 << 20).ok()?;
+            let model = Model::read(&inner)?;
+            let mut inner_m = bundle(model, &inner, rng, ids)?;
+            let mut cx = Cx {
+                rng,
+                ids,
+                small: true,
+            };
+            let (blob, o) = gen_ccob::compress(&mut cx, &inner_m.bytes, &[1, 2, 3]);
+            inner_m.what = format!("{} inside, recompressed as v{}", inner_m.what, o.version);
+            m(blob, inner_m.what)
+        }
+        Container::OffloadBinary => header_field(data, rng, &OB_FIELDS, "offload binary"),
+        Container::TextBundle => text(data, rng, ids),
+        Container::Archive => {
+            let members = ar::members_raw(data, 0, crate::rules::AR_1).ok()?;
+            let mem = rng.pick(&members);
+            let (at, len) = (mem.data_offset as usize, mem.data.len());
+            let inner = mutate(mem.data, len, rng.next_u64());
+            let mut out = data[..at].to_vec();
+            out.extend_from_slice(&inner.bytes);
+            out.resize(at + len, 0);
+            out.extend_from_slice(&data[at + len..]);
+            m(
+                out,
+                format!("member '{}': {} (in place)", mem.name_str(), inner.what),
+            )
+        }
+        _ => {
+            // An ELF host: mutate one bundle section or the .hip_fatbin in place.
+            let e = Elf::parse(data).ok()?;
+            let secs: Vec<_> = e
+                .sections
+                .iter()
+                .filter(|s| s.name.starts_with(MAGIC) || s.name == b".hip_fatbin")
+                .filter_map(|s| Some((s.name_str().into_owned(), s.data(data)?, s.offset as usize)))
+                .collect();
+            if secs.is_empty() {
+                return None;
+            }
+            let (name, body, at) = rng.pick(&secs);
+            let inner = mutate(body, body.len(), rng.next_u64());
+            let mut out = data.to_vec();
+            // Same length: a shorter result leaves the rest as it was.
+            let n = inner.bytes.len().min(body.len());
+            out[*at..*at + n].copy_from_slice(&inner.bytes[..n]);
+            m(out, format!("section {name}: {} (in place)", inner.what))
+        }
+    }
+}
+
+/// A binary bundle as entries (lenient: what LLVM's reader would see).
+struct Model {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl Model {
+    fn read(data: &[u8]) -> Option<Model> {
+        let scan = crate::bundle::binary::scan(data, 0)?;
+        let entries = scan
+            .entries
+            .iter()
+            .map(|e| {
+                let payload = e
+                    .offset
+                    .checked_add(e.size)
+                    .filter(|&end| end <= data.len() as u64)
+                    .map_or(&[][..], |end| &data[e.offset as usize..end as usize]);
+                (e.id.to_vec(), payload.to_vec())
+            })
+            .collect();
+        Some(Model { entries })
+    }
+}
+
+/// One structural mutation of a binary bundle.
+fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
+    let n = model.entries.len();
+    let align = *rng.pick(&[1u64, 1, 8, 16, 4096]);
+    let write = |m: &Model| gen_binary::write(&m.entries, align).bytes;
+    let done = |bytes: Vec<u8>, what: String| Some(Mutation { bytes, what });
+    match rng.below(11) {
+        0 => {
+            // One header or record field (raw, in place).
+            let scan = crate::bundle::binary::scan(data, 0)?;
+            let mut out = data.to_vec();
+            let len = data.len() as u64;
+            if scan.entries.is_empty() || rng.chance(15) {
+                let v = interesting(rng, len, scan.num_entries);
+                gen_binary::put(&mut out, MAGIC.len(), v);
+                return done(out, format!("entry count set to {v}"));
+            }
+            let i = rng.below(scan.entries.len());
+            let rec = (scan.entries[i].id_pos - RECORD_FIXED_SIZE) as usize;
+            let (k, name) = *rng.pick(&[(0, "offset"), (8, "size"), (16, "ID length")]);
+            let orig = u64::from_le_bytes(out[rec + k..rec + k + 8].try_into().ok()?);
+            let v = interesting(rng, len, orig);
+            gen_binary::put(&mut out, rec + k, v);
+            done(out, format!("entry {i}'s {name} set to {v}"))
+        }
+        1 if n > 1 => {
+            let i = rng.below(n);
+            model.entries.remove(i);
+            done(write(&model), format!("entry {i} dropped"))
+        }
+        2 if n > 0 => {
+            let i = rng.below(n);
+            let e = model.entries[i].clone();
+            let j = rng.below(n + 1);
+            model.entries.insert(j, e);
+            done(write(&model), format!("entry {i} duplicated at {j}"))
+        }
+        3 if n > 1 => {
+            let (i, j) = (rng.below(n), rng.below(n));
+            model.entries.swap(i, j);
+            done(write(&model), format!("entries {i} and {j} swapped"))
+        }
+        4 | 5 if n > 0 => {
+            let i = rng.below(n);
+            let old = String::from_utf8_lossy(&model.entries[i].0).into_owned();
+            let new = respell(&old, rng);
+            model.entries[i].0 = new.clone().into_bytes();
+            done(
+                write(&model),
+                format!("entry {i}'s ID '{old}' respelled '{new}'"),
+            )
+        }
+        6 if n > 0 => {
+            let i = rng.below(n);
+            let p = &mut model.entries[i].1;
+            let what = bytes(p, rng, 1 << 16);
+            done(write(&model), format!("entry {i}'s payload: {what}"))
+        }
+        7 => done(
+            write(&model),
+            format!("laid out again at alignment {align}"),
+        ),
+        8 => {
+            let mut cx = Cx {
+                rng,
+                ids,
+                small: true,
+            };
+            let (blob, o) = gen_ccob::compress(&mut cx, data, &[1, 2, 3]);
+            done(
+                blob,
+                format!("compressed as CCOB v{} {:?}", o.version, o.method),
+            )
+        }
+        9 if n > 0 => {
+            let rule = *rng.pick(gen_binary::RULES);
+            let mut cx = Cx {
+                rng,
+                ids,
+                small: true,
+            };
+            let (b, v) = gen_binary::malform(&mut cx, rule, model.entries, align, true)?;
+            done(b, format!("rule {} broken: {}", rule.id, v.description))
+        }
+        _ => nest(data, rng),
+    }
+}
+
+/// Put the bundle inside another container.
+fn nest(data: &[u8], rng: &mut Rng) -> Option<Mutation> {
+    let (bytes, what) = match rng.below(3) {
+        0 => {
+            let obj = elf::add_sections(
+                &gen_host::host_object(),
+                &[(".hip_fatbin", data, SHF_ALLOC)],
+            )
+            .ok()?;
+            (obj, "nested in an ELF .hip_fatbin")
+        }
+        1 => (ar::write_gnu(&[("k.o", data)]), "nested in an archive"),
+        _ => {
+            // Two copies back to back, the second at the next 4096.
+            let mut two = data.to_vec();
+            two.resize(data.len().div_ceil(4096) * 4096, 0);
+            two.extend_from_slice(data);
+            (two, "repeated at the next multiple of 4096")
+        }
+    };
+    Some(Mutation {
+        bytes,
+        what: what.into(),
+    })
+}
+
+/// A different spelling of an entry ID: kind, processor, features, fields.
+fn respell(id: &str, rng: &mut Rng) -> String {
+    const KINDS: &[&str] = &["hip", "hipv4", "openmp", "host", "hcc", "HIP", "cuda"];
+    const PROCS: &[&str] = &[
+        "gfx906",
+        "gfx908",
+        "gfx90a",
+        "gfx942",
+        "gfx1030",
+        "gfx1100",
+        "gfx9-generic",
+        "sm_70",
+        "gfx9999",
+        "",
+    ];
+    const FEATS: &[&str] = &[
+        ":xnack+",
+        ":xnack-",
+        ":sramecc+",
+        ":sramecc-",
+        ":xnack",
+        ":xnack+:xnack-",
+        ":wavefrontsize64+",
+    ];
+    let parts: Vec<&str> = id.splitn(6, '-').collect();
+    let mut p: Vec<String> = parts.iter().map(|s| s.to_string()).collect();
+    match rng.below(6) {
+        0 if !p.is_empty() => p[0] = rng.pick(KINDS).to_string(),
+        1 if p.len() == 6 => {
+            let feats = p[5].find(':').map_or("", |i| &p[5][i..]).to_string();
+            p[5] = format!("{}{feats}", rng.pick(PROCS));
+        }
+        2 if p.len() == 6 => {
+            let proc_ = p[5].split(':').next().unwrap_or("").to_string();
+            p[5] = format!("{proc_}{}", rng.pick(FEATS));
+        }
+        3 if p.len() == 6 => {
+            // Five fields: the target ID where the environment was.
+            let tid = p.pop().unwrap_or_default();
+            p[4] = tid;
+        }
+        4 if p.len() > 1 => {
+            p[1] = rng
+                .pick(&["amdgcn", "nvptx64", "spirv64", "x86_64", "AMDGCN"])
+                .to_string()
+        }
+        _ => return format!("{id}{}", rng.pick(FEATS)),
+    }
+    p.join("-")
+}
+
+/// A text bundle: respell an ID in one marker line, or drop one line.
+fn text(data: &[u8], rng: &mut Rng, _ids: &Ids) -> Option<Mutation> {
+    let lines: Vec<(usize, usize)> = memchr::memchr_iter(b'\n', data)
+        .scan(0usize, |start, nl| {
+            let r = (*start, nl);
+            *start = nl + 1;
+            Some(r)
+        })
+        .filter(|&(s, e)| memchr::memmem::find(&data[s..e], b"__CLANG_OFFLOAD_BUNDLE__").is_some())
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let &(s, e) = rng.pick(&lines);
+    let line = String::from_utf8_lossy(&data[s..e]).into_owned();
+    let (new, what) = if rng.chance(30) {
+        (String::new(), "marker line dropped".to_string())
+    } else {
+        let (head, id) = line.rsplit_once(' ')?;
+        let id2 = respell(id, rng);
+        (
+            format!("{head} {id2}"),
+            format!("ID '{id}' respelled '{id2}' in one marker line"),
+        )
+    };
+    let mut out = data[..s].to_vec();
+    out.extend_from_slice(new.as_bytes());
+    out.extend_from_slice(&data[e..]);
+    if new.is_empty() && e < data.len() {
+        out.remove(s); // the line's own "\n"
+    }
+    Some(Mutation { bytes: out, what })
+}
+
+/// Header fields of a container: (offset, width, name).
+type Fields = [(usize, usize, &'static str)];
+
+const CCOB_FIELDS: [(usize, usize, &str); 6] = [
+    (4, 2, "version"),
+    (6, 2, "method"),
+    (8, 4, "total or uncompressed size (v1/v2)"),
+    (8, 8, "total size (v3)"),
+    (12, 4, "size (v2)"),
+    (16, 8, "uncompressed size or hash"),
+];
+
+const OB_FIELDS: [(usize, usize, &str); 8] = [
+    (4, 4, "version"),
+    (8, 8, "size"),
+    (16, 8, "entry offset"),
+    (24, 8, "entry size or count"),
+    (32, 2, "first image kind (v1)"),
+    (34, 2, "first offload kind (v1)"),
+    (40, 8, "first string offset (v1)"),
+    (56, 8, "first image offset (v1)"),
+];
+
+/// Set one header field to a boundary value.
+fn header_field(data: &[u8], rng: &mut Rng, fields: &Fields, what: &str) -> Option<Mutation> {
+    let &(at, w, name) = rng.pick(fields);
+    if at + w > data.len() {
+        return None;
+    }
+    let mut raw = [0u8; 8];
+    raw[..w].copy_from_slice(&data[at..at + w]);
+    let v = interesting(rng, data.len() as u64, u64::from_le_bytes(raw));
+    let mut out = data.to_vec();
+    out[at..at + w].copy_from_slice(&v.to_le_bytes()[..w]);
+    Some(Mutation {
+        bytes: out,
+        what: format!("{what} {name} set to {}", v & (u64::MAX >> (64 - 8 * w))),
+    })
+}
+
+/// Byte-level mutation of `b` (at most `max` bytes long afterwards).
+fn bytes(b: &mut Vec<u8>, rng: &mut Rng, max: usize) -> String {
+    if b.is_empty() {
+        let n = 1 + rng.below(max.clamp(1, 64));
+        *b = rng.bytes(n);
+        return format!("{n} random bytes");
+    }
+    let at = rng.below(b.len());
+    match rng.below(7) {
+        0 => {
+            b[at] ^= 1 << rng.below(8);
+            format!("bit flipped at {at}")
+        }
+        1 => {
+            b[at] = *rng.pick(&[0u8, 0xff, 0x7f, 0x80, 1]);
+            format!("byte set at {at}")
+        }
+        2 => {
+            let at = at & !7;
+            let w = (b.len() - at).min(8);
+            let orig = {
+                let mut raw = [0u8; 8];
+                raw[..w].copy_from_slice(&b[at..at + w]);
+                u64::from_le_bytes(raw)
+            };
+            let v = interesting(rng, b.len() as u64, orig);
+            b[at..at + w].copy_from_slice(&v.to_le_bytes()[..w]);
+            format!("u64 at {at} set to {v}")
+        }
+        3 if b.len() < max => {
+            let n = (1 + rng.below(16)).min(max - b.len());
+            let ins = rng.bytes(n);
+            b.splice(at..at, ins);
+            format!("{n} bytes inserted at {at}")
+        }
+        4 => {
+            let n = 1 + rng.below((b.len() - at).min(64));
+            b.drain(at..at + n);
+            format!("{n} bytes deleted at {at}")
+        }
+        5 if b.len() < max => {
+            let n = (1 + rng.below((b.len() - at).min(64))).min(max - b.len());
+            let chunk = b[at..at + n].to_vec();
+            let to = rng.below(b.len() + 1);
+            b.splice(to..to, chunk);
+            format!("{n} bytes from {at} copied to {to}")
+        }
+        _ => {
+            b.truncate(at);
+            format!("cut at {at}")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::{generate, Kind, Options};
+
+    #[test]
+    fn every_kind_mutates_within_the_limit_and_deterministically() {
+        for kind in Kind::ALL {
+            for seed in 0..40 {
+                let g = generate(kind, seed, &Options::default()).unwrap();
+                for max in [g.bytes.len(), g.bytes.len() + 100, 64] {
+                    let m = mutate(&g.bytes, max, seed);
+                    assert!(m.bytes.len() <= max, "{kind} seed {seed}: {}", m.what);
+                    assert_eq!(m, mutate(&g.bytes, max, seed));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn structure_is_mutated_not_only_bytes() {
+        let g = generate(Kind::Binary, 1, &Options::default()).unwrap();
+        let whats: Vec<String> = (0..300)
+            .map(|s| mutate(&g.bytes, 1 << 16, s).what)
+            .collect();
+        // Field, respelling, compression, rule-breaking and nesting all occur.
+        for want in [
+            "respelled",
+            "compressed",
+            "rule",
+            "nested",
+            "set to",
+            "dropped",
+        ] {
+            assert!(
+                whats.iter().any(|w| w.contains(want)),
+                "no '{want}' among {whats:?}"
+            );
+        }
+        // Mutants stay readable often enough to reach a loader's deeper code.
+        let readable = (0..300)
+            .filter(|&s| detect::detect(&mutate(&g.bytes, 1 << 16, s).bytes).is_some())
+            .count();
+        assert!(
+            readable > 150,
+            "{readable} of 300 mutants are recognisable containers"
+        );
+    }
+
+    #[test]
+    fn long_chains_never_panic() {
+        // Each mutant is the next input, as in a fuzzing campaign.
+        for kind in Kind::ALL {
+            let mut cur = generate(kind, 3, &Options::default()).unwrap().bytes;
+            for seed in 0..400 {
+                cur = mutate(&cur, 8192, seed).bytes;
+                assert!(cur.len() <= 8192);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_and_tiny_inputs() {
+        for seed in 0..100 {
+            assert!(mutate(&[], 10, seed).bytes.len() <= 10);
+            assert!(mutate(&[0x10], 1, seed).bytes.len() <= 1);
+            assert!(mutate(b"CCOB", 0, seed).bytes.is_empty());
+        }
+    }
+}
