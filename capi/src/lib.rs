@@ -1,0 +1,248 @@
+//! The C ABI of offload-kit, for fuzzing harnesses of code-object loaders
+//! written in C or C++ (`include/offload_kit.h`; link `liboffloadkit.a` or
+//! `liboffloadkit.so`).
+//!
+//! - [`offloadkit_mutate`] has libFuzzer's `LLVMFuzzerCustomMutator`
+//!   signature: a harness's custom mutator is one line.
+//! - [`offloadkit_validate`] checks a buffer against every rule of `spec/`.
+//! - [`offloadkit_generate`] and [`offloadkit_generate_malformed`] write a
+//!   generated container into a caller's buffer.
+//!
+//! No panic crosses the boundary (each call catches it and returns its
+//! error value); NULL pointers and zero capacities are error codes; nothing
+//! is allocated that the caller must free.
+//!
+//! # Example
+//!
+//! The functions are plain `extern "C"` functions; from Rust:
+//!
+//! ```
+//! use offloadkit::{offloadkit_generate, offloadkit_mutate, offloadkit_validate};
+//!
+//! let mut buf = vec![0u8; 1 << 16];
+//! let n = unsafe { offloadkit_generate(c"binary".as_ptr(), 7, buf.as_mut_ptr(), buf.len()) };
+//! assert!(n > 0);
+//! let (mut rule, mut offset) = ([0 as std::ffi::c_char; 16], 0u64);
+//! let r = unsafe { offloadkit_validate(buf.as_ptr(), n, rule.as_mut_ptr(), rule.len(), &mut offset) };
+//! assert_eq!(r, 0);
+//! let m = unsafe { offloadkit_mutate(buf.as_mut_ptr(), n, buf.len(), 1) };
+//! assert!(m <= buf.len());
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+use offload_kit::detect;
+use offload_kit::generate::{generate, Kind, Options};
+use offload_kit::mutate::mutate;
+use std::ffi::{c_char, c_int, c_uint, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// A bad argument: a NULL pointer where data is needed, or a zero capacity.
+pub const OFFLOADKIT_EBADARG: c_int = -1;
+/// An unknown kind or rule name.
+pub const OFFLOADKIT_EUNKNOWN: c_int = -2;
+/// offload-kit failed inside (a bug: please report it with the input).
+pub const OFFLOADKIT_EINTERNAL: c_int = -3;
+
+/// Mutate `data[0..size]` in place into at most `max_size` bytes and return
+/// the new size; `seed` picks the mutation. The signature of libFuzzer's
+/// `LLVMFuzzerCustomMutator`:
+///
+/// ```c
+/// size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int seed) {
+///     return offloadkit_mutate(d, n, max, seed);
+/// }
+/// ```
+///
+/// Returns 0 when `data` is NULL or `max_size` is 0 (libFuzzer never does
+/// that), and `size` unchanged if offload-kit fails inside.
+///
+/// # Safety
+///
+/// `data` must point to `max_size` writable bytes, of which the first
+/// `size` are initialised (`size <= max_size`).
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_mutate(
+    data: *mut u8,
+    size: usize,
+    max_size: usize,
+    seed: c_uint,
+) -> usize {
+    if data.is_null() || max_size == 0 || size > max_size {
+        return 0;
+    }
+    // SAFETY: the caller guarantees `data` holds `max_size` writable bytes,
+    // the first `size` initialised; `size <= max_size` was checked.
+    let buf = unsafe { std::slice::from_raw_parts_mut(data, max_size) };
+    catch_unwind(AssertUnwindSafe(|| {
+        let m = mutate(&buf[..size], max_size, u64::from(seed));
+        buf[..m.bytes.len()].copy_from_slice(&m.bytes);
+        m.bytes.len()
+    }))
+    .unwrap_or(size)
+}
+
+/// Check `data[0..size]` against every rule of offload-kit's spec.
+///
+/// Returns 0 when it conforms; 1 when it does not, with the first violated
+/// rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
+/// in `rule_out` and its absolute offset in `offset_out` (`UINT64_MAX` when
+/// the violation has no offset); [`OFFLOADKIT_EBADARG`] when `data` is NULL
+/// (with `size > 0`), `rule_out` or `offset_out` is NULL, or `rule_cap` is
+/// 0; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails inside.
+///
+/// # Safety
+///
+/// `data` must point to `size` readable bytes (or be NULL with `size` 0),
+/// `rule_out` to `rule_cap` writable bytes, `offset_out` to a `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_validate(
+    data: *const u8,
+    size: usize,
+    rule_out: *mut c_char,
+    rule_cap: usize,
+    offset_out: *mut u64,
+) -> c_int {
+    if (data.is_null() && size > 0) || rule_out.is_null() || rule_cap == 0 || offset_out.is_null() {
+        return OFFLOADKIT_EBADARG;
+    }
+    let input: &[u8] = if size == 0 {
+        &[]
+    } else {
+        // SAFETY: non-NULL (checked) and `size` readable bytes (caller).
+        unsafe { std::slice::from_raw_parts(data, size) }
+    };
+    // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
+    let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
+    let verdict = catch_unwind(|| {
+        detect::list(&input, None).err().map(|es| {
+            let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
+            first.map_or((String::from("?"), u64::MAX), |e| {
+                (
+                    e.rule_id().unwrap_or("?").to_string(),
+                    e.offset().unwrap_or(u64::MAX),
+                )
+            })
+        })
+    });
+    let Ok(verdict) = verdict else {
+        return OFFLOADKIT_EINTERNAL;
+    };
+    let (id, offset) = verdict.unwrap_or_default();
+    let n = id.len().min(rule_cap - 1);
+    rule[..n].copy_from_slice(&id.as_bytes()[..n]);
+    rule[n] = 0;
+    // SAFETY: `offset_out` is non-NULL and writable (caller).
+    unsafe { offset_out.write(offset) };
+    c_int::from(!id.is_empty())
+}
+
+/// The kind named by a C string, or an error code.
+///
+/// # Safety
+///
+/// `name` is NULL or a NUL-terminated string.
+unsafe fn kind_of(name: *const c_char) -> Result<Kind, c_int> {
+    if name.is_null() {
+        return Err(OFFLOADKIT_EBADARG);
+    }
+    // SAFETY: non-NULL and NUL-terminated (caller).
+    let name = unsafe { CStr::from_ptr(name) };
+    name.to_str()
+        .ok()
+        .and_then(Kind::from_name)
+        .ok_or(OFFLOADKIT_EUNKNOWN)
+}
+
+/// Generate into `buf[0..cap]`; the size written or 0.
+///
+/// # Safety
+///
+/// As [`offloadkit_generate_malformed`].
+unsafe fn generate_into(
+    kind: *const c_char,
+    rule: Option<*const c_char>,
+    seed: u64,
+    buf: *mut u8,
+    cap: usize,
+    offset_out: *mut u64,
+) -> usize {
+    if buf.is_null() || cap == 0 {
+        return 0;
+    }
+    // SAFETY: `kind` is NULL or NUL-terminated (caller).
+    let Ok(kind) = (unsafe { kind_of(kind) }) else {
+        return 0;
+    };
+    let malformed = match rule {
+        None => None,
+        Some(r) if r.is_null() => return 0,
+        Some(r) => {
+            // SAFETY: non-NULL and NUL-terminated (caller).
+            let id = unsafe { CStr::from_ptr(r) };
+            match id.to_str().ok().and_then(offload_kit::rules::by_id) {
+                Some(r) => Some(*r),
+                None => return 0,
+            }
+        }
+    };
+    let opts = Options {
+        max_size: cap,
+        malformed,
+        ..Options::default()
+    };
+    let Ok(Ok(g)) = catch_unwind(|| generate(kind, seed, &opts)) else {
+        return 0;
+    };
+    // SAFETY: `buf` is non-NULL with `cap` writable bytes (caller), and
+    // the generator kept within `cap`.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+    out[..g.bytes.len()].copy_from_slice(&g.bytes);
+    if let (Some(v), false) = (&g.violation, offset_out.is_null()) {
+        // SAFETY: non-NULL and writable (caller).
+        unsafe { offset_out.write(v.offset) };
+    }
+    g.bytes.len()
+}
+
+/// Write a valid container of `kind` (`binary`, `text`, `object`,
+/// `fatbin`, `ccob`, `offload-binary`, `archive`) made from `seed` into
+/// `buf`, at most `cap` bytes; return its size, or 0 when `kind` is NULL or
+/// unknown, `buf` is NULL, `cap` is 0, or no file of that kind fits.
+///
+/// # Safety
+///
+/// `kind` is NULL or NUL-terminated; `buf` points to `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_generate(
+    kind: *const c_char,
+    seed: u64,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe { generate_into(kind, None, seed, buf, cap, std::ptr::null_mut()) }
+}
+
+/// As [`offloadkit_generate`], but the file breaks exactly the spec rule
+/// `rule` (e.g. `"BIN-7"`), which `offloadkit_validate` reports at the
+/// offset stored in `offset_out` (may be NULL). Returns 0 also when the
+/// kind cannot break that rule.
+///
+/// # Safety
+///
+/// `kind` and `rule` are NULL or NUL-terminated; `buf` points to `cap`
+/// writable bytes; `offset_out` is NULL or points to a `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_generate_malformed(
+    kind: *const c_char,
+    rule: *const c_char,
+    seed: u64,
+    buf: *mut u8,
+    cap: usize,
+    offset_out: *mut u64,
+) -> usize {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe { generate_into(kind, Some(rule), seed, buf, cap, offset_out) }
+}

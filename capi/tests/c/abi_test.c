@@ -1,0 +1,61 @@
+/* The C ABI from C: linked against liboffloadkit.a by capi/tests/c_abi.rs.
+ * Every check prints what failed and exits 1. */
+#include "offload_kit.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+    fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
+
+int main(void) {
+    static uint8_t buf[1 << 16];
+    char rule[16];
+    uint64_t off = 0;
+    const char *kinds[] = {"binary", "text", "object", "fatbin", "ccob", "offload-binary", "archive"};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        for (uint64_t seed = 0; seed < 20; seed++) {
+            size_t n = offloadkit_generate(kinds[k], seed, buf, sizeof buf);
+            CHECK(n > 0, "generate %s seed %llu gave nothing", kinds[k], (unsigned long long)seed);
+            int r = offloadkit_validate(buf, n, rule, sizeof rule, &off);
+            CHECK(r == 0, "generated %s seed %llu: validate %d %s at %llu", kinds[k],
+                  (unsigned long long)seed, r, rule, (unsigned long long)off);
+            /* Mutants stay within the limit, however often mutated. */
+            for (unsigned m = 0; m < 50; m++) {
+                n = offloadkit_mutate(buf, n, sizeof buf, m);
+                CHECK(n <= sizeof buf, "mutant too big");
+                r = offloadkit_validate(buf, n, rule, sizeof rule, &off);
+                CHECK(r == 0 || r == 1, "validate of a mutant gave %d", r);
+            }
+        }
+    }
+    /* A malformed file is reported with its rule at its offset. */
+    uint64_t want = 0;
+    size_t n = offloadkit_generate_malformed("binary", "BIN-7", 3, buf, sizeof buf, &want);
+    CHECK(n > 0, "no BIN-7 file");
+    CHECK(offloadkit_validate(buf, n, rule, sizeof rule, &off) == 1, "BIN-7 file accepted");
+    CHECK(strcmp(rule, "BIN-7") == 0 && off == want, "BIN-7 file: %s at %llu, want BIN-7 at %llu", rule,
+          (unsigned long long)off, (unsigned long long)want);
+    /* A short rule buffer is cut and NUL-terminated. */
+    char tiny[3];
+    CHECK(offloadkit_validate(buf, n, tiny, sizeof tiny, &off) == 1 && strcmp(tiny, "BI") == 0, "cut rule '%s'", tiny);
+    /* Bad arguments are error codes, not crashes. */
+    CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
+    CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");
+    CHECK(offloadkit_validate(buf, n, rule, 0, &off) == OFFLOADKIT_EBADARG, "zero capacity");
+    CHECK(offloadkit_validate(buf, n, rule, sizeof rule, NULL) == OFFLOADKIT_EBADARG, "NULL offset");
+    CHECK(offloadkit_validate(NULL, 0, rule, sizeof rule, &off) == 1, "empty input is no container");
+    CHECK(offloadkit_mutate(NULL, 0, 10, 1) == 0, "mutate NULL");
+    CHECK(offloadkit_mutate(buf, 10, 0, 1) == 0, "mutate into 0 bytes");
+    CHECK(offloadkit_generate(NULL, 1, buf, sizeof buf) == 0, "NULL kind");
+    CHECK(offloadkit_generate("no-such-kind", 1, buf, sizeof buf) == 0, "unknown kind");
+    CHECK(offloadkit_generate("binary", 1, NULL, 100) == 0, "NULL buffer");
+    CHECK(offloadkit_generate("binary", 1, buf, 0) == 0, "zero capacity");
+    CHECK(offloadkit_generate("fatbin", 1, buf, 100) == 0, "a fat binary never fits 100 bytes");
+    CHECK(offloadkit_generate_malformed("ccob", "BIN-7", 1, buf, sizeof buf, NULL) == 0, "ccob cannot break BIN-7");
+    CHECK(offloadkit_generate_malformed("binary", NULL, 1, buf, sizeof buf, NULL) == 0, "NULL rule");
+    if (failures) return 1;
+    puts("c abi: ok");
+    return 0;
+}
