@@ -18,6 +18,10 @@ pub(crate) const RULES: &[Rule] = &[
 ];
 
 /// Compress `bundle` with a random version, method and level.
+///
+/// The blob is a valid CCOB of that version, but not LLVM's bytes: zstd
+/// runs without long-distance matching, whose tables cost more to reset
+/// than a fuzzer's whole mutation (LLVM's bytes: [`ccob::compress`]).
 pub(crate) fn compress(
     cx: &mut Cx<'_>,
     bundle: &[u8],
@@ -38,7 +42,62 @@ pub(crate) fn compress(
         method,
         level,
     };
-    let blob = ccob::compress(bundle, opts).expect("a small bundle fits every version");
+    // One context per thread, method and level, reused: creating one costs
+    // more than compressing a small bundle.
+    thread_local! {
+        static ZSTD: std::cell::RefCell<Vec<Option<zstd::bulk::Compressor<'static>>>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+        static ZLIB: std::cell::RefCell<Vec<Option<flate2::Compress>>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let l = level as usize;
+    let payload = match method {
+        Method::Zstd => ZSTD.with(|c| {
+            let mut c = c.borrow_mut();
+            let n = c.len().max(l + 1);
+            c.resize_with(n, || None);
+            let ctx = c[l]
+                .get_or_insert_with(|| zstd::bulk::Compressor::new(level).expect("zstd context"));
+            ctx.compress(bundle).expect("compressing to memory")
+        }),
+        Method::Zlib => ZLIB.with(|c| {
+            let mut c = c.borrow_mut();
+            let n = c.len().max(l + 1);
+            c.resize_with(n, || None);
+            let z = c[l].get_or_insert_with(|| {
+                flate2::Compress::new(flate2::Compression::new(level as u32), true)
+            });
+            z.reset();
+            let mut out = Vec::with_capacity(bundle.len() + bundle.len() / 1000 + 64);
+            loop {
+                let before = z.total_in() as usize;
+                let status = z
+                    .compress_vec(&bundle[before..], &mut out, flate2::FlushCompress::Finish)
+                    .expect("zlib to memory");
+                if status == flate2::Status::StreamEnd {
+                    break out;
+                }
+                out.reserve(out.capacity().max(64));
+            }
+        }),
+    };
+    let total = (header_size(version).expect("known version") as usize + payload.len()) as u64;
+    let mut blob = b"CCOB".to_vec();
+    blob.extend_from_slice(&version.to_le_bytes());
+    blob.extend_from_slice(&method.value().to_le_bytes());
+    match version {
+        1 => blob.extend_from_slice(&(bundle.len() as u32).to_le_bytes()),
+        2 => {
+            blob.extend_from_slice(&(total as u32).to_le_bytes());
+            blob.extend_from_slice(&(bundle.len() as u32).to_le_bytes());
+        }
+        _ => {
+            blob.extend_from_slice(&total.to_le_bytes());
+            blob.extend_from_slice(&(bundle.len() as u64).to_le_bytes());
+        }
+    }
+    blob.extend_from_slice(&ccob::truncated_md5(bundle));
+    blob.extend_from_slice(&payload);
     (blob, opts)
 }
 

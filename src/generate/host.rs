@@ -277,6 +277,9 @@ pub(crate) fn build_fatbin(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> 
             ))
         }
         Some(rules::FAT_2) => {
+            if pad_spans.is_empty() {
+                return None; // every bundle ends at a multiple of 4096
+            }
             let &(s0, e0) = cx.rng.pick(&pad_spans);
             let at = s0 + cx.rng.below(e0 - s0);
             bytes[sec_at + at] = 1 + cx.rng.below(255) as u8;

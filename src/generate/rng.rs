@@ -20,9 +20,10 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// Uniform in `0..n` (`n > 0`).
+    /// Uniform in `0..n`; 0 when `n` is 0 (so no caller can divide by
+    /// zero on an input with an empty part).
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        (self.next_u64() % (n as u64).max(1)) as usize
     }
 
     /// True with probability `p` percent.
@@ -30,7 +31,7 @@ impl Rng {
         self.below(100) < p
     }
 
-    /// One element of a non-empty slice.
+    /// One element of a non-empty slice (panics on an empty one).
     pub fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
         &xs[self.below(xs.len())]
     }

@@ -134,6 +134,32 @@ fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
 impl BundleEntryId {
     /// Parse and check an entry ID against every ID rule; all violations are returned.
     pub fn parse_strict(text: &str) -> Result<BundleEntryId, Vec<IdError>> {
+        // The same few IDs recur in every bundle a fuzzer or a library
+        // walk reads: remember the last verdicts (a pure function of the
+        // text), a bounded number of them.
+        type Verdicts = std::collections::HashMap<Box<str>, Result<BundleEntryId, Vec<IdError>>>;
+        thread_local! {
+            static SEEN: std::cell::RefCell<Verdicts> = std::cell::RefCell::new(Verdicts::new());
+        }
+        const REMEMBERED: usize = 1024;
+        if text.len() > 256 {
+            return BundleEntryId::parse_strict_uncached(text);
+        }
+        if let Some(v) = SEEN.with(|m| m.borrow().get(text).cloned()) {
+            return v;
+        }
+        let v = BundleEntryId::parse_strict_uncached(text);
+        SEEN.with(|m| {
+            let mut m = m.borrow_mut();
+            if m.len() >= REMEMBERED {
+                m.clear();
+            }
+            m.insert(text.into(), v.clone());
+        });
+        v
+    }
+
+    fn parse_strict_uncached(text: &str) -> Result<BundleEntryId, Vec<IdError>> {
         if text.is_empty() {
             return Err(vec![IdError {
                 rule: rules::BIN_4,

@@ -63,12 +63,14 @@ fn interesting(rng: &mut Rng, len: u64, orig: u64) -> u64 {
 /// Mutate `data` into at most `max_size` bytes (see the [module docs](self)).
 pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
     let mut rng = Rng::new(seed);
-    let ids = Ids::new(&[]).expect("the built-in ID pool is valid");
+    // Parsed once: a fuzzer calls this hundreds of thousands of times.
+    static IDS: std::sync::OnceLock<Ids> = std::sync::OnceLock::new();
+    let ids = IDS.get_or_init(|| Ids::new(&[]).expect("the built-in ID pool is valid"));
     // A structural draw that does not fit (or changes nothing) falls back
     // to bytes.
     if !data.is_empty() && rng.chance(80) {
         for _ in 0..4 {
-            if let Some(m) = structural(data, &mut rng, &ids) {
+            if let Some(m) = structural(data, &mut rng, ids) {
                 if m.bytes.len() <= max_size && m.bytes != data {
                     return m;
                 }
@@ -110,6 +112,9 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
         Container::TextBundle => text(data, rng, ids),
         Container::Archive => {
             let members = ar::members_raw(data, 0, crate::rules::AR_1).ok()?;
+            if members.is_empty() {
+                return None;
+            }
             let mem = rng.pick(&members);
             let (at, len) = (mem.data_offset as usize, mem.data.len());
             let inner = mutate(mem.data, len, rng.next_u64());
@@ -519,6 +524,37 @@ mod tests {
             for seed in 0..400 {
                 cur = mutate(&cur, 8192, seed).bytes;
                 assert!(cur.len() <= 8192);
+            }
+        }
+    }
+
+    #[test]
+    fn real_artifacts_mutate_without_panicking() {
+        // clang-built fat binaries and objects, mutated in chains.
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+        let mut seeds = Vec::new();
+        for dir in [
+            "fuzz/harness/seeds",
+            "conformance/fixtures",
+            "fuzz/seeds/ccob_stream",
+        ] {
+            for e in std::fs::read_dir(format!("{root}{dir}")).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_none_or(|x| x != "md" && x != "json") {
+                    seeds.push(std::fs::read(p).unwrap());
+                }
+            }
+        }
+        assert!(seeds.len() >= 5, "seed files missing");
+        for s in &seeds {
+            let mut cur = s.clone();
+            for seed in 0..300 {
+                let max = s.len().max(4096);
+                cur = mutate(&cur, max, seed).bytes;
+                assert!(cur.len() <= max);
+                if seed % 50 == 0 {
+                    cur = s.clone();
+                }
             }
         }
     }

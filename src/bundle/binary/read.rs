@@ -310,8 +310,21 @@ fn composition_violations(entries: &[Entry<'_>], parsed: &[(usize, BundleEntryId
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<String, Vec<(usize, &crate::id::target_id::TargetId)>> =
         BTreeMap::new();
-    for (i, id) in parsed {
+    // Only a processor named twice can compose badly: the canonical key
+    // (costly to spell) is built for those entries alone.
+    let mut per_processor: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::new();
+    for (_, id) in parsed {
         if let Some(t) = &id.parsed_target_id {
+            *per_processor.entry(t.processor.as_str()).or_default() += 1;
+        }
+    }
+    for (i, id) in parsed {
+        if let Some(t) = id
+            .parsed_target_id
+            .as_ref()
+            .filter(|t| per_processor[t.processor.as_str()] > 1)
+        {
             let canon = id.canonical();
             let key_end = canon.len() - id.target_id.len();
             let key = format!("{}{}", &canon[..key_end], t.processor);

@@ -48,16 +48,24 @@ pub fn compress_payload_threads(
     threads: u32,
 ) -> Result<Vec<u8>> {
     match method {
-        Method::Zstd => {
-            let mut c = zstd::bulk::Compressor::new(level)?;
-            c.set_parameter(zstd::zstd_safe::CParameter::EnableLongDistanceMatching(
-                true,
-            ))?;
-            if threads > 0 {
-                c.set_parameter(zstd::zstd_safe::CParameter::NbWorkers(threads))?;
+        Method::Zstd if threads == 0 => {
+            // One context per thread and level, reused: creating one costs
+            // more than compressing a small bundle (the fuzzing kit
+            // compresses hundreds of thousands). The bytes are the same.
+            thread_local! {
+                static ZSTD: std::cell::RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+                    const { std::cell::RefCell::new(None) };
             }
-            Ok(c.compress(bundle)?)
+            ZSTD.with(|cell| {
+                let mut slot = cell.borrow_mut();
+                if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+                    *slot = Some((level, zstd_compressor(level, 0)?));
+                }
+                let (_, c) = slot.as_mut().expect("just set");
+                Ok(c.compress(bundle)?)
+            })
         }
+        Method::Zstd => Ok(zstd_compressor(level, threads)?.compress(bundle)?),
         Method::Zlib => {
             let lvl = if level < 0 { 6 } else { level.min(9) as u32 };
             let mut z = flate2::Compress::new(flate2::Compression::new(lvl), true);
@@ -68,6 +76,18 @@ pub fn compress_payload_threads(
             Ok(out)
         }
     }
+}
+
+/// LLVM's zstd settings: `level`, long-distance matching on.
+fn zstd_compressor(level: i32, threads: u32) -> std::io::Result<zstd::bulk::Compressor<'static>> {
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    c.set_parameter(zstd::zstd_safe::CParameter::EnableLongDistanceMatching(
+        true,
+    ))?;
+    if threads > 0 {
+        c.set_parameter(zstd::zstd_safe::CParameter::NbWorkers(threads))?;
+    }
+    Ok(c)
 }
 
 /// Write a CCOB blob for `bundle` (CCOB-8).
@@ -97,14 +117,20 @@ pub fn compress_parts(
             format!("cannot write compressed bundle version {}", opts.version),
         )
     })?;
-    let (payload, hash) = std::thread::scope(|s| {
-        let hasher = s.spawn(|| truncated_md5(bundle));
+    // A thread costs more than hashing a small bundle.
+    let (payload, hash) = if bundle.len() < 1 << 20 {
         let payload = compress_payload_threads(bundle, opts.method, opts.level, threads);
-        let hash = hasher
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        (payload, hash)
-    });
+        (payload, truncated_md5(bundle))
+    } else {
+        std::thread::scope(|s| {
+            let hasher = s.spawn(|| truncated_md5(bundle));
+            let payload = compress_payload_threads(bundle, opts.method, opts.level, threads);
+            let hash = hasher
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (payload, hash)
+        })
+    };
     let payload = payload?;
     let total = hsize + payload.len() as u64;
     let out = encode_header(
