@@ -770,6 +770,63 @@ def rebuild_fixtures():
     rebuild_goldens()
 
 
+def locate_cases():
+    """locate: where each code object of a host file is, as runtimes and
+    ROCm's tools find them. Inputs: host objects from offload-kit's
+    generator (valid, and one per rule a .hip_fatbin can break) and from
+    clang; the expectation is the strict reader's listing (ID, offset, size)
+    or the rule the generator broke (its sidecar)."""
+    import tempfile
+    ok = OK_BIN
+
+    def listing(path):
+        out = subprocess.run([ok, "list", path, "--json"], check=True, capture_output=True, text=True)
+        return [{"id": e["id"], "offset": e["offset"], "size": e["size"]} for e in json.loads(out.stdout)["entries"]]
+
+    def generated(t, kind, seed, rule=None):
+        d = os.path.join(t, f"{kind}-{seed}-{rule}")
+        argv = [ok, "generate", "--kind", kind, "--count", "1", "--seed", str(seed), "--out", d,
+                "--max-size", "65536"]
+        if rule:
+            argv += ["--malformed", rule]
+        subprocess.run(argv, check=True, capture_output=True)
+        f = [n for n in os.listdir(d) if not n.endswith(".json")][0]
+        side = json.load(open(os.path.join(d, f + ".json"))) if rule else None
+        return os.path.join(d, f), side
+
+    with tempfile.TemporaryDirectory() as t:
+        for seed in range(12):
+            f, _ = generated(t, "fatbin", seed)
+            case(f"locate/fatbin-{seed}", f"The code objects of a generated .hip_fatbin (offload-kit generate --kind fatbin --seed {seed})",
+                 ["FAT-1", "FAT-2"], "locate", {"inputs": ["host"]}, {"host": b64(open(f, "rb").read())},
+                 {"locate": listing(f)}, source="offload-kit generate (spec/object-bundle.md FAT-1)")
+        rules = subprocess.run([ok, "generate", "--list-kinds"], check=True, capture_output=True, text=True).stdout
+        fat_rules = [l.split("--malformed:")[1].split() for l in rules.splitlines()
+                     if "--malformed:" in l and rules.splitlines()[rules.splitlines().index(l) - 1].startswith("fatbin")][0]
+        for rule in fat_rules:
+            f, side = generated(t, "fatbin", 100, rule)
+            case(f"locate/fatbin-{rule.lower()}", f"A .hip_fatbin breaking {rule} at offset {side['offset']}: {side['description'].split(';')[0]}",
+                 [rule], "locate", {"inputs": ["host"]}, {"host": b64(open(f, "rb").read())},
+                 {"fail": rule}, source="offload-kit generate --malformed (sidecar)")
+        shutil.copy(K_HIP, os.path.join(t, "k.hip"))
+        for name, archs in (("two-archs", ["gfx906", "gfx90a"]), ("target-ids", ["gfx90a:xnack+", "gfx908:sramecc-:xnack-"])):
+            out = os.path.join(t, name + ".o")
+            subprocess.run([llvm_bin(22, "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "-c", "k.hip", "-o", out] +
+                           [f"--offload-arch={a}" for a in archs], cwd=t, check=True)
+            case(f"locate/clang-22-{name}", f"clang 22 HIP object for {', '.join(archs)}: the code objects of its .hip_fatbin",
+                 ["FAT-1"], "locate", {"inputs": ["host"]}, {"host": b64(open(out, "rb").read())},
+                 {"locate": listing(out)}, source="clang-22 -x hip --offload-arch=… -c k.hip")
+    for r in (19, 22):
+        f = os.path.join(FIXTURES, f"k-compress-{r}.o")
+        case(f"locate/clang-{r}-compressed", f"clang {r} --offload-compress: a compressed bundle in .hip_fatbin (offsets inside the decompressed bundle)",
+             ["FAT-3", "CCOB-9"], "locate", {"inputs": ["host"]}, {"host": b64(fixture(f"k-compress-{r}.o"))},
+             {"locate": listing(f)}, source=f"conformance/fixtures/k-compress-{r}.o")
+    f = os.path.join(FIXTURES, "k-rdc-22.o")
+    case("locate/clang-22-rdc", "clang 22 -fgpu-rdc object: bundle sections, no .hip_fatbin",
+         ["OBJ-4", "OBJ-9"], "locate", {"inputs": ["host"]}, {"host": b64(fixture("k-rdc-22.o"))},
+         {"locate": listing(f)}, source="conformance/fixtures/k-rdc-22.o")
+
+
 def rebuild_goldens():
     import tempfile
     with tempfile.TemporaryDirectory() as t:
@@ -2514,6 +2571,7 @@ def main():
     extraction()
     archive_cases()
     conflict_check_ub()
+    locate_cases()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):

@@ -48,7 +48,7 @@
 #endif
 
 /* One query per distinct GPU, as CLR builds it. Order matters in comgr 5.2
- * (see FINDINGS-draft.md), so it is fixed. */
+ * (see fuzz/findings/comgr-5.2/README.md), so it is fixed. */
 static const char *const kIsas[] = {
     "amdgcn-amd-amdhsa--gfx906",
     "amdgcn-amd-amdhsa--gfx906:xnack-",

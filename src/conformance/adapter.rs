@@ -38,6 +38,10 @@ pub enum Role {
     /// A reference implementation (LLVM): every documented divergence of its
     /// release is excused; its crashes are findings.
     Reference,
+    /// A third-party implementation (llvm-readobj, ROCm's tools, comgr):
+    /// measured against the spec; what it gets wrong is a finding, listed
+    /// apart, and never fails the run.
+    Measured,
 }
 
 /// How `-list` output is compared.
@@ -111,6 +115,39 @@ impl Default for Listing {
             format: "lines".into(),
             pointer: None,
             field: None,
+        }
+    }
+}
+
+/// How the output of `locate` is read: one regular expression per stdout
+/// line with named groups `id` and, when the tool reports them, `offset`
+/// and `size` (decimal); or a JSON array of objects with `id`, `offset`,
+/// `size` at a pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LocateFormat {
+    /// The line pattern (lines that do not match are ignored).
+    #[serde(default)]
+    pub pattern: Option<String>,
+    /// JSON pointer of the array (e.g. `/entries`).
+    #[serde(default)]
+    pub json: Option<String>,
+}
+
+/// One code object a `locate` run reported.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Found {
+    /// Its ID.
+    pub id: String,
+    /// Offset and size, when the tool reports them.
+    pub at: Option<(u64, u64)>,
+}
+
+impl std::fmt::Display for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at {
+            Some((o, s)) => write!(f, "{} @{o}+{s}", self.id),
+            None => f.write_str(&self.id),
         }
     }
 }
@@ -191,6 +228,13 @@ pub struct Adapter {
     /// Whether stderr cites rule IDs (`rule BIN-5`) that count as the failure's rules.
     #[serde(default)]
     pub cites_rules: bool,
+    /// The implementation's errors say nothing a rule can be read from (a
+    /// third-party tool): any failure counts as the failure a case expects.
+    #[serde(default)]
+    pub failures_name_no_rule: bool,
+    /// How the `locate` output is read.
+    #[serde(default)]
+    pub locate: Option<LocateFormat>,
     /// Environment variables set for each run.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
@@ -308,10 +352,32 @@ impl Adapter {
                 "package",
                 "unpackage",
                 "objdump-offloading",
+                "locate",
             ]
             .contains(&op.as_str())
             {
                 return Err(format!("{}: unknown operation '{op}'", path.display()));
+            }
+        }
+        if let Some(l) = &a.locate {
+            match (&l.pattern, &l.json) {
+                (Some(p), None) => {
+                    let re = regex::Regex::new(p)
+                        .map_err(|e| format!("{}: locate pattern: {e}", path.display()))?;
+                    if !re.capture_names().any(|n| n == Some("id")) {
+                        return Err(format!(
+                            "{}: locate pattern has no 'id' group",
+                            path.display()
+                        ));
+                    }
+                }
+                (None, Some(_)) => {}
+                _ => {
+                    return Err(format!(
+                        "{}: locate needs exactly one of pattern and json",
+                        path.display()
+                    ))
+                }
             }
         }
         if !["lines", "json"].contains(&a.listing.format.as_str()) {
@@ -506,6 +572,62 @@ impl Adapter {
             lines.pop();
         }
         Ok(lines)
+    }
+}
+
+impl Adapter {
+    /// The code objects a `locate` run printed on `stdout`.
+    pub fn parse_located(&self, stdout: &[u8]) -> Result<Vec<Found>, String> {
+        let text = String::from_utf8_lossy(stdout);
+        let fmt = self
+            .locate
+            .as_ref()
+            .ok_or("the adapter has no locate format")?;
+        let num = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok());
+        if let Some(pointer) = &fmt.json {
+            let v: serde_json::Value = serde_json::from_str(&text)
+                .map_err(|e| format!("locate output is not JSON: {e}"))?;
+            let arr = v
+                .pointer(pointer)
+                .and_then(|a| a.as_array())
+                .ok_or("locate JSON has no array at the pointer")?;
+            return arr
+                .iter()
+                .map(|e| {
+                    let id = e
+                        .get("id")
+                        .and_then(|x| x.as_str())
+                        .ok_or("entry without 'id'")?;
+                    let offset = e.get("offset").and_then(|x| x.as_u64());
+                    let size = e.get("size").and_then(|x| x.as_u64());
+                    Ok(Found {
+                        id: id.to_string(),
+                        at: offset.zip(size),
+                    })
+                })
+                .collect();
+        }
+        let re = regex::Regex::new(fmt.pattern.as_deref().unwrap_or("^(?P<id>.*)$"))
+            .map_err(|e| e.to_string())?;
+        Ok(text
+            .lines()
+            .filter_map(|l| re.captures(l))
+            .map(|c| Found {
+                id: c.name("id").map_or("", |m| m.as_str()).to_string(),
+                at: num(c.name("offset").map(|m| m.as_str()))
+                    .zip(num(c.name("size").map(|m| m.as_str()))),
+            })
+            .collect())
+    }
+
+    /// Whether `locate` reports offsets and sizes.
+    pub fn locates_bytes(&self) -> bool {
+        self.locate.as_ref().is_some_and(|l| {
+            l.json.is_some()
+                || l.pattern
+                    .as_deref()
+                    .is_some_and(|p| p.contains("?P<offset>") && p.contains("?P<size>"))
+        })
     }
 }
 

@@ -65,6 +65,12 @@ pub enum Op {
     /// the strict native reader lists it): success or failure, stdout is
     /// not compared.
     ObjdumpOffloading,
+    /// Find the code objects of one input (a host file with `.hip_fatbin`
+    /// or bundle sections, a bundle): each entry's ID and, when the
+    /// implementation reports them, its offset and size. How runtimes and
+    /// ROCm's tools locate code objects (`llvm-readobj --offloading`,
+    /// `roc-obj-ls`); compared as a multiset.
+    Locate,
 }
 
 impl Op {
@@ -82,6 +88,7 @@ impl Op {
             Op::Package => "package",
             Op::Unpackage => "unpackage",
             Op::ObjdumpOffloading => "objdump-offloading",
+            Op::Locate => "locate",
         }
     }
 }
@@ -154,7 +161,7 @@ impl Args {
             Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress | Op::Package => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
             Op::Unpackage => self.output_files.len(),
-            Op::List | Op::Verify | Op::ObjdumpOffloading => 0,
+            Op::List | Op::Verify | Op::ObjdumpOffloading | Op::Locate => 0,
         })
     }
 }
@@ -301,6 +308,23 @@ pub struct Expect {
     /// Success; output 0 is a compressed bundle with these properties.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compressed: Option<CompressedExpect>,
+    /// locate: success, and these entries are found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locate: Option<Vec<Located>>,
+}
+
+/// One code object found by `locate`: its ID, and where it is (for an entry
+/// of a compressed bundle, the offset inside the decompressed bundle, as
+/// `offload-kit list` and `llvm-readobj --offloading` report it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Located {
+    /// The entry ID.
+    pub id: String,
+    /// Offset of the code object.
+    pub offset: u64,
+    /// Its size.
+    pub size: u64,
 }
 
 impl Expect {
@@ -313,6 +337,7 @@ impl Expect {
             self.id.is_some(),
             self.compatible.is_some(),
             self.compressed.is_some(),
+            self.locate.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -491,7 +516,7 @@ impl Case {
                     return Err("list needs an input".into());
                 }
             }
-            Op::Decompress | Op::Verify | Op::Unpackage | Op::ObjdumpOffloading => {
+            Op::Decompress | Op::Verify | Op::Unpackage | Op::ObjdumpOffloading | Op::Locate => {
                 if self.args.inputs.len() != 1 {
                     return Err(format!("{} needs exactly one input", self.op.name()));
                 }

@@ -90,7 +90,10 @@ pub fn counts(adapters: &[Adapter], verdicts: &[Verdict]) -> Vec<(String, Counts
 pub fn failures(verdicts: &[Verdict], allow_new_reference: bool) -> Vec<&Verdict> {
     verdicts
         .iter()
-        .filter(|v| v.status.is_new() && (v.role == Role::Subject || !allow_new_reference))
+        .filter(|v| {
+            v.status.is_new()
+                && (v.role == Role::Subject || (v.role == Role::Reference && !allow_new_reference))
+        })
         .collect()
 }
 
@@ -186,8 +189,27 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
         );
     }
     s.push('\n');
-    let news: Vec<&Verdict> = verdicts.iter().filter(|v| v.status.is_new()).collect();
-    let _ = writeln!(s, "== NEW divergences from the spec ({}) ==", news.len());
+    let (found, news): (Vec<&Verdict>, Vec<&Verdict>) = verdicts
+        .iter()
+        .filter(|v| v.status.is_new())
+        .partition(|v| v.role == Role::Measured);
+    let _ = writeln!(
+        s,
+        "== Findings in third-party implementations ({}; measured, never patched) ==",
+        found.len()
+    );
+    for v in &found {
+        let _ = writeln!(
+            s,
+            "  {} on {}: {} — {}\n      command: {}",
+            v.status.label(),
+            v.implementation,
+            v.case,
+            v.detail,
+            v.commands.join(" ; ")
+        );
+    }
+    let _ = writeln!(s, "\n== NEW divergences from the spec ({}) ==", news.len());
     for v in &news {
         let _ = writeln!(
             s,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Write the hand-made reproducers of fuzz/harness/FINDINGS-draft.md.
+"""Write the hand-made reproducers of fuzz/findings/comgr-5.2/README.md.
 
 Each file is an uncompressed clang-offload-bundler binary bundle:
   "__CLANG_OFFLOAD_BUNDLE__", u64 count, count x (u64 offset, u64 size,

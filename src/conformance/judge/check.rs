@@ -25,7 +25,8 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
                 message,
                 outputs_left,
             } => {
-                if rule != "*" && !rules.iter().any(|r| r == rule) {
+                let anything = rule == "*" || ctx.adapter.failures_name_no_rule;
+                if !anything && !rules.iter().any(|r| r == rule) {
                     if rules.is_empty() {
                         return Err(format!(
                             "failed without naming a rule ('{message}'); expected a {rule} failure"
@@ -54,6 +55,36 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
         Observation::Success(f) => f,
         other => return Err(format!("{}; expected success", other.summary())),
     };
+    if let Some(want) = &e.locate {
+        // What the implementation reports: offsets and sizes only if it
+        // prints them.
+        let bytes = ctx.adapter.locates_bytes();
+        let mut want: Vec<crate::conformance::adapter::Found> = want
+            .iter()
+            .map(|l| crate::conformance::adapter::Found {
+                id: l.id.clone(),
+                at: bytes.then_some((l.offset, l.size)),
+            })
+            .collect();
+        let mut got = facts.located.clone().unwrap_or_default();
+        want.sort();
+        got.sort();
+        return if want == got {
+            Ok(())
+        } else {
+            let show = |v: &[crate::conformance::adapter::Found]| {
+                v.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            Err(format!(
+                "found [{}]; expected [{}]",
+                show(&got),
+                show(&want)
+            ))
+        };
+    }
     if let Some(c) = e.compatible {
         return compare_value(&facts.compatible, &c, "no compatibility result", |got| {
             format!("compatible: {got}; expected {c}")

@@ -40,6 +40,8 @@ pub struct Facts {
     pub id: Option<Result<String, String>>,
     /// `compatible`: whether the payload came out.
     pub compatible: Option<Result<bool, String>>,
+    /// `locate`: the code objects reported.
+    pub located: Option<Vec<crate::conformance::adapter::Found>>,
 }
 
 impl Observation {
@@ -47,7 +49,10 @@ impl Observation {
     pub fn summary(&self) -> String {
         match self {
             Observation::Success(f) => {
-                if let Some(l) = &f.listing {
+                if let Some(l) = &f.located {
+                    let l: Vec<String> = l.iter().map(ToString::to_string).collect();
+                    format!("success, found [{}]", l.join(", "))
+                } else if let Some(l) = &f.listing {
                     format!("success, listing [{}]", l.join(", "))
                 } else if let Some(id) = &f.id {
                     match id {
@@ -194,6 +199,7 @@ pub(super) fn observe(
     let mut facts = Facts::default();
     match ctx.op {
         Op::List => facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?),
+        Op::Locate => facts.located = Some(ctx.adapter.parse_located(&res.stdout)?),
         Op::Decompress if ctx.adapter.decompress_result == DecompressResult::Listing => {
             facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?)
         }
