@@ -827,6 +827,67 @@ def locate_cases():
          {"locate": listing(f)}, source="conformance/fixtures/k-rdc-22.o")
 
 
+LOOKUP_REQUESTS = [
+    "amdgcn-amd-amdhsa--gfx906",
+    "amdgcn-amd-amdhsa--gfx906:xnack-",
+    "amdgcn-amd-amdhsa--gfx908:xnack+",
+    "amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+",
+    "amdgcn-amd-amdhsa--gfx1030",
+    "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-",
+    "amdgcn-amd-amdhsa--gfx1100",
+]
+
+
+def lookup_cases():
+    """lookup: the code object a GPU runtime picks for each GPU (as the HIP
+    runtime asks comgr). The spec allows any entry compatible with the
+    request asked as a hip target (COMPAT-1..3), none when no entry is; a
+    malformed bundle must be refused."""
+    import tempfile
+    ok = OK_BIN
+
+    def expect_for(path):
+        v = json.loads(subprocess.run([ok, "validate", "--json", path], capture_output=True, text=True).stdout)
+        if not v["valid"]:
+            first = min(v["violations"], key=lambda x: x["offset"] if x["offset"] is not None else 1 << 64)
+            return {"fail": first["rule"]}, [first["rule"]]
+        entries = json.loads(subprocess.run([ok, "list", path, "--json"], check=True, capture_output=True,
+                                            text=True).stdout)["entries"]
+        out = []
+        for r in LOOKUP_REQUESTS:
+            cands = []
+            for e in entries:
+                c = json.loads(subprocess.run([ok, "conformance", "spec", "compatible", e["id"], "hip-" + r],
+                                              check=True, capture_output=True, text=True).stdout)
+                if c["compatible"]:
+                    cands.append([e["offset"], e["size"]])
+            out.append({"request": r, "candidates": cands})
+        return {"lookup": out}, ["COMPAT-1", "COMPAT-2", "COMPAT-3"]
+
+    with tempfile.TemporaryDirectory() as t:
+        for seed in range(10):
+            d = os.path.join(t, f"b{seed}")
+            subprocess.run([ok, "generate", "--kind", "binary", "--count", "1", "--seed", str(seed), "--out", d,
+                            "--target-ids", ",".join(["host-x86_64-unknown-linux-gnu-"] +
+                                                    ["hipv4-" + r for r in LOOKUP_REQUESTS[1:]] +
+                                                    ["hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx90a",
+                                                     "openmp-amdgcn-amd-amdhsa--gfx1030"])],
+                           check=True, capture_output=True)
+            f = os.path.join(d, os.listdir(d)[0])
+            expect, rules = expect_for(f)
+            case(f"lookup/bundle-{seed}", f"The code object a HIP runtime picks per GPU in a generated bundle (seed {seed})",
+                 rules, "lookup", {"inputs": ["fatbin"], "requests": LOOKUP_REQUESTS},
+                 {"fatbin": b64(open(f, "rb").read())}, expect,
+                 source="offload-kit generate --kind binary; spec/bundle-id.md COMPAT-1..3")
+    for name in ("two-targets", "any-before-specific", "zero-size-first", "offset-beyond-end", "size-beyond-end",
+                 "offset-zero-header", "huge-count", "generic-entry", "kind-hcc"):
+        f = os.path.join(ROOT, "fuzz", "findings", "comgr-5.2", name + ".bin")
+        expect, rules = expect_for(f)
+        case(f"lookup/comgr-{name}", f"comgr 5.2 finding reproducer {name}.bin (fuzz/findings/comgr-5.2/README.md)",
+             rules, "lookup", {"inputs": ["fatbin"], "requests": LOOKUP_REQUESTS},
+             {"fatbin": b64(open(f, "rb").read())}, expect, source=f"fuzz/findings/comgr-5.2/{name}.bin")
+
+
 def rebuild_goldens():
     import tempfile
     with tempfile.TemporaryDirectory() as t:
@@ -2572,6 +2633,7 @@ def main():
     archive_cases()
     conflict_check_ub()
     locate_cases()
+    lookup_cases()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):

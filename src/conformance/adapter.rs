@@ -317,6 +317,8 @@ pub struct Invocation {
     /// `{images}`: the `--image` values (package, unpackage), each passed as
     /// `--image=VALUE`.
     pub images: Vec<String>,
+    /// `{requests}`: the lookup requests, one argument each.
+    pub requests: Vec<String>,
 }
 
 impl Adapter {
@@ -353,6 +355,7 @@ impl Adapter {
                 "unpackage",
                 "objdump-offloading",
                 "locate",
+                "lookup",
             ]
             .contains(&op.as_str())
             {
@@ -404,10 +407,12 @@ impl Adapter {
     }
 
     fn dir(&self) -> String {
-        self.path
-            .parent()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| ".".into())
+        // Absolute: commands run in a scratch directory of their own.
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::canonicalize(dir)
+            .unwrap_or_else(|_| dir.to_path_buf())
+            .display()
+            .to_string()
     }
 
     /// The program path with `{offload_kit}` and `{adapter_dir}` resolved.
@@ -508,6 +513,7 @@ impl Adapter {
                 "{input_paths}" => argv.extend(paths(&inv.inputs)),
                 "{output_paths}" => argv.extend(paths(&inv.outputs)),
                 "{images}" => argv.extend(inv.images.iter().map(|i| format!("--image={i}"))),
+                "{requests}" => argv.extend(inv.requests.iter().cloned()),
                 _ => argv.push(
                     el.replace("{program}", &program)
                         .replace("{offload_kit}", &offload_kit.display().to_string())
@@ -576,6 +582,26 @@ impl Adapter {
 }
 
 impl Adapter {
+    /// The answers of a `lookup` run: one `REQUEST\tOFFSET\tSIZE` line per
+    /// request (size 0: nothing found).
+    pub fn parse_lookup(&self, stdout: &[u8]) -> Result<Vec<(String, u64, u64)>, String> {
+        String::from_utf8_lossy(stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                match f.as_slice() {
+                    [r, o, s] => Ok((
+                        r.to_string(),
+                        o.parse().map_err(|_| format!("bad offset in '{l}'"))?,
+                        s.parse().map_err(|_| format!("bad size in '{l}'"))?,
+                    )),
+                    _ => Err(format!("lookup line '{l}' is not REQUEST\tOFFSET\tSIZE")),
+                }
+            })
+            .collect()
+    }
+
     /// The code objects a `locate` run printed on `stdout`.
     pub fn parse_located(&self, stdout: &[u8]) -> Result<Vec<Found>, String> {
         let text = String::from_utf8_lossy(stdout);

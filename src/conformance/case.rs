@@ -71,6 +71,12 @@ pub enum Op {
     /// ROCm's tools locate code objects (`llvm-readobj --offloading`,
     /// `roc-obj-ls`); compared as a multiset.
     Locate,
+    /// Ask for the code object a GPU runtime would load for each of
+    /// `args.requests` (full target IDs without the offload kind, as the
+    /// HIP runtime asks comgr): each answer must be an entry the spec finds
+    /// compatible (COMPAT-1..3, asked as a `hip` target), or none when no
+    /// entry is.
+    Lookup,
 }
 
 impl Op {
@@ -89,6 +95,7 @@ impl Op {
             Op::Unpackage => "unpackage",
             Op::ObjdumpOffloading => "objdump-offloading",
             Op::Locate => "locate",
+            Op::Lookup => "lookup",
         }
     }
 }
@@ -148,6 +155,10 @@ pub struct Args {
     /// directory (the case's outputs, in order).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_files: Vec<String>,
+    /// lookup: the GPUs asked for, as full target IDs without offload kind
+    /// (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
 }
 
 fn default_type() -> String {
@@ -161,7 +172,7 @@ impl Args {
             Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress | Op::Package => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
             Op::Unpackage => self.output_files.len(),
-            Op::List | Op::Verify | Op::ObjdumpOffloading | Op::Locate => 0,
+            Op::List | Op::Verify | Op::ObjdumpOffloading | Op::Locate | Op::Lookup => 0,
         })
     }
 }
@@ -311,6 +322,20 @@ pub struct Expect {
     /// locate: success, and these entries are found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locate: Option<Vec<Located>>,
+    /// lookup: success, and per request (in order) the entries that may be
+    /// answered; an empty list means the answer must be "none".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lookup: Option<Vec<LookupExpect>>,
+}
+
+/// The acceptable answers to one `lookup` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupExpect {
+    /// The request.
+    pub request: String,
+    /// `(offset, size)` of each compatible entry (offsets inside the input).
+    pub candidates: Vec<(u64, u64)>,
 }
 
 /// One code object found by `locate`: its ID, and where it is (for an entry
@@ -338,6 +363,7 @@ impl Expect {
             self.compatible.is_some(),
             self.compressed.is_some(),
             self.locate.is_some(),
+            self.lookup.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -516,7 +542,12 @@ impl Case {
                     return Err("list needs an input".into());
                 }
             }
-            Op::Decompress | Op::Verify | Op::Unpackage | Op::ObjdumpOffloading | Op::Locate => {
+            Op::Decompress
+            | Op::Verify
+            | Op::Unpackage
+            | Op::ObjdumpOffloading
+            | Op::Locate
+            | Op::Lookup => {
                 if self.args.inputs.len() != 1 {
                     return Err(format!("{} needs exactly one input", self.op.name()));
                 }

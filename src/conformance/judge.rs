@@ -388,6 +388,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         options,
         bundled,
         images,
+        requests: args.requests.clone(),
     };
     let (argv, option_env) = match a.argv_env(exec_op, &inv, &rc.offload_kit) {
         Ok(v) => v,

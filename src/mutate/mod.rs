@@ -180,7 +180,11 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
     let align = *rng.pick(&[1u64, 1, 8, 16, 4096]);
     let write = |m: &Model| gen_binary::write(&m.entries, align).bytes;
     let done = |bytes: Vec<u8>, what: String| Some(Mutation { bytes, what });
-    match rng.below(11) {
+    // Weights: fields and payloads, which keep the bundle readable and
+    // reach a loader's range checks, most; whole-container changes
+    // (compression, nesting) least.
+    const BRANCH: [usize; 20] = [0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 4, 5, 6, 6, 6, 7, 8, 9, 9, 10];
+    match BRANCH[rng.below(BRANCH.len())] {
         0 => {
             // One header or record field (raw, in place).
             let scan = crate::bundle::binary::scan(data, 0)?;
@@ -216,7 +220,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
             model.entries.swap(i, j);
             done(write(&model), format!("entries {i} and {j} swapped"))
         }
-        4 | 5 if n > 0 => {
+        4 if n > 0 => {
             let i = rng.below(n);
             let old = String::from_utf8_lossy(&model.entries[i].0).into_owned();
             let new = respell(&old, rng);
@@ -226,7 +230,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 format!("entry {i}'s ID '{old}' respelled '{new}'"),
             )
         }
-        6 if n > 0 => {
+        5 | 6 if n > 0 => {
             let i = rng.below(n);
             let p = &mut model.entries[i].1;
             let what = bytes(p, rng, 1 << 16);

@@ -55,6 +55,38 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
         Observation::Success(f) => f,
         other => return Err(format!("{}; expected success", other.summary())),
     };
+    if let Some(want) = &e.lookup {
+        let got = facts.answers.clone().unwrap_or_default();
+        for (i, w) in want.iter().enumerate() {
+            let Some((r, o, s)) = got.get(i) else {
+                return Err(format!("no answer for request {i} '{}'", w.request));
+            };
+            if r != &w.request {
+                return Err(format!("answer {i} is for '{r}'; expected '{}'", w.request));
+            }
+            let ok = if w.candidates.is_empty() {
+                *s == 0
+            } else {
+                w.candidates.contains(&(*o, *s))
+            };
+            if !ok {
+                let c: Vec<String> = w
+                    .candidates
+                    .iter()
+                    .map(|(o, s)| format!("@{o}+{s}"))
+                    .collect();
+                return Err(format!(
+                    "'{r}' answered @{o}+{s}; the spec allows {}",
+                    if c.is_empty() {
+                        "none".to_string()
+                    } else {
+                        c.join(" or ")
+                    }
+                ));
+            }
+        }
+        return Ok(());
+    }
     if let Some(want) = &e.locate {
         // What the implementation reports: offsets and sizes only if it
         // prints them.

@@ -42,6 +42,8 @@ pub struct Facts {
     pub compatible: Option<Result<bool, String>>,
     /// `locate`: the code objects reported.
     pub located: Option<Vec<crate::conformance::adapter::Found>>,
+    /// `lookup`: per request, the `(offset, size)` answered (size 0: none).
+    pub answers: Option<Vec<(String, u64, u64)>>,
 }
 
 impl Observation {
@@ -49,7 +51,13 @@ impl Observation {
     pub fn summary(&self) -> String {
         match self {
             Observation::Success(f) => {
-                if let Some(l) = &f.located {
+                if let Some(a) = &f.answers {
+                    let a: Vec<String> = a
+                        .iter()
+                        .map(|(r, o, s)| format!("{r} → @{o}+{s}"))
+                        .collect();
+                    format!("success, answers [{}]", a.join(", "))
+                } else if let Some(l) = &f.located {
                     let l: Vec<String> = l.iter().map(ToString::to_string).collect();
                     format!("success, found [{}]", l.join(", "))
                 } else if let Some(l) = &f.listing {
@@ -200,6 +208,7 @@ pub(super) fn observe(
     match ctx.op {
         Op::List => facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?),
         Op::Locate => facts.located = Some(ctx.adapter.parse_located(&res.stdout)?),
+        Op::Lookup => facts.answers = Some(ctx.adapter.parse_lookup(&res.stdout)?),
         Op::Decompress if ctx.adapter.decompress_result == DecompressResult::Listing => {
             facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?)
         }
