@@ -500,3 +500,102 @@ pub fn ccob_stream(data: &[u8]) {
         assert!(windowed == whole, "windowed listing differs");
     }
 }
+
+/// The loader-fuzzing kit fed anything: mutation chains stay within their
+/// bound and every mutant is read without a panic; generated files (kind
+/// and seed from the input) check out as labelled.
+pub fn fuzz_kit(data: &[u8]) {
+    use crate::generate::{generate, Kind, Options};
+    let (&head, rest) = data.split_first().unwrap_or((&0, &[]));
+    let max = 1 + usize::from(head) * 64;
+    let mut cur = rest.to_vec();
+    for step in 0..4u64 {
+        let m = crate::mutate::mutate(&cur, max, u64::from(head) << 8 | step);
+        assert!(m.bytes.len() <= max, "mutant over the bound: {}", m.what);
+        let _ = crate::detect::list(&m.bytes.as_slice(), None);
+        cur = m.bytes;
+    }
+    let kind = Kind::ALL[usize::from(head) % Kind::ALL.len()];
+    let seed = rest
+        .iter()
+        .take(8)
+        .fold(0u64, |a, &b| a << 8 | u64::from(b));
+    let rules = kind.malformable();
+    let malformed = (head & 0x80 != 0).then(|| rules[usize::from(head) % rules.len()]);
+    let opts = Options {
+        malformed,
+        ..Options::default()
+    };
+    if let Ok(g) = generate(kind, seed, &opts) {
+        let res = crate::detect::list(&g.bytes.as_slice(), None);
+        match (&g.violation, res) {
+            (None, r) => assert!(r.is_ok(), "generated {kind} seed {seed} is invalid"),
+            (Some(v), r) => {
+                let es = r.expect_err("a malformed file is rejected");
+                assert!(es
+                    .iter()
+                    .any(|e| e.rule_id() == Some(v.rule.id) && e.offset() == Some(v.offset)));
+            }
+        }
+    }
+}
+
+/// Arbitrary entries for [`roundtrip`]: IDs by index into a pool of
+/// distinct valid IDs, payloads, an alignment, and a compressed copy.
+#[derive(Debug, Arbitrary)]
+pub struct RoundTripInput {
+    entries: Vec<(u8, Vec<u8>)>,
+    align: u8,
+    ccob_version: u8,
+    zlib: bool,
+}
+
+/// Model → bytes → model → bytes: a binary bundle of arbitrary entries
+/// reads back as the same entries and writes back as the same bytes (the
+/// writer's layout is canonical); its compressed form decompresses to it.
+pub fn roundtrip(data: &[u8]) {
+    use crate::bundle::ccob::{self, Method, WriteOptions};
+    const IDS: &[&[u8]] = &[
+        b"host-x86_64-unknown-linux-gnu-",
+        b"hip-amdgcn-amd-amdhsa--gfx906",
+        b"hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+",
+        b"openmp-nvptx64-nvidia-cuda--sm_70",
+        b"hip-amdgcn-amd-amdhsa--gfx1100",
+        b"hip-spirv64-amd-amdhsa--amdgcnspirv",
+    ];
+    let Ok(input) = RoundTripInput::arbitrary(&mut Unstructured::new(data)) else {
+        return;
+    };
+    // One entry per pool ID (a repeated ID is a BIN-8 violation).
+    let mut seen = [false; IDS.len()];
+    let mut entries: Vec<(&[u8], &[u8])> = Vec::new();
+    for (i, p) in &input.entries {
+        let i = usize::from(*i) % IDS.len();
+        if !std::mem::replace(&mut seen[i], true) {
+            entries.push((IDS[i], p.as_slice()));
+        }
+    }
+    if entries.is_empty() {
+        return;
+    }
+    let align = u64::from(input.align).max(1);
+    let bytes = binary::write_to_vec(&entries, align).expect("small bundles lay out");
+    let b = binary::parse_strict(&bytes, 0, Extent::Standalone).expect("written bundles are valid");
+    let back: Vec<(&[u8], &[u8])> = (0..b.entries.len())
+        .map(|i| (b.entries[i].id, b.payload(i)))
+        .collect();
+    assert_eq!(back, entries, "entries read back differ");
+    assert_eq!(binary::write_to_vec(&back, align).expect("lays out"), bytes);
+    let opts = WriteOptions {
+        version: 1 + u16::from(input.ccob_version % 3),
+        method: if input.zlib {
+            Method::Zlib
+        } else {
+            Method::Zstd
+        },
+        level: 1,
+    };
+    let blob = ccob::compress(&bytes, opts).expect("compresses");
+    let d = ccob::decompress_strict(&blob, 0).expect("decompresses");
+    assert_eq!(d.data, bytes, "decompressed bundle differs");
+}

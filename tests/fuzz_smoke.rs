@@ -233,3 +233,29 @@ fn regression_feature_sign_not_char_boundary() {
         }
     }
 }
+
+#[test]
+fn smoke_fuzz_kit() {
+    for s in seeds() {
+        fuzzing::fuzz_kit(&s);
+    }
+    // Every kind, valid and malformed (the first byte picks both).
+    let mut rng = Lcg(0xf00d);
+    for head in 0..=255u8 {
+        let mut d = vec![head];
+        d.extend(rng.bytes(16));
+        fuzzing::fuzz_kit(&d);
+    }
+}
+
+#[test]
+fn smoke_roundtrip() {
+    for s in seeds() {
+        fuzzing::roundtrip(&s);
+    }
+    let mut rng = Lcg(0xbeef);
+    for _ in 0..2000 {
+        let n = (rng.next() % 400) as usize;
+        fuzzing::roundtrip(&rng.bytes(n));
+    }
+}
