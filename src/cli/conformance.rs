@@ -17,7 +17,8 @@ Runs conformance/corpus/**/*.json against every available implementation
 (conformance/adapters/*.json) and prints a case x implementation matrix.
 
 options:
-  --impl NAME        run only this implementation (glob; repeatable)
+  --impl NAME        run only this implementation (glob; repeatable); llvm=/path/to/llvm/bin
+                     adds a user's LLVM build, judged as the release its --version names
   --case GLOB        run only matching cases, e.g. 'malformed/**' (repeatable)
   --adapter FILE     add an adapter file (e.g. conformance/adapters-test/broken-align.json)
   --root DIR         the conformance directory (default: found automatically)
@@ -32,6 +33,9 @@ options:
                      differential mode: N random valid bundles, list + unbundle
                      on every implementation; disagreements are shrunk and written
                      as reproducers to DIR (default conformance-repro)
+  export DIR [--case GLOB]...
+                     write the corpus as plain files (inputs per release, case.json
+                     with the spec's and each release's expectation) for other languages
   spec parse-id ID...|spec compatible ENTRY REQUEST [--hip-openmp]
                      print the spec verdict (used by tools/gen-conformance-corpus.py)
 
@@ -105,6 +109,9 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
 pub fn main(args: Vec<String>) -> i32 {
     if args.first().map(String::as_str) == Some("spec") {
         return spec_main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("export") {
+        return export_main(&args[1..]);
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
@@ -297,6 +304,58 @@ fn spec_main(args: &[String]) -> i32 {
         _ => {
             eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp]");
             2
+        }
+    }
+}
+
+/// `conformance export DIR [--case GLOB]...`.
+fn export_main(args: &[String]) -> i32 {
+    let mut dir = None;
+    let mut globs = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--case" => match it.next() {
+                Some(g) => globs.push(g.clone()),
+                None => {
+                    eprintln!("offload-kit conformance export: --case needs a glob");
+                    return 2;
+                }
+            },
+            d if dir.is_none() && !d.starts_with('-') => dir = Some(PathBuf::from(d)),
+            other => {
+                eprintln!("offload-kit conformance export: unexpected argument '{other}'");
+                return 2;
+            }
+        }
+    }
+    let Some(dir) = dir else {
+        eprintln!("offload-kit conformance export: usage: export DIR [--case GLOB]...");
+        return 2;
+    };
+    let Some(layout) = Layout::discover() else {
+        eprintln!("offload-kit conformance: cannot find the conformance/ directory");
+        return 2;
+    };
+    let cases = match load_corpus(&layout.corpus()) {
+        Ok(c) => c,
+        Err(errs) => {
+            eprintln!("offload-kit conformance: {}", errs.join("\n"));
+            return 2;
+        }
+    };
+    let cases: Vec<_> = cases
+        .into_iter()
+        .filter(|c| globs.is_empty() || offload_kit::conformance::case_selected(&globs, &c.id))
+        .collect();
+    match offload_kit::conformance::export::export(&cases, &dir) {
+        Ok(n) => {
+            println!("exported {n} cases to {}", dir.display());
+            0
+        }
+        Err(e) => {
+            eprintln!("offload-kit conformance export: {e}");
+            1
         }
     }
 }

@@ -37,6 +37,7 @@ pub mod adapter;
 pub mod case;
 pub mod codec;
 pub mod exec;
+pub mod export;
 pub mod judge;
 pub mod random;
 pub mod recipe;
@@ -47,6 +48,7 @@ pub use adapter::{Adapter, Role};
 pub use case::{load_corpus, Case};
 pub use judge::{run_case, RunContext, Status, Verdict};
 
+use crate::profile::Release;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -211,6 +213,10 @@ pub fn select_adapters(
     } else {
         let mut s = Vec::new();
         for g in impls {
+            if let Some(bin) = g.strip_prefix("llvm=") {
+                s.push(user_llvm(&all, Path::new(bin))?);
+                continue;
+            }
             let m: Vec<&Adapter> = all
                 .iter()
                 .chain(extra.iter())
@@ -235,6 +241,68 @@ pub fn select_adapters(
     Ok(sel)
 }
 
+/// The major version a `clang-offload-bundler --version` text names
+/// (`… version 23.0.0rc1 …` → 23).
+pub fn llvm_major(version_text: &str) -> Option<u32> {
+    let after = version_text.split("version ").nth(1)?;
+    after
+        .split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// An adapter for a user's own LLVM build (`--impl llvm=/path/to/llvm/bin`):
+/// its release is read from `clang-offload-bundler --version`, and it runs
+/// as the reference of the newest modelled release not newer than that
+/// (the adapter `llvm-N` with every `/usr/lib/llvm-N/bin` replaced by the
+/// given directory).
+pub fn user_llvm(all: &[Adapter], bin: &Path) -> Result<Adapter, String> {
+    let bundler = bin.join("clang-offload-bundler");
+    let out = std::process::Command::new(&bundler)
+        .arg("--version")
+        .output()
+        .map_err(|e| {
+            format!(
+                "--impl llvm={}: cannot run {}: {e}",
+                bin.display(),
+                bundler.display()
+            )
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let major = llvm_major(&text).ok_or_else(|| {
+        format!(
+            "--impl llvm={}: no version in '{}'",
+            bin.display(),
+            text.trim()
+        )
+    })?;
+    let release = Release::ALL
+        .into_iter()
+        .filter(|r| r.major() <= major)
+        .max()
+        .ok_or_else(|| {
+            format!("LLVM {major} is older than every modelled release (14, 16, 19, 22)")
+        })?;
+    let template = all
+        .iter()
+        .find(|a| a.role == Role::Reference && a.release == Some(release))
+        .ok_or_else(|| format!("no adapter for LLVM {release}"))?;
+    let from = format!("/usr/lib/llvm-{}/bin", release.major());
+    let to = bin.display().to_string();
+    let mut a = template.clone();
+    a.name = format!("llvm-{major}-user");
+    a.description =
+        format!("LLVM {major} at {to} (a user's build), judged as LLVM {release}'s reference");
+    a.program = a.program.replace(&from, &to);
+    for argv in a.commands.values_mut() {
+        for el in argv.iter_mut() {
+            *el = el.replace(&from, &to);
+        }
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,5 +316,18 @@ mod tests {
         assert!(glob_match("*align*", "bundle-align-3"));
         assert!(case_selected(&["binary".into()], "binary/x/y"));
         assert!(!case_selected(&["bin".into()], "binary/x"));
+    }
+
+    #[test]
+    fn llvm_versions() {
+        assert_eq!(
+            llvm_major("LLVM (http://llvm.org/):\n  LLVM version 23.0.0rc1\n"),
+            Some(23)
+        );
+        assert_eq!(
+            llvm_major("Debian clang-offload-bundler version 19.1.7 (3~deb12u1)"),
+            Some(19)
+        );
+        assert_eq!(llvm_major("no version here"), None);
     }
 }

@@ -1,0 +1,160 @@
+//! The portable corpus: every case as plain files, so that a project in any
+//! language can run it without Rust (`offload-kit conformance export DIR`).
+//!
+//! For each case, `DIR/<case id>/case.json` holds the operation, its
+//! arguments, the spec's expected outcome and, per LLVM release, the
+//! expectation as that release spells IDs together with the divergences the
+//! corpus documents for it; the inputs are built once per variant into
+//! `DIR/<case id>/<variant>/<input name>` (`spec`, `llvm-14`, …: recipes
+//! spell IDs as each release writes them). `DIR/index.json` lists the cases;
+//! `DIR/README.md` describes the protocol.
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit::conformance::{export, load_corpus, Layout};
+//!
+//! let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"));
+//! let cases = load_corpus(&layout.corpus()).unwrap();
+//! let one: Vec<_> = cases.into_iter().filter(|c| c.id == "locate/fatbin-0").collect();
+//! let dir = tempfile::tempdir().unwrap();
+//! assert_eq!(export::export(&one, dir.path()).unwrap(), 1);
+//! let case: serde_json::Value = serde_json::from_slice(
+//!     &std::fs::read(dir.path().join("locate/fatbin-0/case.json")).unwrap()).unwrap();
+//! assert_eq!(case["op"], "locate");
+//! assert!(dir.path().join("locate/fatbin-0/spec/host").is_file());
+//! ```
+
+use super::case::Case;
+use super::recipe::written_id;
+use crate::profile::Release;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The protocol, written as `DIR/README.md`.
+const README: &str = "# offload-kit conformance corpus (exported)
+
+Each directory `<case id>/` holds `case.json` and the inputs of the case,
+built once per variant: `spec/` (IDs spelled canonically, ID-4) and
+`llvm-14/`, `llvm-16/`, `llvm-19/`, `llvm-22/` (IDs as that release writes
+them; byte-identical to `spec/` for most cases).
+
+case.json:
+- `op`: bundle, unbundle, list, parse-id, compatible, compress, decompress,
+  verify, package, unpackage, objdump-offloading, locate, lookup (see
+  offload-kit's conformance/README.md for what each asks);
+- `args`: the operation's arguments; `args.inputs` names inputs, found at
+  `<variant>/<name>` (`inputs[name][variant]` is null for a missing file);
+- `expect`: the spec's outcome, one of `fail` (a rule ID, or `*`),
+  `outputs`, `bundle`, `list`, `id`, `compatible`, `compressed`, `locate`,
+  `lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;
+- `releases.llvm-N.expect`: the same for LLVM N's spelling, and
+  `releases.llvm-N.known_divergence`: what the corpus documents LLVM N does
+  instead (an outcome word such as `crash`, or a full alternative expect).
+
+Run your implementation on the inputs of the variant it follows, compare
+its outcome with `expect` (or the release's), and report per case: pass,
+differs, crashed, timed out, or not applicable.
+";
+
+/// Replace every `{\"written\": T}` in `v` by the ID `release` writes for `T`.
+fn resolve(v: &mut Value, release: Option<Release>) {
+    match v {
+        Value::Object(m) => {
+            if let (1, Some(Value::String(t))) = (m.len(), m.get("written")) {
+                let text = written_id(release, t).unwrap_or_else(|e| format!("<{e}>"));
+                *v = Value::String(text);
+                return;
+            }
+            m.values_mut().for_each(|x| resolve(x, release));
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| resolve(x, release)),
+        _ => {}
+    }
+}
+
+/// Write `cases` under `dir`; the number written.
+pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    let variants: Vec<(String, Option<Release>)> = std::iter::once(("spec".to_string(), None))
+        .chain(
+            Release::ALL
+                .into_iter()
+                .map(|r| (format!("llvm-{}", r.major()), Some(r))),
+        )
+        .collect();
+    let mut index = Vec::new();
+    for c in cases {
+        // Case IDs are corpus paths (`group/name`): never absolute, no `..`.
+        if c.id.split('/').any(|p| p.is_empty() || p == "..") {
+            return Err(format!("case id '{}' is not a relative path", c.id));
+        }
+        let cdir = dir.join(&c.id);
+        let mut inputs = serde_json::Map::new();
+        for (name, spec) in &c.inputs {
+            let mut per = serde_json::Map::new();
+            for (v, r) in &variants {
+                let built = spec
+                    .build(*r)
+                    .map_err(|e| format!("{}: input {name}: {e}", c.id))?;
+                let entry = match built {
+                    Some(bytes) => {
+                        let p = cdir.join(v).join(name);
+                        std::fs::create_dir_all(p.parent().expect("has a parent"))
+                            .map_err(|e| io(&p, e))?;
+                        std::fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+                        Value::String(format!("{v}/{name}"))
+                    }
+                    None => Value::Null,
+                };
+                per.insert(v.clone(), entry);
+            }
+            inputs.insert(name.clone(), Value::Object(per));
+        }
+        let expect_for = |r: Option<Release>| {
+            let mut e = serde_json::to_value(&c.expect).expect("serialisable");
+            resolve(&mut e, r);
+            e
+        };
+        let mut releases = serde_json::Map::new();
+        for (v, r) in variants.iter().skip(1) {
+            let major = r.expect("a release").major();
+            let notes: Vec<Value> = c
+                .known_divergence
+                .iter()
+                .filter(|k| k.releases.is_empty() || k.releases.contains(&major))
+                .map(|k| serde_json::to_value(k).expect("serialisable"))
+                .collect();
+            releases.insert(
+                v.clone(),
+                json!({"expect": expect_for(*r), "known_divergence": notes}),
+            );
+        }
+        let doc = json!({
+            "id": c.id,
+            "title": c.title,
+            "source": c.source,
+            "rules": c.rules,
+            "op": c.op.name(),
+            "args": c.args,
+            "inputs": inputs,
+            "expect": expect_for(None),
+            "releases": releases,
+        });
+        let p = cdir.join("case.json");
+        std::fs::create_dir_all(&cdir).map_err(|e| io(&cdir, e))?;
+        let text = serde_json::to_string_pretty(&doc).expect("serialisable") + "\n";
+        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+        index.push(Value::String(c.id.clone()));
+    }
+    let p = dir.join("index.json");
+    std::fs::write(
+        &p,
+        serde_json::to_string_pretty(&index).expect("serialisable") + "\n",
+    )
+    .map_err(|e| io(&p, e))?;
+    let p = dir.join("README.md");
+    std::fs::write(&p, README).map_err(|e| io(&p, e))?;
+    Ok(cases.len())
+}
