@@ -163,6 +163,22 @@ fn main() {
         }
     }
 
+    trials.push(Trial::test("impl::user_llvm_build", || {
+        // A user's LLVM directory runs as the release its --version names.
+        let a = conformance::select_adapters(&layout(), &["llvm=/usr/lib/llvm-19/bin".into()], &[])
+            .map_err(Failed::from)?;
+        let [a] = a.as_slice() else {
+            return Err(format!("{} adapters", a.len()).into());
+        };
+        let ok = a.name == "llvm-19-user"
+            && a.release == Some(offload_kit::Release::L19)
+            && a.program == "/usr/lib/llvm-19/bin/clang-offload-bundler";
+        if !ok {
+            return Err(format!("{} {:?} {}", a.name, a.release, a.program).into());
+        }
+        Ok(())
+    }));
+
     {
         // The portable corpus: every case exported, its inputs the bytes the
         // recipes build, and the worked example's runner passes on it.
