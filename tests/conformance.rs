@@ -163,6 +163,89 @@ fn main() {
         }
     }
 
+    {
+        // The dashboard in a real browser: headless Chromium renders the
+        // matrix (DOM), a group page (the filter by format) and a case page
+        // reached from the matrix's link, and takes a screenshot.
+        let (cases, rc) = (cases.clone(), rc.clone());
+        trials.push(Trial::test("html::site_in_chromium", move || {
+            let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+                .into_iter()
+                .find(|p| std::path::Path::new(p).is_file())
+                .ok_or("chromium is not installed: run tools/setup (Debian package chromium)")?;
+            let l = layout();
+            let adapters = conformance::select_adapters(&l, &[], &[]).map_err(Failed::from)?;
+            let adapters: Vec<Adapter> = adapters
+                .into_iter()
+                .filter(|a| a.available(&rc.offload_kit))
+                .collect();
+            let some: Vec<Case> = cases
+                .iter()
+                .filter(|c| c.id.starts_with("locate/") || c.id.starts_with("lookup/"))
+                .cloned()
+                .collect();
+            let verdicts: Vec<_> = some
+                .iter()
+                .flat_map(|c| {
+                    adapters
+                        .iter()
+                        .map(|a| run_case(c, a, &rc))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let names: Vec<String> = adapters.iter().map(|a| a.name.clone()).collect();
+            let dir = tempfile::tempdir()?;
+            conformance::html::write_site(&some, &names, &verdicts, dir.path())
+                .map_err(Failed::from)?;
+            let dom = |rel: &str| -> Result<String, Failed> {
+                let out = std::process::Command::new(chromium)
+                    .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+                    .arg(format!("file://{}", dir.path().join(rel).display()))
+                    .output()?;
+                Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            };
+            let index = dom("index.html")?;
+            for want in [
+                "<td class=\"pass\">",
+                "offload-kit-strict",
+                "href=\"group-locate.html\"",
+                "href=\"case/locate/fatbin-0.html\"",
+            ] {
+                if !index.contains(want) {
+                    return Err(format!("the rendered matrix lacks {want}").into());
+                }
+            }
+            // Follow the links the rendered page holds, as a click would.
+            let group = dom("group-locate.html")?;
+            if !group.contains("locate/fatbin-0") || group.contains("lookup/bundle-0") {
+                return Err("the locate group page does not filter to locate cases".into());
+            }
+            let case = dom("case/locate/fatbin-0.html")?;
+            if !case.contains("Input host") || !case.contains("offload-kit-strict: pass") {
+                return Err("the case page lacks its input dump or a verdict".into());
+            }
+            let shot = dir.path().join("shot.png");
+            std::process::Command::new(chromium)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--window-size=1200,800",
+                ])
+                .arg(format!("--screenshot={}", shot.display()))
+                .arg(format!(
+                    "file://{}",
+                    dir.path().join("index.html").display()
+                ))
+                .output()?;
+            let png = std::fs::read(&shot)?;
+            if !png.starts_with(b"\x89PNG") || png.len() < 10_000 {
+                return Err(format!("screenshot of {} bytes", png.len()).into());
+            }
+            Ok(())
+        }));
+    }
+
     trials.push(Trial::test("impl::user_llvm_build", || {
         // A user's LLVM directory runs as the release its --version names.
         let a = conformance::select_adapters(&layout(), &["llvm=/usr/lib/llvm-19/bin".into()], &[])

@@ -24,6 +24,8 @@ options:
   --root DIR         the conformance directory (default: found automatically)
   --json FILE        write the JSON report
   --junit FILE       write a JUnit XML report
+  --html DIR         write the dashboard: a static site (matrix, per-group, per-implementation,
+                     per-case and per-rule pages) that opens from the file system
   --jobs N           parallel runs (default: twice the number of CPUs)
   --timeout SECONDS  time limit per run (default: the adapter's, 10 s)
   --summary-only     do not print the matrix
@@ -51,6 +53,7 @@ struct Options {
     root: Option<PathBuf>,
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
+    html: Option<PathBuf>,
     jobs: Option<usize>,
     timeout: Option<f64>,
     summary_only: bool,
@@ -86,6 +89,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--root" => c.root = Some(value()?.into()),
             "--json" => c.json = Some(value()?.into()),
             "--junit" => c.junit = Some(value()?.into()),
+            "--html" => c.html = Some(value()?.into()),
             "--repro-dir" => c.repro_dir = Some(value()?.into()),
             "--jobs" | "-j" => {
                 c.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
@@ -233,6 +237,13 @@ pub fn main(args: Vec<String>) -> i32 {
         let j = report::json(&cases, &available, &verdicts, secs);
         if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&j).expect("serialisable")) {
             eprintln!("offload-kit conformance: {}: {e}", p.display());
+            return 2;
+        }
+    }
+    if let Some(d) = &cli.html {
+        let names: Vec<String> = available.iter().map(|a| a.name.clone()).collect();
+        if let Err(e) = offload_kit::conformance::html::write_site(&cases, &names, &verdicts, d) {
+            eprintln!("offload-kit conformance: {e}");
             return 2;
         }
     }

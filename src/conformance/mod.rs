@@ -38,6 +38,7 @@ pub mod case;
 pub mod codec;
 pub mod exec;
 pub mod export;
+pub mod html;
 pub mod judge;
 pub mod random;
 pub mod recipe;
