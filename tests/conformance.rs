@@ -246,6 +246,77 @@ fn main() {
         }));
     }
 
+    trials.push(Trial::test("merge::split_runs_join", || {
+        // Runs split by implementation (as the CI matrix jobs do), merged
+        // into one report and one site; a comparison between two releases.
+        let ok = env!("CARGO_BIN_EXE_offload-kit");
+        let dir = tempfile::tempdir()?;
+        let run = |args: &[&str]| -> Result<String, Failed> {
+            let o = std::process::Command::new(ok)
+                .args(args)
+                .current_dir(concat!(env!("CARGO_MANIFEST_DIR")))
+                .output()?;
+            if !o.status.success() {
+                return Err(format!("{args:?}: {}", String::from_utf8_lossy(&o.stderr)).into());
+            }
+            Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+        };
+        let part = |name: &str| {
+            dir.path()
+                .join(format!("part-{name}.json"))
+                .display()
+                .to_string()
+        };
+        for imp in ["offload-kit", "llvm-19", "llvm-22"] {
+            run(&[
+                "conformance",
+                "--impl",
+                imp,
+                "--case",
+                "bundle/**",
+                "--summary-only",
+                "--json",
+                &part(imp),
+            ])?;
+        }
+        let site = dir.path().join("site").display().to_string();
+        let all = dir.path().join("all.json").display().to_string();
+        let out = run(&[
+            "conformance",
+            "merge",
+            &part("offload-kit"),
+            &part("llvm-19"),
+            &part("llvm-22"),
+            "--html",
+            &site,
+            "--json",
+            &all,
+            "--compare-impls",
+            "llvm-19,llvm-22",
+        ])?;
+        if !out.contains("merged 123 results of 3 implementations from 3 parts") {
+            return Err(format!("merge said: {out}").into());
+        }
+        let merged =
+            conformance::report::load_results(std::path::Path::new(&all)).map_err(Failed::from)?;
+        let one = conformance::report::load_results(std::path::Path::new(&part("llvm-22")))
+            .map_err(Failed::from)?;
+        let same = one.iter().all(|v| {
+            merged.iter().any(|m| {
+                m.case == v.case && m.implementation == v.implementation && m.status == v.status
+            })
+        });
+        if merged.len() != 123 || !same {
+            return Err(format!("{} merged results, parts kept: {same}", merged.len()).into());
+        }
+        for f in ["index.html", "compare.html", "case/bundle/align-0.html"] {
+            if !dir.path().join("site").join(f).is_file() {
+                return Err(format!("the merged site lacks {f}").into());
+            }
+        }
+        Ok(())
+    }));
+
     trials.push(Trial::test("impl::user_llvm_build", || {
         // A user's LLVM directory runs as the release its --version names.
         let a = conformance::select_adapters(&layout(), &["llvm=/usr/lib/llvm-19/bin".into()], &[])

@@ -24,6 +24,9 @@ options:
   --root DIR         the conformance directory (default: found automatically)
   --json FILE        write the JSON report
   --junit FILE       write a JUnit XML report
+  --compare OLD.json list (and with --html, show in compare.html) the cases whose
+                     outcome changed since the run that wrote OLD.json (--json)
+  --compare-impls A,B  the cases whose outcome differs between implementations A and B
   --html DIR         write the dashboard: a static site (matrix, per-group, per-implementation,
                      per-case and per-rule pages) that opens from the file system
   --jobs N           parallel runs (default: twice the number of CPUs)
@@ -35,6 +38,8 @@ options:
                      differential mode: N random valid bundles, list + unbundle
                      on every implementation; disagreements are shrunk and written
                      as reproducers to DIR (default conformance-repro)
+  merge PART.json... [--html DIR] [--json FILE] [--compare OLD.json]
+                     join runs split by implementation (--impl X --json part-X.json)
   export DIR [--case GLOB]...
                      write the corpus as plain files (inputs per release, case.json
                      with the spec's and each release's expectation) for other languages
@@ -54,6 +59,8 @@ struct Options {
     json: Option<PathBuf>,
     junit: Option<PathBuf>,
     html: Option<PathBuf>,
+    compare: Option<PathBuf>,
+    compare_impls: Option<String>,
     jobs: Option<usize>,
     timeout: Option<f64>,
     summary_only: bool,
@@ -90,6 +97,8 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--json" => c.json = Some(value()?.into()),
             "--junit" => c.junit = Some(value()?.into()),
             "--html" => c.html = Some(value()?.into()),
+            "--compare" => c.compare = Some(value()?.into()),
+            "--compare-impls" => c.compare_impls = Some(value()?),
             "--repro-dir" => c.repro_dir = Some(value()?.into()),
             "--jobs" | "-j" => {
                 c.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
@@ -116,6 +125,9 @@ pub fn main(args: Vec<String>) -> i32 {
     }
     if args.first().map(String::as_str) == Some("export") {
         return export_main(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("merge") {
+        return merge_main(&args[1..]);
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
@@ -240,12 +252,10 @@ pub fn main(args: Vec<String>) -> i32 {
             return 2;
         }
     }
-    if let Some(d) = &cli.html {
-        let names: Vec<String> = available.iter().map(|a| a.name.clone()).collect();
-        if let Err(e) = offload_kit::conformance::html::write_site(&cases, &names, &verdicts, d) {
-            eprintln!("offload-kit conformance: {e}");
-            return 2;
-        }
+    let names: Vec<String> = available.iter().map(|a| a.name.clone()).collect();
+    if let Err(e) = compare_and_site(&cli, &cases, &names, &verdicts) {
+        eprintln!("offload-kit conformance: {e}");
+        return 2;
     }
     if let Some(p) = &cli.junit {
         if let Err(e) = std::fs::write(p, report::junit(&available, &verdicts)) {
@@ -369,4 +379,121 @@ fn export_main(args: &[String]) -> i32 {
             1
         }
     }
+}
+
+/// `--compare`, `--compare-impls` and `--html` for a finished run.
+fn compare_and_site(
+    cli: &Options,
+    cases: &[offload_kit::conformance::Case],
+    names: &[String],
+    verdicts: &[offload_kit::conformance::Verdict],
+) -> Result<(), String> {
+    use offload_kit::conformance::html;
+    let mut shown = None;
+    if let Some(old) = &cli.compare {
+        let cs = report::changes(&report::load_results(old)?, verdicts);
+        let title = format!("Changes since {}", old.display());
+        print!("{}", report::changes_text(&title, &cs));
+        shown = Some((title, cs));
+    }
+    if let Some(pair) = &cli.compare_impls {
+        let (a, b) = pair.split_once(',').ok_or("--compare-impls takes A,B")?;
+        let cs = report::impl_changes(verdicts, a, b);
+        let title = format!("Outcomes that differ between {a} and {b}");
+        print!("{}", report::changes_text(&title, &cs));
+        shown = Some((title, cs));
+    }
+    if let Some(d) = &cli.html {
+        html::write_site(cases, names, verdicts, d)?;
+        if let Some((title, cs)) = shown {
+            html::write_compare(d, &title, &cs)?;
+        }
+    }
+    Ok(())
+}
+
+/// `conformance merge PART.json... [--html DIR] [--json FILE] [--compare OLD.json]`.
+fn merge_main(args: &[String]) -> i32 {
+    let mut parts = Vec::new();
+    let mut cli = Options::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
+        let r = match a.as_str() {
+            "--html" => value().map(|v| cli.html = Some(v.into())),
+            "--json" => value().map(|v| cli.json = Some(v.into())),
+            "--compare" => value().map(|v| cli.compare = Some(v.into())),
+            "--compare-impls" => value().map(|v| cli.compare_impls = Some(v)),
+            p if !p.starts_with('-') => {
+                parts.push(PathBuf::from(p));
+                Ok(())
+            }
+            other => Err(format!("unexpected argument '{other}'")),
+        };
+        if let Err(e) = r {
+            eprintln!("offload-kit conformance merge: {e}");
+            return 2;
+        }
+    }
+    if parts.is_empty() {
+        eprintln!("offload-kit conformance merge: no parts given");
+        return 2;
+    }
+    // Later parts win for a (case, implementation) run twice.
+    let mut by: std::collections::BTreeMap<(String, String), offload_kit::conformance::Verdict> =
+        std::collections::BTreeMap::new();
+    for p in &parts {
+        match report::load_results(p) {
+            Ok(vs) => {
+                for v in vs {
+                    by.insert((v.case.clone(), v.implementation.clone()), v);
+                }
+            }
+            Err(e) => {
+                eprintln!("offload-kit conformance merge: {e}");
+                return 2;
+            }
+        }
+    }
+    let verdicts: Vec<_> = by.into_values().collect();
+    let mut names: Vec<String> = verdicts.iter().map(|v| v.implementation.clone()).collect();
+    names.sort();
+    names.dedup();
+    let Some(layout) = Layout::discover() else {
+        eprintln!("offload-kit conformance: cannot find the conformance/ directory");
+        return 2;
+    };
+    let cases = match load_corpus(&layout.corpus()) {
+        Ok(c) => c,
+        Err(errs) => {
+            eprintln!("offload-kit conformance: {}", errs.join("\n"));
+            return 2;
+        }
+    };
+    for n in &names {
+        let mut per: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+        for v in verdicts.iter().filter(|v| &v.implementation == n) {
+            *per.entry(v.status.label()).or_default() += 1;
+        }
+        let counts: Vec<String> = per.iter().map(|(k, c)| format!("{k} {c}")).collect();
+        println!("  {n:<22} {}", counts.join(", "));
+    }
+    println!(
+        "merged {} results of {} implementations from {} parts",
+        verdicts.len(),
+        names.len(),
+        parts.len()
+    );
+    if let Some(p) = &cli.json {
+        let j = serde_json::json!({"cases": cases.len(), "results": verdicts});
+        if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&j).expect("serialisable")) {
+            eprintln!("offload-kit conformance: {}: {e}", p.display());
+            return 2;
+        }
+    }
+    if let Err(e) = compare_and_site(&cli, &cases, &names, &verdicts) {
+        eprintln!("offload-kit conformance: {e}");
+        return 2;
+    }
+    i32::from(!report::failures(&verdicts, false).is_empty())
 }

@@ -341,3 +341,28 @@ pub fn write_site(
     }
     Ok(())
 }
+
+/// Write `compare.html` into `dir`: the cases whose outcome changed (see
+/// [`super::report::changes`]), linked to their case pages.
+pub fn write_compare(
+    dir: &Path,
+    title: &str,
+    changes: &[super::report::Change],
+) -> Result<(), String> {
+    let mut b = format!("<p>{} change(s)</p><table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">implementation</th><th scope=\"col\">before</th><th scope=\"col\">after</th></tr></thead><tbody>\n", changes.len());
+    for c in changes {
+        let _ = writeln!(
+            b,
+            "<tr><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>",
+            c.case,
+            esc(&c.case),
+            esc(&c.implementation),
+            esc(&c.before),
+            esc(&c.after)
+        );
+    }
+    b.push_str("</tbody></table>\n");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let p = dir.join("compare.html");
+    std::fs::write(&p, page(title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+}

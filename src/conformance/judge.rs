@@ -41,13 +41,13 @@ use super::recipe::{BundleRecipe, Data, EntryRecipe, IdSpec, InputSpec};
 use crate::profile::Release;
 use check::check;
 use observe::observe;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The verdict for one case on one implementation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// The outcome is the spec's (adjusted by release).
@@ -93,7 +93,7 @@ impl Status {
     }
 }
 /// One (case, implementation) result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Verdict {
     /// Case ID.
     pub case: String,

@@ -383,3 +383,78 @@ pub fn junit(adapters: &[Adapter], verdicts: &[Verdict]) -> String {
     s.push_str("</testsuites>\n");
     s
 }
+
+/// The results of a JSON report ([`json`]): for `conformance merge` of
+/// runs split by implementation, and `--compare`.
+pub fn load_results(path: &std::path::Path) -> Result<Vec<Verdict>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_json::from_value(v.get("results").cloned().unwrap_or_default())
+        .map_err(|e| format!("{}: results: {e}", path.display()))
+}
+
+/// One case whose outcome changed between two sets of results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// The case.
+    pub case: String,
+    /// The implementation (for a comparison of two implementations: `A → B`).
+    pub implementation: String,
+    /// The earlier cell (`-`: not run).
+    pub before: String,
+    /// The later cell.
+    pub after: String,
+}
+
+/// The (case, implementation) pairs whose matrix cell differs between
+/// `old` and `new` (a pair missing on one side shows as `-`).
+pub fn changes(old: &[Verdict], new: &[Verdict]) -> Vec<Change> {
+    let key = |v: &Verdict| (v.case.clone(), v.implementation.clone());
+    let o: BTreeMap<(String, String), String> = old.iter().map(|v| (key(v), v.cell())).collect();
+    let n: BTreeMap<(String, String), String> = new.iter().map(|v| (key(v), v.cell())).collect();
+    let mut keys: Vec<&(String, String)> = o.keys().chain(n.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let before = o.get(k).cloned().unwrap_or_else(|| "-".into());
+            let after = n.get(k).cloned().unwrap_or_else(|| "-".into());
+            (before != after).then(|| Change {
+                case: k.0.clone(),
+                implementation: k.1.clone(),
+                before,
+                after,
+            })
+        })
+        .collect()
+}
+
+/// The cases whose outcome differs between implementations `a` and `b` of
+/// one run (e.g. `llvm-19` and `llvm-22`, for release testers).
+pub fn impl_changes(verdicts: &[Verdict], a: &str, b: &str) -> Vec<Change> {
+    let pick = |name: &str| -> Vec<Verdict> {
+        verdicts
+            .iter()
+            .filter(|v| v.implementation == name)
+            .map(|v| Verdict {
+                implementation: format!("{a} → {b}"),
+                ..v.clone()
+            })
+            .collect()
+    };
+    changes(&pick(a), &pick(b))
+}
+
+/// The changes as text, one line each.
+pub fn changes_text(title: &str, cs: &[Change]) -> String {
+    let mut s = format!("== {title}: {} change(s) ==\n", cs.len());
+    for c in cs {
+        let _ = writeln!(
+            s,
+            "  {} on {}: {} → {}",
+            c.case, c.implementation, c.before, c.after
+        );
+    }
+    s
+}
