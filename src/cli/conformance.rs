@@ -354,16 +354,8 @@ fn export_main(args: &[String]) -> i32 {
         eprintln!("offload-kit conformance export: usage: export DIR [--case GLOB]...");
         return 2;
     };
-    let Some(layout) = Layout::discover() else {
-        eprintln!("offload-kit conformance: cannot find the conformance/ directory");
+    let Some(cases) = found_corpus() else {
         return 2;
-    };
-    let cases = match load_corpus(&layout.corpus()) {
-        Ok(c) => c,
-        Err(errs) => {
-            eprintln!("offload-kit conformance: {}", errs.join("\n"));
-            return 2;
-        }
     };
     let cases: Vec<_> = cases
         .into_iter()
@@ -459,16 +451,8 @@ fn merge_main(args: &[String]) -> i32 {
     let mut names: Vec<String> = verdicts.iter().map(|v| v.implementation.clone()).collect();
     names.sort();
     names.dedup();
-    let Some(layout) = Layout::discover() else {
-        eprintln!("offload-kit conformance: cannot find the conformance/ directory");
+    let Some(cases) = found_corpus() else {
         return 2;
-    };
-    let cases = match load_corpus(&layout.corpus()) {
-        Ok(c) => c,
-        Err(errs) => {
-            eprintln!("offload-kit conformance: {}", errs.join("\n"));
-            return 2;
-        }
     };
     for n in &names {
         let mut per: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
@@ -496,4 +480,16 @@ fn merge_main(args: &[String]) -> i32 {
         return 2;
     }
     i32::from(!report::failures(&verdicts, false).is_empty())
+}
+
+/// The corpus of the conformance/ directory found from here, or `None`
+/// after saying why not.
+fn found_corpus() -> Option<Vec<offload_kit::conformance::Case>> {
+    let Some(layout) = Layout::discover() else {
+        eprintln!("offload-kit conformance: cannot find the conformance/ directory");
+        return None;
+    };
+    load_corpus(&layout.corpus())
+        .map_err(|errs| eprintln!("offload-kit conformance: {}", errs.join("\n")))
+        .ok()
 }

@@ -288,7 +288,8 @@ pub fn json(
     })
 }
 
-fn xml_escape(s: &str) -> String {
+/// Escape text for XML and HTML (control characters as character references).
+pub(crate) fn xml_escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -19,16 +19,8 @@ pub(super) const RULES: &[Rule] = &[
     rules::TID_3,
 ];
 
-/// Text types and their comment strings (TXT-1).
-const TYPES: &[(&str, &str)] = &[
-    ("i", "//"),
-    ("ii", "//"),
-    ("cui", "//"),
-    ("hipi", "//"),
-    ("d", "#"),
-    ("s", "#"),
-    ("ll", ";"),
-];
+/// Text types (TXT-1); their comment strings come from the text reader.
+const TYPES: &[&str] = &["i", "ii", "cui", "hipi", "d", "s", "ll"];
 
 const START: &str = " __CLANG_OFFLOAD_BUNDLE____START__ ";
 const END: &str = " __CLANG_OFFLOAD_BUNDLE____END__ ";
@@ -96,7 +88,8 @@ fn write(
 
 /// One text bundle, valid or breaking `rule`.
 pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
-    let &(ty, c) = cx.rng.pick(TYPES);
+    let ty = *cx.rng.pick(TYPES);
+    let c = crate::bundle::text::comment(ty).expect("a text type");
     let max = if cx.small { 2 } else { 4 };
     let ids = cx.ids.entries(cx.rng, max, 70);
     let mut entries: Vec<(Vec<u8>, Vec<u8>)> = ids
