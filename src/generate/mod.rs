@@ -255,7 +255,13 @@ pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, Gene
             return Err(GenerateError::Unsupported { kind, rule: r.id });
         }
     }
-    let ids = pick::Ids::new(&opts.target_ids)?;
+    let user;
+    let ids = if opts.target_ids.is_empty() {
+        pick::Ids::builtin()
+    } else {
+        user = pick::Ids::new(&opts.target_ids)?;
+        &user
+    };
     let mut why = String::new();
     for attempt in 0..ATTEMPTS {
         let mut rng = Rng::new(seed ^ attempt.wrapping_mul(0xa076_1d64_78bd_642f));
@@ -263,7 +269,7 @@ pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, Gene
         let small = attempt >= ATTEMPTS / 2;
         let cx = Cx {
             rng: &mut rng,
-            ids: &ids,
+            ids,
             small,
         };
         let draft = match kind {

@@ -61,6 +61,13 @@ impl Ids {
         Ok(ids)
     }
 
+    /// The built-in pools, parsed once: the generator and the mutator are
+    /// called hundreds of thousands of times.
+    pub(crate) fn builtin() -> &'static Ids {
+        static IDS: std::sync::OnceLock<Ids> = std::sync::OnceLock::new();
+        IDS.get_or_init(|| Ids::new(&[]).expect("the built-in ID pool is valid"))
+    }
+
     /// 1 to `max` distinct device IDs, at most one per processor (none
     /// when the user gave only host IDs).
     pub(crate) fn devices(&self, rng: &mut Rng, max: usize) -> Vec<String> {

@@ -63,9 +63,7 @@ fn interesting(rng: &mut Rng, len: u64, orig: u64) -> u64 {
 /// Mutate `data` into at most `max_size` bytes (see the [module docs](self)).
 pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
     let mut rng = Rng::new(seed);
-    // Parsed once: a fuzzer calls this hundreds of thousands of times.
-    static IDS: std::sync::OnceLock<Ids> = std::sync::OnceLock::new();
-    let ids = IDS.get_or_init(|| Ids::new(&[]).expect("the built-in ID pool is valid"));
+    let ids = Ids::builtin();
     // A structural draw that does not fit (or changes nothing) falls back
     // to bytes.
     if !data.is_empty() && rng.chance(80) {
