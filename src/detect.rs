@@ -10,7 +10,7 @@ use crate::host::ar;
 use crate::offload_binary;
 use crate::profile::Release;
 use crate::rules;
-use crate::source::{Source, Window};
+use crate::source::{Prefix, Source, Sub, Window};
 use serde::Serialize;
 
 /// The kind of container found at the start of an input.
@@ -266,9 +266,8 @@ fn list_in(
             // Scanned window by window: a multi-GB text bundle keeps about
             // one window resident.
             let entries = match release {
-                None => text::parse_strict_source(src, 0, c, text::WINDOW).map_err(rebase)?,
-                Some(r) => text::llvm_entries_source(src, 0, c, r, text::WINDOW)
-                    .map_err(|e| vec![e.rebase(base)])?,
+                None => text::parse_strict(src, 0, c).map_err(rebase)?.entries,
+                Some(r) => text::llvm_entries(src, 0, c, r).map_err(|e| vec![e.rebase(base)])?,
             };
             entries
                 .iter()
@@ -307,8 +306,8 @@ fn list_in(
         }
         Container::Elf => {
             let l = match release {
-                None => fatbin::list_strict_source(src).map_err(rebase)?,
-                Some(_) => fatbin::inspect_source(src).map_err(|e| vec![e.rebase(base)])?,
+                None => fatbin::list_strict(src).map_err(rebase)?,
+                Some(_) => fatbin::inspect(src).map_err(|e| vec![e.rebase(base)])?,
             };
             let mut entries = Vec::new();
             for e in l.entries {
@@ -645,8 +644,7 @@ const LARGE_CCOB_PREFIX: [u64; 2] = [1 << 20, 16 << 20];
 /// (verified) uncompressed form: the header and IDs are checked strictly;
 /// payload ranges against the full size.
 fn large_binary_entries(
-    prefix: &[u8],
-    total: u64,
+    prefix: &Prefix,
     at: u64,
     bundle: usize,
 ) -> Result<Vec<ListedEntry>, Errors> {
@@ -655,7 +653,7 @@ fn large_binary_entries(
             "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
         ))
     };
-    let scan = binary::scan_prefix(prefix, total, 0)
+    let scan = binary::scan(prefix, 0)
         .ok_or_else(|| vec![ctx(Error::at(rules::BIN_2, 24, "bundle header cut short"))])?;
     if scan.stop.is_some() || scan.entries.len() as u64 != scan.num_entries {
         return Err(vec![ctx(Error::at(
@@ -663,7 +661,7 @@ fn large_binary_entries(
             scan.header_end,
             format!(
                 "the bundle header is malformed or longer than the {} bytes read ahead",
-                prefix.len()
+                prefix.bytes().len()
             ),
         ))]
         .into());
@@ -700,22 +698,23 @@ fn ccob_entries(
     opts: ListOptions,
 ) -> Result<Vec<ListedEntry>, Errors> {
     let at = base + rel;
-    if release.is_none() {
+    let blob = Sub::new(src, rel, len);
+    if let (None, Some(blob)) = (release, &blob) {
         // Large bundles: verify while streaming, keep only the header part.
-        let h = ccob::header_in(src, rel, len, at).map_err(|e| vec![e])?;
+        let h = ccob::read_header(blob, at).map_err(|e| vec![e])?;
         if h.uncompressed_size > LARGE_CCOB {
             for keep in LARGE_CCOB_PREFIX {
                 let (_, prefix) = if opts.defer_ccob_verification {
-                    ccob::decompress_prefix_in(src, rel, len, at, keep)
+                    ccob::decompress_prefix(blob, at, keep)
                 } else {
-                    ccob::verify_prefix_in(src, rel, len, at, keep)
+                    ccob::verify_prefix(blob, at, keep)
                 }
                 .map_err(|e| vec![e])?;
-                if !binary::is_binary_bundle(&prefix) {
+                if !binary::is_binary_bundle(prefix.bytes()) {
                     break;
                 }
-                let listed = large_binary_entries(&prefix, h.uncompressed_size, at, bundle);
-                let cut = binary::scan_prefix(&prefix, h.uncompressed_size, 0)
+                let listed = large_binary_entries(&prefix, at, bundle);
+                let cut = binary::scan(&prefix, 0)
                     .is_none_or(|s| matches!(s.stop, Some(binary::Stop::Truncated { .. })));
                 if listed.is_ok() || !cut || keep == LARGE_CCOB_PREFIX[1] {
                     return listed;
@@ -723,17 +722,17 @@ fn ccob_entries(
             }
         }
     }
-    if let (Some(r), Some(sub)) = (release, crate::source::Sub::new(src, rel, len)) {
+    if let (Some(r), Some(sub)) = (release, &blob) {
         // As the release reads it, decoding only the bundle header where
         // the outcome of its full decompression is known without it (see
         // `ccob::llvm_list_prefix`): a large bundle is not inflated.
-        if let Some((prefix, total)) = ccob::llvm_list_prefix(&sub, r) {
+        if let Some(prefix) = ccob::llvm_list_prefix(sub, r) {
             let inside = |e: Error| {
                 e.context(format!(
                     "inside the compressed bundle at 0x{at:x} (offsets are within the decompressed bundle)"
                 ))
             };
-            let entries = match binary::llvm_read_prefix(&prefix, total, 0, r) {
+            let entries = match binary::llvm_read(&prefix, 0, r) {
                 LlvmView::NoBundles => vec![],
                 LlvmView::Entries(e) => e,
                 LlvmView::Crash(e) => return Err(vec![inside(e)].into()),

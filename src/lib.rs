@@ -4,7 +4,7 @@
 //! writes.
 //!
 //! Data flows bytes → typed model → bytes:
-//! - [`format`]: raw definitions (magic numbers, fixed records);
+//! - [`format`](mod@format): raw definitions (magic numbers, fixed records);
 //! - [`bundle`]: readers and writers per container;
 //! - [`id`]: bundle entry IDs, triples and target IDs;
 //! - [`profile`]: per-release behaviour;

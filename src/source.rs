@@ -15,7 +15,7 @@
 //! Windows of a buffer, a sub-range of it, and a reader over that.
 //!
 //! ```
-//! use offload_kit::source::{Reader, Source, Sub};
+//! use offload_kit::source::{Prefix, Reader, Source, Sub};
 //! use std::io::Read;
 //!
 //! let data: Vec<u8> = (0u8..100).collect();
@@ -29,9 +29,18 @@
 //! let mut buf = [0u8; 2];
 //! assert!(sub.read_at(18, &mut buf) && buf == [68, 69]);
 //! assert!(!sub.read_at(19, &mut buf));
+//! // The first 8 bytes of a 4096-byte input, as a source of that length.
+//! let prefix = Prefix::new(data[..8].to_vec(), 4096);
+//! assert_eq!((prefix.len(), prefix.bytes().len()), (4096, 8));
+//! assert!(prefix.window(8, 1).is_none()); // not at hand
 //! ```
 
 use std::ops::Deref;
+
+/// The window size of the readers that walk a whole input
+/// ([`Source::window_size`]): a mapped input is read 16 MiB at a time, so
+/// scanning a multi-GB text bundle keeps about that much of it resident.
+pub const WINDOW: u64 = 16 << 20;
 
 /// The bytes of a range of an input: borrowed, or held by a mapping of its
 /// own that is released when the window is dropped.
@@ -54,8 +63,26 @@ impl Deref for Window<'_> {
 
 /// An input that can be read whole or window by window.
 pub trait Source {
-    /// The whole input.
+    /// The whole input, or as much of it as is at hand (a [`Prefix`]).
     fn bytes(&self) -> &[u8];
+
+    /// The input's length in bytes: `bytes().len()`, except for a
+    /// [`Prefix`], whose bytes are only the start of an input this long.
+    fn len(&self) -> u64 {
+        self.bytes().len() as u64
+    }
+
+    /// Whether the input is empty.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The size of the windows a reader that walks the whole input (the
+    /// text-bundle readers) asks for: [`WINDOW`] unless a source says
+    /// otherwise (tests ask small ones to cross window boundaries often).
+    fn window_size(&self) -> u64 {
+        WINDOW
+    }
 
     /// `bytes()[offset..offset + len]`, `None` when the range is not inside
     /// the input. The default borrows from [`Source::bytes`].
@@ -86,7 +113,19 @@ pub trait Source {
     }
 }
 
+impl Source for [u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 impl Source for &[u8] {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
+impl<const N: usize> Source for [u8; N] {
     fn bytes(&self) -> &[u8] {
         self
     }
@@ -95,6 +134,41 @@ impl Source for &[u8] {
 impl Source for Vec<u8> {
     fn bytes(&self) -> &[u8] {
         self
+    }
+}
+
+/// The first bytes of an input of [`Source::len`] bytes: a compressed
+/// bundle decoded only as far as its header, so that a reader can check
+/// its records against the bundle's full length without the payloads.
+/// Windows and reads beyond the bytes at hand are `None`/`false`, as for
+/// any range outside an input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    bytes: Vec<u8>,
+    len: u64,
+}
+
+impl Prefix {
+    /// `bytes`, the start of an input of `len` bytes (at least
+    /// `bytes.len()`).
+    pub fn new(bytes: Vec<u8>, len: u64) -> Prefix {
+        let len = len.max(bytes.len() as u64);
+        Prefix { bytes, len }
+    }
+
+    /// The bytes at hand.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+}
+
+impl Source for Prefix {
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn len(&self) -> u64 {
+        self.len
     }
 }
 
@@ -177,13 +251,22 @@ impl<'s> Sub<'s> {
     /// `src[start..start + len]`; `None` when the range is not inside `src`.
     pub fn new(src: &'s dyn Source, start: u64, len: u64) -> Option<Sub<'s>> {
         let end = start.checked_add(len)?;
-        (end <= src.bytes().len() as u64).then_some(Sub { src, start, len })
+        (end <= src.len()).then_some(Sub { src, start, len })
     }
 }
 
 impl Source for Sub<'_> {
+    /// The bytes of the range that the parent has at hand (all of them,
+    /// unless the parent is a [`Prefix`]).
     fn bytes(&self) -> &[u8] {
-        &self.src.bytes()[self.start as usize..(self.start + self.len) as usize]
+        let b = self.src.bytes();
+        let s = (self.start as usize).min(b.len());
+        let e = ((self.start + self.len) as usize).min(b.len());
+        &b[s..e]
+    }
+
+    fn len(&self) -> u64 {
+        self.len
     }
 
     fn window(&self, offset: u64, len: u64) -> Option<Window<'_>> {

@@ -23,6 +23,7 @@ use common::{llvm_tool, Out};
 use md5::{Digest, Md5};
 use offload_kit::bundle::binary;
 use offload_kit::bundle::ccob::{self, LlvmDecompress, Method, WriteOptions};
+use offload_kit::source::{Source, Sub};
 use offload_kit::{detect, Error, Release};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -1042,7 +1043,7 @@ fn exercise(b: &[u8]) {
     if let Ok(h) = ccob::parse_header(b, 0) {
         let _ = ccob::blob_len(&h, b, 0);
     }
-    let _ = ccob::decompress_prefix(b, 0, 64);
+    let _ = ccob::decompress_prefix(&b, 0, 64);
     if let Ok(d) = ccob::decompress_strict(b, 0) {
         assert_eq!(d.data.len() as u64, d.header.uncompressed_size);
         assert_eq!(md5_8(&d.data), d.header.hash);
@@ -2531,7 +2532,8 @@ fn streamed_extraction_reads_bounded_windows() {
         let avail = file.len() as u64 - at;
         let off = bundle.len() as u64 - dev.len() as u64;
         let mut out = Vec::new();
-        ccob::extract_range_in(&src, at, avail, at, off, dev.len() as u64, &mut out).unwrap();
+        let blob = Sub::new(&src, at, avail).unwrap();
+        ccob::extract_range(&blob, at, off, dev.len() as u64, &mut out).unwrap();
         assert!(out == dev, "v{version}: extracted bytes differ");
         let taken = src.taken.borrow();
         assert!(taken.len() >= 3, "v{version}: {} windows", taken.len());
@@ -2541,18 +2543,19 @@ fn streamed_extraction_reads_bounded_windows() {
         drop(taken);
         // The slice path agrees.
         let mut out2 = Vec::new();
-        ccob::extract_range(&file[at as usize..], at, off, dev.len() as u64, &mut out2).unwrap();
+        ccob::extract_range(&&file[at as usize..], at, off, dev.len() as u64, &mut out2).unwrap();
         assert!(out2 == out);
         // A flipped byte in the middle of the stream: same error both ways.
         let mut bad = file.clone();
         let mid = bad.len() / 2;
         bad[mid] ^= 0x40;
-        let e1 = ccob::extract_range(&bad[at as usize..], at, 0, 4, &mut Vec::new()).unwrap_err();
+        let e1 = ccob::extract_range(&&bad[at as usize..], at, 0, 4, &mut Vec::new()).unwrap_err();
         let src = WindowLog {
             data: bad.clone(),
             taken: Default::default(),
         };
-        let e2 = ccob::extract_range_in(&src, at, avail, at, 0, 4, &mut Vec::new()).unwrap_err();
+        let blob = Sub::new(&src, at, avail).unwrap();
+        let e2 = ccob::extract_range(&blob, at, 0, 4, &mut Vec::new()).unwrap_err();
         assert_eq!(e1, e2);
         assert!(
             matches!(e1.rule_id(), Some("CCOB-5") | Some("CCOB-7")),
@@ -2592,9 +2595,9 @@ fn list_decodes_only_the_header() {
                 level: 3,
             };
             let blob = ccob::compress(&bundle, opts).unwrap();
-            let (prefix, total) =
-                ccob::llvm_list_prefix(&blob.as_slice(), r).expect("header-only path");
-            assert_eq!(total, bundle.len() as u64);
+            let at_hand = ccob::llvm_list_prefix(&blob.as_slice(), r).expect("header-only path");
+            assert_eq!(at_hand.len(), bundle.len() as u64);
+            let prefix = at_hand.bytes();
             assert!(prefix.len() > 64 << 10, "the header is longer than 64 KiB");
             assert!(
                 prefix.len() < bundle.len() / 2,
@@ -2606,7 +2609,7 @@ fn list_decodes_only_the_header() {
                 panic!("decompresses");
             };
             assert_eq!(
-                ids_of(binary::llvm_read_prefix(&prefix, total, 0, r)),
+                ids_of(binary::llvm_read(&at_hand, 0, r)),
                 ids_of(binary::llvm_read(&full, 0, r))
             );
         }
@@ -2619,8 +2622,8 @@ fn list_decodes_only_the_header() {
             ccob::llvm_decompress(&damaged, r),
             LlvmDecompress::Fails(..)
         ));
-        let (prefix, total) = ccob::llvm_list_prefix(&damaged.as_slice(), r).unwrap();
-        let mut ids = ids_of(binary::llvm_read_prefix(&prefix, total, 0, r));
+        let prefix = ccob::llvm_list_prefix(&damaged.as_slice(), r).unwrap();
+        let mut ids = ids_of(binary::llvm_read(&prefix, 0, r));
         ids.sort();
         assert_eq!(ids, [GFX906, HOST_ID]);
     }

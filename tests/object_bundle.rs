@@ -819,7 +819,7 @@ fn fatbin_bundles_are_read_through_windows() {
         data: d.clone(),
         windows: Default::default(),
     };
-    let windowed = fatbin::list_strict_source(&src).unwrap();
+    let windowed = fatbin::list_strict(&src).unwrap();
     assert_eq!(windowed, fatbin::list_strict(&d).unwrap());
     let base = Elf::parse(&d)
         .unwrap()
@@ -846,7 +846,7 @@ fn fatbin_bundles_are_read_through_windows() {
             None
         }
     }
-    let es = fatbin::list_strict_source(&NoWindows(d)).unwrap_err();
+    let es = fatbin::list_strict(&NoWindows(d)).unwrap_err();
     assert_eq!(es[0].rule_id(), Some("FAT-1"));
     assert_eq!(es[0].offset(), Some(base));
 }
@@ -1128,7 +1128,7 @@ fn exercise(d: &[u8]) {
             }
         }
     }
-    let _ = fatbin::inspect(d);
+    let _ = fatbin::inspect(&d);
     let _ = elf::remove_sections(d, |s| object::is_bundle_section(s.name));
     let _ = elf::remove_sections(d, |s| s.name == b".comment");
     let _ = elf::add_sections(d, &[("__CLANG_OFFLOAD_BUNDLE__x", b"abc", E)]);
@@ -1469,7 +1469,7 @@ fn llvm_fat_objects_list_and_unbundle_like_llvm() {
                         &readobj(ra, &q),
                         &format!("host from {w} by {r}"),
                     );
-                    assert!(fatbin::inspect(&want).unwrap().entries.is_empty());
+                    assert!(fatbin::inspect(&&want[..]).unwrap().entries.is_empty());
                     assert!(
                         !want.windows(24).any(|w| w == b"__CLANG_OFFLOAD_BUNDLE__"),
                         "the stripped host object keeps no bundle section name"

@@ -5,8 +5,7 @@
 //! identical `-list` output). A missing LLVM release fails the differential
 //! tests unless `OFFLOAD_KIT_NO_LLVM=1`.
 
-use offload_kit::bundle::binary::Entry;
-use offload_kit::bundle::text::{self, LlvmReader};
+use offload_kit::bundle::text::{self, LlvmReader, TextEntry};
 use offload_kit::detect;
 use offload_kit::source::{Source, Window};
 use offload_kit::Release;
@@ -31,14 +30,14 @@ fn good() -> Vec<u8> {
 }
 
 fn rules_of(d: &[u8], c: &str) -> Vec<&'static str> {
-    match text::parse_strict(d, 0, c) {
+    match text::parse_strict(&d, 0, c) {
         Ok(_) => vec![],
         Err(es) => es.iter().filter_map(|e| e.rule_id()).collect(),
     }
 }
 
 fn errs(d: &[u8], c: &str) -> offload_kit::Errors {
-    text::parse_strict(d, 0, c).unwrap_err()
+    text::parse_strict(&d, 0, c).unwrap_err()
 }
 
 fn start(c: &str, id: &[u8]) -> Vec<u8> {
@@ -59,11 +58,11 @@ fn cat(parts: &[&[u8]]) -> Vec<u8> {
     parts.concat()
 }
 
-fn ids<'a>(es: &[Entry<'a>]) -> Vec<&'a [u8]> {
-    es.iter().map(|e| e.id).collect()
+fn ids(es: &[TextEntry]) -> Vec<&[u8]> {
+    es.iter().map(|e| &e.id[..]).collect()
 }
 
-fn contents<'a>(d: &'a [u8], es: &[Entry<'a>]) -> Vec<&'a [u8]> {
+fn contents<'a>(d: &'a [u8], es: &[TextEntry]) -> Vec<&'a [u8]> {
     es.iter().map(|e| e.payload(d).unwrap()).collect()
 }
 
@@ -79,8 +78,8 @@ fn good_bundle_matches_llvm_bytes() {
     let g = good();
     let b = text::parse_strict(&g, 0, "#").unwrap();
     assert_eq!(ids(&b.entries), [HOST, GFX906]);
-    assert_eq!(b.content(0).unwrap(), b"host line 1\nhost line 2\n");
-    assert_eq!(b.content(1).unwrap(), b"dev no newline");
+    assert_eq!(b.content(&g, 0).unwrap(), b"host line 1\nhost line 2\n");
+    assert_eq!(b.content(&g, 1).unwrap(), b"dev no newline");
     assert_eq!(b.entries[0].record_pos, 0);
     assert_eq!(b.entries[0].id_pos, 37);
     assert_eq!(b.find("hip-amdgcn-amd-amdhsa--gfx906"), Some(1));
@@ -140,7 +139,7 @@ fn txt_3_starts_with_the_first_start_line() {
     assert_eq!(es[0].rule_id(), Some("TXT-3"));
     assert_eq!(es[0].offset(), Some(0));
     assert!(es[0].to_string().contains("line 1:"), "{}", es[0]);
-    let l = text::llvm_entries(&g[1..], 0, "#", Release::L22).unwrap();
+    let l = text::llvm_entries(&&g[1..], 0, "#", Release::L22).unwrap();
     assert_eq!(ids(&l), [GFX906]);
     // Text before the first START line.
     let d = cat(&[b"junk\n", &g]);
@@ -160,7 +159,7 @@ fn txt_3_starts_with_the_first_start_line() {
         .is_empty());
     assert!(text::check_entries(&[], "#").is_err());
     // base shifts offsets.
-    let es = text::parse_strict(&g[1..], 1000, "#").unwrap_err();
+    let es = text::parse_strict(&&g[1..], 1000, "#").unwrap_err();
     assert_eq!(es[0].offset(), Some(1000));
 }
 
@@ -284,7 +283,7 @@ fn txt_8_end_line() {
     assert_eq!(es[0].rule_id(), Some("TXT-8"));
     assert_eq!(es[0].offset(), Some(d.len() as u64));
     assert_eq!(
-        ids(&text::llvm_entries(d, 0, "#", Release::L22).unwrap()),
+        ids(&text::llvm_entries(&d, 0, "#", Release::L22).unwrap()),
         [HOST, GFX906]
     );
 }
@@ -498,20 +497,20 @@ proptest! {
         let parsed = text::parse_strict(&d, 7, c);
         prop_assert_eq!(checked.is_ok(), parsed.is_ok(), "check {:?} vs parse {:?}", checked, parsed);
         if let Ok(b) = parsed {
-            let got: Vec<(&[u8], &[u8])> = b.entries.iter().map(|e| (e.id, e.payload(&d).unwrap())).collect();
+            let got: Vec<(&[u8], &[u8])> = b.entries.iter().map(|e| (&e.id[..], e.payload(&d).unwrap())).collect();
             prop_assert_eq!(&got, &refs);
             // Whatever passes the strict reader, LLVM reads the same way.
             for r in Release::ALL {
                 let l = text::llvm_entries(&d, 7, c, r).unwrap();
                 prop_assert_eq!(&l, &b.entries);
-                prop_assert_eq!(text::llvm_list_raw(&d, 7, c, r).unwrap(), ids(&l));
+                prop_assert_eq!(text::llvm_list(&d, 7, c, r).unwrap(), l.iter().map(|e| e.id_str().into_owned()).collect::<Vec<_>>());
             }
         }
         // Without END markers in the contents LLVM gets every entry back.
         let m = text::end_marker(c);
         if refs.iter().all(|(i, p)| !i.contains(&b'\n') && memchr::memmem::find(p, &m).is_none()) {
             let l = text::llvm_entries(&d, 0, c, Release::L22).unwrap();
-            let got: Vec<(&[u8], &[u8])> = l.iter().map(|e| (e.id, e.payload(&d).unwrap())).collect();
+            let got: Vec<(&[u8], &[u8])> = l.iter().map(|e| (&e.id[..], e.payload(&d).unwrap())).collect();
             // START markers in contents are read as content when reading every bundle.
             prop_assert_eq!(got, refs);
         }
@@ -576,11 +575,11 @@ proptest! {
 
 #[test]
 fn big_input_is_read_in_place() {
-    // 64 MiB of content: strict and LLVM readers borrow, never copy.
+    // 64 MiB of content: read in place, never copied.
     let big = vec![b'x'; 64 << 20];
     let d = text::write_to_vec(&[(HOST, &big), (GFX906, b"d")], "#");
     let b = text::parse_strict(&d, 0, "#").unwrap();
-    let c = b.content(0).unwrap();
+    let c = b.content(&d, 0).unwrap();
     assert_eq!(c.len(), big.len());
     assert!(std::ptr::eq(
         c.as_ptr(),
@@ -603,6 +602,7 @@ fn big_input_is_read_in_place() {
 /// text bundle keeps about one window resident).
 struct Recorder {
     data: Vec<u8>,
+    chunk: u64,
     windows: std::cell::RefCell<Vec<(u64, u64)>>,
     live: std::rc::Rc<std::cell::Cell<usize>>,
     max_live: std::rc::Rc<std::cell::Cell<usize>>,
@@ -627,9 +627,10 @@ impl Drop for Held {
 }
 
 impl Recorder {
-    fn new(d: &[u8]) -> Recorder {
+    fn new(d: &[u8], chunk: u64) -> Recorder {
         Recorder {
             data: d.to_vec(),
+            chunk,
             windows: Default::default(),
             live: Default::default(),
             max_live: Default::default(),
@@ -656,6 +657,9 @@ impl Source for Recorder {
     }
     fn read_at(&self, _: u64, _: &mut [u8]) -> bool {
         panic!("the text readers read through windows only")
+    }
+    fn window_size(&self) -> u64 {
+        self.chunk
     }
 }
 
@@ -696,36 +700,27 @@ fn same_through_windows(
     chunk: u64,
     max_window: u64,
 ) -> Result<(), TestCaseError> {
-    let src = Recorder::new(d);
-    let slice = text::parse_strict(d, 5, c);
-    let windowed = text::parse_strict_source(&src, 5, c, chunk);
+    let src = Recorder::new(d, chunk);
+    let slice = text::parse_strict(&d, 5, c);
+    let windowed = text::parse_strict(&src, 5, c);
     match (&slice, &windowed) {
-        (Ok(b), Ok(w)) => {
-            let w: Vec<Entry> = w.iter().map(|e| e.entry()).collect();
-            prop_assert_eq!(&b.entries, &w);
-        }
+        (Ok(b), Ok(w)) => prop_assert_eq!(&b.entries, &w.entries),
         (Err(a), Err(b)) => prop_assert_eq!(a, b),
         _ => prop_assert!(false, "strict: {:?} vs {:?}", slice, windowed),
     }
     for r in Release::ALL {
-        let a = text::llvm_entries(d, 5, c, r);
-        let b = text::llvm_entries_source(&src, 5, c, r, chunk);
+        let a = text::llvm_entries(&d, 5, c, r);
+        let b = text::llvm_entries(&src, 5, c, r);
         match (&a, &b) {
-            (Ok(a), Ok(b)) => {
-                let b: Vec<Entry> = b.iter().map(|e| e.entry()).collect();
-                prop_assert_eq!(a, &b);
-            }
+            (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
             (Err(a), Err(b)) => prop_assert_eq!(a, b),
             _ => prop_assert!(false, "entries: {:?} vs {:?}", a, b),
         }
-        prop_assert_eq!(
-            text::llvm_list(d, 5, c, r),
-            text::llvm_list_source(&src, 5, c, r, chunk)
-        );
+        prop_assert_eq!(text::llvm_list(&d, 5, c, r), text::llvm_list(&src, 5, c, r));
         for pattern in [0, 0xff, 0b0101_0101, 0b1001_0110] {
-            let windowed = LlvmReader::from_source(&src, 5, c, r, chunk);
+            let windowed = LlvmReader::new(&src, 5, c, r);
             prop_assert_eq!(
-                walk(LlvmReader::new(d, 5, c, r), pattern),
+                walk(LlvmReader::new(&d, 5, c, r), pattern),
                 walk(windowed, pattern)
             );
         }
@@ -808,14 +803,14 @@ fn text_bundles_are_read_through_windows() {
         es[0]
     );
     // One walk takes about one window per 4 KiB of input, never the whole.
-    let src = Recorder::new(&d);
-    let l = text::llvm_entries_source(&src, 0, "//", Release::L22, 4096).unwrap();
+    let src = Recorder::new(&d, 4096);
+    let l = text::llvm_entries(&src, 0, "//", Release::L22).unwrap();
     assert_eq!(l.len(), 3);
     let n = src.windows.borrow().len();
     assert!((d.len() / 4096..d.len() / 2048).contains(&n), "{n} windows");
     // The native listing reads a text bundle through windows.
     for r in [None, Some(Release::L22)] {
-        let src = Recorder::new(&d);
+        let src = Recorder::new(&d, 4096);
         let err = |e: offload_kit::Errors| e[0].to_string();
         assert_eq!(
             detect::list(&src, r).map_err(err),
@@ -834,15 +829,15 @@ fn text_bundles_are_read_through_windows() {
         }
     }
     let src = NoWindows(good());
-    let es = text::parse_strict_source(&src, 0, "#", 4096).unwrap_err();
+    let es = text::parse_strict(&src, 0, "#").unwrap_err();
     assert_eq!(es.len(), 1);
     assert!(es[0]
         .message()
         .contains("cannot read the input at offset 0"));
     for r in Release::ALL {
-        assert!(text::llvm_entries_source(&src, 0, "#", r, 4096).is_err());
-        assert!(text::llvm_list_source(&src, 0, "#", r, 4096).is_err());
-        let rd = LlvmReader::from_source(&src, 0, "#", r, 4096);
+        assert!(text::llvm_entries(&src, 0, "#", r).is_err());
+        assert!(text::llvm_list(&src, 0, "#", r).is_err());
+        let rd = LlvmReader::new(&src, 0, "#", r);
         assert!(walk(rd, 0xff).is_empty());
     }
 }
@@ -975,7 +970,7 @@ impl std::fmt::Debug for Outcome {
 fn model_unbundle(d: &[u8], c: &str, r: Release, requested: &[&str]) -> Outcome {
     let written: Vec<String> = requested.iter().map(|t| r.written_id(t).unwrap()).collect();
     let targets: Vec<&str> = written.iter().map(String::as_str).collect();
-    let mut rd = LlvmReader::new(d, 0, c, r);
+    let mut rd = LlvmReader::new(&d, 0, c, r);
     let mut worklist: Vec<&str> = r.stringmap_order(&targets);
     let mut outs: Vec<Option<Vec<u8>>> = vec![None; targets.len()];
     let mut found_host = false;
@@ -1283,16 +1278,12 @@ fn diff_read(r: Release) {
             let what = format!("LLVM {r} -type={ty} {name}");
             // -list
             let got = list_with_llvm(&exe, ty, &input);
-            match text::llvm_list_raw(&d, 0, c, r) {
+            match text::llvm_list(&d, 0, c, r) {
                 Ok(ids) => {
                     assert!(!got.timed_out, "{what}: -list timed out");
                     assert_eq!(got.code, Some(0), "{what}: {}", got.stderr);
-                    let want: Vec<u8> = ids.iter().flat_map(|i| [*i, b"\n"].concat()).collect();
-                    assert_eq!(
-                        String::from_utf8_lossy(&got.stdout),
-                        String::from_utf8_lossy(&want),
-                        "{what}: -list"
-                    );
+                    let want: String = ids.iter().map(|i| format!("{i}\n")).collect();
+                    assert_eq!(String::from_utf8_lossy(&got.stdout), want, "{what}: -list");
                 }
                 Err(e) => {
                     endless += 1;

@@ -9,7 +9,7 @@
 //!   archive, never a path;
 //! * `getConflictTargetIDCombination` over the IDs of one member
 //!   ([`conflict`], AR-7);
-//! * the output archive ([`write`], AR-5): the GNU writer of
+//! * the output archive ([`write`](fn@write), AR-5): the GNU writer of
 //!   `host::ar` with each member's symbols.
 //!
 //! # Example

@@ -314,14 +314,11 @@ fn compressed_extent(rest: &[u8], at: u64) -> Result<(u16, u16, Option<u64>)> {
 /// `__CLANG_OFFLOAD_BUNDLE__*` section. Structural ELF errors (OBJ-1,
 /// OBJ-2) fail the walk; everything else is collected in
 /// [`Listing::problems`].
-pub fn inspect(data: &[u8]) -> Result<Listing> {
-    inspect_source(&data)
-}
-
-/// [`inspect`] reading each bundle of `.hip_fatbin` through its own
-/// [`Source::window`], so that a walk over a large mapped file keeps only
-/// one bundle's pages resident at a time.
-pub fn inspect_source(src: &dyn Source) -> Result<Listing> {
+///
+/// Each bundle of `.hip_fatbin` is read through its own [`Source::window`],
+/// so that a walk over a large mapped file keeps only one bundle's pages
+/// resident at a time.
+pub fn inspect(src: &dyn Source) -> Result<Listing> {
     let data = src.bytes();
     let elf = Elf::parse(data)?;
     let mut out = Listing {
@@ -373,13 +370,8 @@ pub fn inspect_source(src: &dyn Source) -> Result<Listing> {
 }
 
 /// [`inspect`], failing with every problem when there is any.
-pub fn list_strict(data: &[u8]) -> Result<Listing, Errors> {
-    list_strict_source(&data)
-}
-
-/// [`list_strict`] over a [`Source`] (see [`inspect_source`]).
-pub fn list_strict_source(src: &dyn Source) -> Result<Listing, Errors> {
-    let l = inspect_source(src).map_err(|e| vec![e])?;
+pub fn list_strict(src: &dyn Source) -> Result<Listing, Errors> {
+    let l = inspect(src).map_err(|e| vec![e])?;
     if l.problems.is_empty() {
         Ok(l)
     } else {

@@ -18,7 +18,7 @@
 //!
 //! let b = binary::parse_strict(&bin, 0, binary::Extent::Standalone).unwrap();
 //! let t = text::parse_strict(&txt, 0, "//").unwrap();
-//! assert_eq!(Some(b.payload(0)), t.content(0));
+//! assert_eq!(Some(b.payload(0)), t.content(&txt, 0));
 //! assert_eq!(ccob::decompress_strict(&zip, 0).unwrap().data, bin);
 //! ```
 

@@ -10,6 +10,7 @@ use crate::bundle::{object, text};
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
+use crate::source::Source;
 
 impl Job {
     /// Decompress the input first when it is a compressed bundle and the
@@ -25,14 +26,20 @@ impl Job {
         }
     }
 
-    /// The entries the release's file handler yields, in its order.
-    pub(super) fn llvm_entries<'a>(
+    /// The entries the release's file handler yields for `src`, in its
+    /// order (for a [`Prefix`](crate::source::Prefix), from its bundle
+    /// header).
+    pub(super) fn llvm_entries<'a, S: Source + ?Sized>(
         &self,
-        data: &'a [u8],
+        src: &'a S,
     ) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
+        let data = src.bytes();
         match FileType::parse(&self.file_type, self.release) {
-            Some(FileType::Text(c)) => text::llvm_entries(data, 0, c, self.release)
-                .map_err(|e| BundlerError::with("malformed text bundle", e)),
+            Some(FileType::Text(c)) => Ok(text::llvm_entries(&data, 0, c, self.release)
+                .map_err(|e| BundlerError::with("malformed text bundle", e))?
+                .iter()
+                .filter_map(|e| e.entry_in(data, 0))
+                .collect()),
             Some(FileType::Object | FileType::Archive) if object::is_object_file(data) => {
                 let entries = object::llvm_list(data, self.release)
                     .map_err(|e| BundlerError::with("invalid object file", e))?;
@@ -41,7 +48,7 @@ impl Job {
                     .map(object::Entry::to_binary_entry)
                     .collect())
             }
-            _ => match binary::llvm_read(data, 0, self.release) {
+            _ => match binary::llvm_read(src, 0, self.release) {
                 LlvmView::NoBundles => Ok(vec![]),
                 LlvmView::Entries(e) => Ok(e),
                 LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
@@ -90,19 +97,6 @@ impl Job {
         object::strip(input)
             .map(Piece::Owned)
             .map_err(|err| BundlerError::with("cannot remove the bundle sections", err))
-    }
-
-    /// The release's reading of a binary-bundle header prefix.
-    pub(super) fn llvm_entries_prefix<'a>(
-        &self,
-        prefix: &'a [u8],
-        total: u64,
-    ) -> Result<Vec<binary::Entry<'a>>, BundlerError> {
-        match binary::llvm_read_prefix(prefix, total, 0, self.release) {
-            LlvmView::NoBundles => Ok(vec![]),
-            LlvmView::Entries(e) => Ok(e),
-            LlvmView::Crash(e) => Err(BundlerError::with("malformed bundle header", e)),
-        }
     }
 }
 

@@ -26,52 +26,24 @@ struct Matched<'v> {
 }
 
 impl Job {
-    /// Decide what each output of an unbundling receives.
-    pub fn plan_unbundle(&self, v: &Validated, input: &[u8]) -> Result<Vec<Piece>, BundlerError> {
-        let walk = self.walk(input)?;
-        self.plan_unbundle_walk(v, input, walk)
-    }
-
-    /// [`Job::plan_unbundle`] over a [`Source`]: a text bundle is scanned
-    /// window by window ([`text::WINDOW`]); other inputs are read whole.
-    pub fn plan_unbundle_source(
+    /// Decide what each output of an unbundling of `src` receives. A text
+    /// bundle is scanned window by window ([`crate::source::WINDOW`]); a [`Prefix`]
+    /// (a compressed input decoded only as far as its binary-bundle header)
+    /// gives ranges within the decompressed bundle of [`Source::len`] bytes
+    /// ([`Piece::WholeInput`] is all of it); other inputs are read whole.
+    ///
+    /// [`Prefix`]: crate::source::Prefix
+    pub fn plan_unbundle(
         &self,
         v: &Validated,
         src: &dyn Source,
     ) -> Result<Vec<Piece>, BundlerError> {
         if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
-            let r = text::LlvmReader::from_source(src, 0, c, self.release, text::WINDOW);
+            let r = text::LlvmReader::new(src, 0, c, self.release);
             return self.plan_unbundle_walk(v, src.bytes(), Walk::Text(Box::new(r)));
         }
-        self.plan_unbundle(v, src.bytes())
-    }
-
-    /// [`Job::plan_unbundle`] for a compressed input decoded only as far
-    /// as its binary-bundle header: ranges are within the decompressed
-    /// bundle of `total` bytes ([`Piece::WholeInput`] is all of it).
-    pub fn plan_unbundle_prefix(
-        &self,
-        v: &Validated,
-        prefix: &[u8],
-        total: u64,
-    ) -> Result<Vec<Piece>, BundlerError> {
-        let walk = Walk::Entries(self.llvm_entries_prefix(prefix, total)?.into_iter());
-        self.plan_unbundle_walk(v, prefix, walk)
-    }
-
-    /// The walk `UnbundleFiles` makes over the input: for text bundles the
-    /// text reader, which only reads a bundle's content when a target
-    /// matches it; for the others the handler's entry list.
-    fn walk<'a>(&self, data: &'a [u8]) -> Result<Walk<'a>, BundlerError> {
-        if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
-            return Ok(Walk::Text(Box::new(text::LlvmReader::new(
-                data,
-                0,
-                c,
-                self.release,
-            ))));
-        }
-        Ok(Walk::Entries(self.llvm_entries(data)?.into_iter()))
+        let walk = Walk::Entries(self.llvm_entries(src)?.into_iter());
+        self.plan_unbundle_walk(v, src.bytes(), walk)
     }
 
     /// `UnbundleFiles` over `walk`: match bundles to targets, then check

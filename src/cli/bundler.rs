@@ -6,6 +6,7 @@ use super::{copy_range, io_message, Input};
 use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::OutputFile;
+use offload_kit::source::{Prefix, Source};
 use offload_kit::Release;
 use std::io::Write;
 use std::path::PathBuf;
@@ -314,10 +315,8 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         if header_only {
             // A compressed bundle: decode only its header (spec/ccob.md,
             // "Listing a compressed bundle").
-            if let Some((prefix, total)) = ccob::llvm_list_prefix(&raw, job.release) {
-                let ids = job
-                    .plan_list_prefix(&prefix, total)
-                    .map_err(|e| e.to_string())?;
+            if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
+                let ids = job.plan_list(&prefix).map_err(|e| e.to_string())?;
                 let mut out = std::io::stdout().lock();
                 for id in ids {
                     writeln!(out, "{id}").map_err(|e| e.to_string())?;
@@ -326,7 +325,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
             }
         }
         let input = maybe_decompress(job, raw, comp)?;
-        let ids = job.plan_list_source(&input).map_err(|e| e.to_string())?;
+        let ids = job.plan_list(&input).map_err(|e| e.to_string())?;
         let mut out = std::io::stdout().lock();
         for id in ids {
             writeln!(out, "{id}").map_err(|e| e.to_string())?;
@@ -339,14 +338,12 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     if job.unbundle {
         let raw = open(&job.inputs[0])?;
         if header_only {
-            if let Some((prefix, total)) = ccob::llvm_list_prefix(&raw, job.release) {
-                return unbundle_streamed(job, &v, &raw, &prefix, total);
+            if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
+                return unbundle_streamed(job, &v, &raw, &prefix);
             }
         }
         let input = maybe_decompress(job, raw, comp)?;
-        let pieces = job
-            .plan_unbundle_source(&v, &input)
-            .map_err(|e| e.to_string())?;
+        let pieces = job.plan_unbundle(&v, &input).map_err(|e| e.to_string())?;
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
         for (piece, path) in pieces.iter().zip(&job.outputs) {
@@ -443,12 +440,10 @@ fn unbundle_streamed(
     job: &Job,
     v: &offload_kit::bundler::Validated,
     raw: &Input,
-    prefix: &[u8],
-    total: u64,
+    prefix: &Prefix,
 ) -> Result<(), String> {
-    let pieces = job
-        .plan_unbundle_prefix(v, prefix, total)
-        .map_err(|e| e.to_string())?;
+    let total = prefix.len();
+    let pieces = job.plan_unbundle(v, prefix).map_err(|e| e.to_string())?;
     let mut staged = Vec::new();
     let mut ranges = Vec::new();
     for (piece, path) in pieces.iter().zip(&job.outputs) {

@@ -5,7 +5,8 @@ use clap::{Parser, Subcommand};
 use offload_kit::bundle::{ccob, object};
 use offload_kit::detect::{self, Listing};
 use offload_kit::output::{self, OutputFile};
-use offload_kit::{Error, Release};
+use offload_kit::source::Sub;
+use offload_kit::{rules, Error, Release};
 use std::path::{Path, PathBuf};
 
 /// offload-kit: read, check and write LLVM offload containers.
@@ -467,8 +468,14 @@ fn extract(
                 Some((o, n)) => o + n - at,
                 None => input.bytes().len() as u64 - at,
             };
-            ccob::extract_range_in(&input, at, avail, at, e.offset, e.size, &mut o)
-                .map_err(|e| vec![e])?;
+            let blob = Sub::new(&input, at, avail).ok_or_else(|| {
+                vec![Error::at(
+                    rules::CCOB_4,
+                    at,
+                    "compressed bundle out of range",
+                )]
+            })?;
+            ccob::extract_range(&blob, at, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
         } else {
             copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
         }
@@ -668,7 +675,10 @@ fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
     for b in &blobs {
         // Streamed: sizes and hash are checked as the stream decodes, and
         // nothing of the decompressed bundle is kept.
-        match ccob::verify_prefix_in(&input, b.offset, b.len, b.offset, 0) {
+        let verified = Sub::new(&input, b.offset, b.len)
+            .ok_or_else(|| Error::at(rules::CCOB_4, b.offset, "compressed bundle out of range"))
+            .and_then(|blob| ccob::verify_prefix(&blob, b.offset, 0));
+        match verified {
             Ok((h, _)) => outln!(
                 "0x{:x}: CCOB v{} {:?}, {} -> {} bytes, hash 0x{:016x}: ok",
                 b.offset,

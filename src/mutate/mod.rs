@@ -94,7 +94,8 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
                 return header_field(data, rng, &CCOB_FIELDS, "CCOB");
             }
             // Mutate the bundle inside, then compress it again.
-            let (_, inner) = decompress_prefix(data, 0, 1 << 20).ok()?;
+            let (_, inner) = decompress_prefix(&data, 0, 1 << 20).ok()?;
+            let inner = inner.into_bytes();
             let model = Model::read(&inner)?;
             let mut inner_m = bundle(model, &inner, rng, ids)?;
             let mut cx = Cx {

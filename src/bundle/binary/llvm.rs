@@ -1,10 +1,11 @@
 //! The LLVM reader model of binary bundles: what `ReadHeader` of each
 //! release sees ([`LlvmView`]), crashes included.
 
-use super::{scan_prefix, Entry, Stop};
+use super::{scan, Entry, Stop};
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
+use crate::source::Source;
 
 /// What an LLVM release's `BinaryFileHandler::ReadHeader` makes of a buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,17 +18,15 @@ pub enum LlvmView<'a> {
     Crash(Error),
 }
 
-/// Model of LLVM's lenient header reader for `release`.
-pub fn llvm_read(data: &[u8], base: u64, release: Release) -> LlvmView<'_> {
-    llvm_read_prefix(data, data.len() as u64, base, release)
-}
-
-/// [`llvm_read`] over the first bytes of a bundle of `total` bytes (a
-/// compressed bundle decoded only as far as its header, see
-/// [`crate::bundle::ccob::llvm_list_prefix`]). `data` must hold the whole
-/// header; payload ranges are checked against `total`.
-pub fn llvm_read_prefix(data: &[u8], total: u64, base: u64, release: Release) -> LlvmView<'_> {
-    let Some(scan) = scan_prefix(data, total, base) else {
+/// Model of LLVM's lenient header reader for `release`, over the bundle at
+/// the start of `src` (a [`Prefix`] for a compressed bundle decoded only as
+/// far as its header, see [`crate::bundle::ccob::llvm_list_prefix`]):
+/// payload ranges are checked against [`Source::len`].
+///
+/// [`Prefix`]: crate::source::Prefix
+pub fn llvm_read<S: Source + ?Sized>(src: &S, base: u64, release: Release) -> LlvmView<'_> {
+    let data = src.bytes();
+    let Some(scan) = scan(src, base) else {
         return LlvmView::NoBundles;
     };
     if scan.stop.is_some() && !scan.entries.is_empty() {

@@ -33,6 +33,7 @@
 //! ```
 
 use crate::format::bundle::{RawHeader, RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
+use crate::source::Source;
 use binrw::BinRead;
 use std::borrow::Cow;
 use std::io::Cursor;
@@ -41,7 +42,7 @@ mod llvm;
 mod read;
 mod write;
 
-pub use llvm::{llvm_read, llvm_read_prefix, LlvmView};
+pub use llvm::{llvm_read, LlvmView};
 pub use read::{parse_strict, BinaryBundle, Extent};
 pub use write::{layout, write_to_vec, Layout};
 
@@ -112,17 +113,17 @@ pub fn is_binary_bundle(data: &[u8]) -> bool {
     data.starts_with(MAGIC)
 }
 
-/// Scan the header of the bundle that starts at `data[0]`; `base` is the
-/// absolute offset of `data[0]` in the outermost input. Returns `None` when
-/// the magic or count is missing. Never allocates from the count field.
-pub fn scan(data: &[u8], base: u64) -> Option<Scan<'_>> {
-    scan_prefix(data, data.len() as u64, base)
-}
-
-/// [`scan`] over the first bytes of a bundle whose full length is `total`
-/// (a bundle being decompressed): records must lie in `data`, payload
-/// ranges are checked against `total`.
-pub fn scan_prefix(data: &[u8], total: u64, base: u64) -> Option<Scan<'_>> {
+/// Scan the header of the bundle that starts at the start of `src`;
+/// `base` is the absolute offset of that byte in the outermost input.
+/// Records must lie in the bytes at hand; payload ranges are checked
+/// against [`Source::len`], so a [`Prefix`] (a compressed bundle decoded
+/// only as far as its header) scans like the whole bundle. Returns `None`
+/// when the magic or count is missing. Never allocates from the count
+/// field.
+///
+/// [`Prefix`]: crate::source::Prefix
+pub fn scan<S: Source + ?Sized>(src: &S, base: u64) -> Option<Scan<'_>> {
+    let (data, total) = (src.bytes(), src.len());
     let header = RawHeader::read(&mut Cursor::new(data)).ok()?;
     let len = data.len() as u64;
     let n = header.num_entries;

@@ -170,10 +170,11 @@ pub(super) fn encode_header(
     Ok(out)
 }
 
-/// The header of the blob at `src[at..at + avail]` (read through a small window).
-pub fn header_in(src: &dyn Source, at: u64, avail: u64, base: u64) -> Result<Header> {
+/// The header of the blob that is all of `src` (read through a small
+/// window), `base` being its absolute offset.
+pub fn read_header(src: &dyn Source, base: u64) -> Result<Header> {
     let w = src
-        .window(at, avail.min(64))
+        .window(0, src.len().min(64))
         .ok_or_else(|| Error::at(rules::CCOB_2, base, "compressed bundle out of range"))?;
     parse_header(&w, base)
 }

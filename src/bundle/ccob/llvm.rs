@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::format::ccob::{header_size, METHOD_ZLIB, METHOD_ZSTD};
 use crate::profile::Release;
 use crate::rules;
-use crate::source::{Reader, Source};
+use crate::source::{Prefix, Reader, Source};
 use std::io::Read;
 
 /// What an LLVM release makes of a buffer that may be compressed.
@@ -204,7 +204,7 @@ fn over_budget(release: Release, hsize: usize) -> LlvmDecompress {
 /// inside the frame's blocks past the header is not seen (LLVM's one-shot
 /// call reports it; `offload-kit verify` does). `None`: decompress the
 /// whole input with [`llvm_decompress`] to learn what the release does.
-pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, u64)> {
+pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<Prefix> {
     let data = src.bytes();
     let p = llvm_prepare(data, release).ok()?;
     if p.method != Method::Zstd {
@@ -234,11 +234,13 @@ pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, 
         if (prefix.len() as u64) < goal || !binary::is_binary_bundle(&prefix) {
             return None;
         }
-        let scan = binary::scan_prefix(&prefix, total, 0)?;
+        let at_hand = Prefix::new(prefix, total);
+        let scan = binary::scan(&at_hand, 0)?;
         let cut = matches!(scan.stop, Some(binary::Stop::Truncated { .. }));
         if !cut {
-            return Some((prefix, total));
+            return Some(at_hand);
         }
+        prefix = at_hand.into_bytes();
         if goal == total {
             return None;
         }
@@ -250,7 +252,7 @@ pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<(Vec<u8>, 
 /// one-shot call succeeds when the frame decodes within the claim, which
 /// only decoding tells. The frame is decoded as a stream, counted and
 /// dropped but for its first 16 MiB, which must hold the bundle header.
-fn list_prefix_streamed(src: &dyn Source, p: &LlvmPrepared, end: u64) -> Option<(Vec<u8>, u64)> {
+fn list_prefix_streamed(src: &dyn Source, p: &LlvmPrepared, end: u64) -> Option<Prefix> {
     /// Counts everything, keeps the first `limit` bytes.
     struct KeepPrefix {
         prefix: Vec<u8>,
@@ -281,11 +283,12 @@ fn list_prefix_streamed(src: &dyn Source, p: &LlvmPrepared, end: u64) -> Option<
     if keep.count > p.claimed || !binary::is_binary_bundle(&keep.prefix) {
         return None;
     }
-    let scan = binary::scan_prefix(&keep.prefix, keep.count, 0)?;
+    let at_hand = Prefix::new(keep.prefix, keep.count);
+    let scan = binary::scan(&at_hand, 0)?;
     if matches!(scan.stop, Some(binary::Stop::Truncated { .. })) {
         return None;
     }
-    Some((keep.prefix, keep.count))
+    Some(at_hand)
 }
 
 /// Why [`llvm_stream_ranges`] failed.

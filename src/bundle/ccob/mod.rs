@@ -46,14 +46,13 @@ mod write;
 pub use decode::{
     decode_into, decode_stream, decompress_strict, truncated_md5, Decompressed, Md5Thread,
 };
-pub use header::{blob_len, blobs, header_in, parse_header, Blob};
+pub use header::{blob_len, blobs, parse_header, read_header, Blob};
 pub use llvm::{
     llvm_decompress, llvm_list_prefix, llvm_stream_ranges, LlvmDecompress, StreamFailure,
     LLVM_ALLOCATION_LIMIT,
 };
 pub use stream::{
-    decompress_prefix, decompress_prefix_in, extract_range, extract_range_in, verify_prefix,
-    verify_prefix_in, zstd_frame_extent, Sink, STREAM_CHUNK,
+    decompress_prefix, extract_range, verify_prefix, zstd_frame_extent, Sink, STREAM_CHUNK,
 };
 pub use write::{
     compress, compress_parts, compress_payload, compress_payload_len, compress_payload_threads,

@@ -3,41 +3,30 @@
 //! extent of a zstd frame found from its block headers.
 
 use super::decode::{check_hash, check_size, decode_stream, Md5Thread};
-use super::header::{blob_len_in, header_in};
+use super::header::{blob_len_in, read_header};
 use super::{Header, Method};
 use crate::error::{Error, Result};
 use crate::rules;
-use crate::source::{Reader, Source};
+use crate::source::{Prefix, Reader, Source};
 use std::io::{Read, Write};
 
-/// Stream the blob at the start of `data` through the decoder, verifying
-/// its size and hash (CCOB-5..7) as a whole, and write only the bytes
-/// `[offset, offset + size)` of the uncompressed bundle to `out`. Memory
-/// stays bounded by the decoder's window, whatever the bundle's size.
+/// Stream the blob that is all of `src` (absolute offset `base` in the
+/// outermost input; a [`Sub`](crate::source::Sub) for a blob inside a
+/// section) through the decoder, verifying its size and hash (CCOB-5..7)
+/// as a whole, and write only the bytes `[offset, offset + size)` of the
+/// uncompressed bundle to `out`. The compressed data is read through
+/// windows of [`STREAM_CHUNK`] bytes and memory stays bounded by the
+/// decoder's window, whatever the bundle's size: a mapped input is never
+/// resident as a whole.
 pub fn extract_range<W: Write>(
-    data: &[u8],
-    base: u64,
-    offset: u64,
-    size: u64,
-    out: &mut W,
-) -> Result<()> {
-    extract_range_in(&data, 0, data.len() as u64, base, offset, size, out)
-}
-
-/// [`extract_range`] for the blob at `src[at..at + avail]` (absolute offset
-/// `base` in the outermost input), reading its compressed data through windows of
-/// [`STREAM_CHUNK`] bytes: a mapped input is never resident as a whole.
-pub fn extract_range_in<W: Write>(
     src: &dyn Source,
-    at: u64,
-    avail: u64,
     base: u64,
     offset: u64,
     size: u64,
     out: &mut W,
 ) -> Result<()> {
-    let h = header_in(src, at, avail, base)?;
-    let end = blob_len_in(&h, avail, base)?;
+    let h = read_header(src, base)?;
+    let end = blob_len_in(&h, src.len(), base)?;
     let to = offset
         .checked_add(size)
         .ok_or_else(|| Error::other("entry range overflows"))?;
@@ -47,7 +36,7 @@ pub fn extract_range_in<W: Write>(
         out,
     }];
     let mut tap = Tap::new(&mut sinks);
-    let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
+    let payload = Reader::new(src, h.header_size, end, STREAM_CHUNK);
     let n = decode_stream(
         &h,
         payload,
@@ -68,52 +57,30 @@ pub fn extract_range_in<W: Write>(
 /// How much of a mapped input a streamed decode holds at a time.
 pub const STREAM_CHUNK: u64 = 4 << 20;
 
-/// Stream-verify the blob at the start of `data` (size and hash, as
+/// Stream-verify the blob that is all of `src` (size and hash, as
 /// [`decompress_strict`]) while keeping only the first `keep` bytes of the
 /// uncompressed bundle: enough to list a large compressed bundle without
-/// holding it in memory.
+/// holding it in memory. Streamed as [`extract_range`] streams.
 ///
 /// [`decompress_strict`]: super::decompress_strict
-pub fn verify_prefix(data: &[u8], base: u64, keep: u64) -> Result<(Header, Vec<u8>)> {
-    verify_prefix_in(&data, 0, data.len() as u64, base, keep)
-}
-
-/// [`verify_prefix`] for the blob at `src[at..at + avail]`, streamed as
-/// [`extract_range_in`] streams.
-pub fn verify_prefix_in(
-    src: &dyn Source,
-    at: u64,
-    avail: u64,
-    base: u64,
-    keep: u64,
-) -> Result<(Header, Vec<u8>)> {
-    let h = header_in(src, at, avail, base)?;
+pub fn verify_prefix(src: &dyn Source, base: u64, keep: u64) -> Result<(Header, Prefix)> {
+    let h = read_header(src, base)?;
     let mut prefix = Vec::new();
     let keep = keep.min(h.uncompressed_size);
-    extract_range_in(src, at, avail, base, 0, keep, &mut prefix)?;
-    Ok((h, prefix))
+    extract_range(src, base, 0, keep, &mut prefix)?;
+    let len = h.uncompressed_size;
+    Ok((h, Prefix::new(prefix, len)))
 }
 
-/// Decode at most `want` bytes of the bundle inside the blob at the start
-/// of `data`: enough to read a bundle header without inflating the payloads.
-pub fn decompress_prefix(data: &[u8], base: u64, want: u64) -> Result<(Header, Vec<u8>)> {
-    decompress_prefix_in(&data, 0, data.len() as u64, base, want)
-}
-
-/// [`decompress_prefix`] for the blob at `src[at..at + avail]` (absolute
-/// offset `base`), reading the compressed data through windows: the first
-/// `want` bytes of the bundle, nothing verified (the caller verifies the
-/// whole stream later, as [`extract_range_in`] does).
-pub fn decompress_prefix_in(
-    src: &dyn Source,
-    at: u64,
-    avail: u64,
-    base: u64,
-    want: u64,
-) -> Result<(Header, Vec<u8>)> {
-    let h = header_in(src, at, avail, base)?;
-    let end = blob_len_in(&h, avail, base)?;
-    let payload = Reader::new(src, at + h.header_size, at + end, STREAM_CHUNK);
+/// Decode at most `want` bytes of the bundle inside the blob that is all of
+/// `src` (absolute offset `base`), reading the compressed data through
+/// windows: enough to read a bundle header without inflating the
+/// payloads. Nothing is verified (the caller verifies the whole stream
+/// later, as [`extract_range`] does).
+pub fn decompress_prefix(src: &dyn Source, base: u64, want: u64) -> Result<(Header, Prefix)> {
+    let h = read_header(src, base)?;
+    let end = blob_len_in(&h, src.len(), base)?;
+    let payload = Reader::new(src, h.header_size, end, STREAM_CHUNK);
     let limit = want.min(h.uncompressed_size);
     let err = |e: std::io::Error| {
         Error::at(
@@ -135,7 +102,8 @@ pub fn decompress_prefix_in(
             (&mut dec).take(limit).read_to_end(&mut out).map_err(err)?;
         }
     }
-    Ok((h, out))
+    let len = h.uncompressed_size;
+    Ok((h, Prefix::new(out, len)))
 }
 
 /// The extent of the zstd frame at `src[start..end]` and its recorded

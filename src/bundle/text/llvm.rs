@@ -2,8 +2,8 @@
 //! by step ([`LlvmReader`]), and the walks of reading every bundle and of
 //! `-list`.
 
-use super::scan::{id_in, show, Item, Scan};
-use super::{Markers, SourceEntry};
+use super::scan::{show, Item, Scan};
+use super::{Markers, TextEntry};
 use crate::bundle::binary::Entry;
 use crate::error::Error;
 use crate::profile::Release;
@@ -50,8 +50,7 @@ impl Start<'_> {
 /// unbundling must drive this reader the same way; [`llvm_entries`] is the
 /// walk that reads every bundle.
 ///
-/// The reader works on a slice ([`LlvmReader::new`]) or on a [`Source`]
-/// read window by window ([`LlvmReader::from_source`]).
+/// The reader reads its [`Source`] window by window.
 pub struct LlvmReader<'a> {
     scan: Scan<'a>,
     base: u64,
@@ -72,30 +71,14 @@ impl std::fmt::Debug for LlvmReader<'_> {
 }
 
 impl<'a> LlvmReader<'a> {
-    /// A reader at the start of `data` (absolute offset `base`).
-    pub fn new(data: &'a [u8], base: u64, comment: &str, release: Release) -> Self {
-        Self::over(Scan::slice(data), base, comment, release)
-    }
-
     /// A reader at the start of `src` (absolute offset `base`), reading it
-    /// through windows of `chunk` bytes ([`WINDOW`]): about one window of
-    /// a mapped input is resident at a time. IDs are copied. A window that
-    /// cannot be had ends the walk early; [`LlvmReader::failure`] tells.
-    ///
-    /// [`WINDOW`]: super::WINDOW
-    pub fn from_source(
-        src: &'a dyn Source,
-        base: u64,
-        comment: &str,
-        release: Release,
-        chunk: u64,
-    ) -> Self {
-        Self::over(Scan::windows(src, chunk), base, comment, release)
-    }
-
-    fn over(scan: Scan<'a>, base: u64, comment: &str, release: Release) -> Self {
+    /// through windows of [`Source::window_size`] bytes: about one window
+    /// of a mapped input is resident at a time. IDs are copied. A window
+    /// that cannot be had ends the walk early; [`LlvmReader::failure`]
+    /// tells.
+    pub fn new(src: &'a dyn Source, base: u64, comment: &str, release: Release) -> Self {
         LlvmReader {
-            scan,
+            scan: Scan::of(src),
             base,
             release,
             m: Markers::new(comment),
@@ -210,7 +193,7 @@ impl<'a> LlvmReader<'a> {
         self.failure().map_or(Ok(out), Err)
     }
 
-    /// The START lines `-list` prints ([`llvm_list_raw`]).
+    /// The START lines `-list` prints ([`llvm_list`]).
     fn list(&mut self) -> Result<Vec<Start<'a>>, Error> {
         let release = self.release;
         let mut starts = Vec::new();
@@ -256,33 +239,18 @@ impl<'a> LlvmReader<'a> {
 /// A bundle without an END line is an error (TXT-7): LLVM copies memory past
 /// the end of the input when it unbundles it. That happens only if the
 /// bundle is requested; [`LlvmReader`] reproduces unbundlings exactly.
-pub fn llvm_entries<'a>(
-    data: &'a [u8],
-    base: u64,
-    comment: &str,
-    release: Release,
-) -> Result<Vec<Entry<'a>>, Error> {
-    let items = LlvmReader::new(data, base, comment, release).entries()?;
-    Ok(items.iter().map(|i| i.borrowed(data, base)).collect())
-}
-
-/// [`llvm_entries`] over a [`Source`] read through windows of `chunk`
-/// bytes ([`WINDOW`]). A window that cannot be had is an error.
-///
-/// [`WINDOW`]: super::WINDOW
-pub fn llvm_entries_source(
+pub fn llvm_entries(
     src: &dyn Source,
     base: u64,
     comment: &str,
     release: Release,
-    chunk: u64,
-) -> Result<Vec<SourceEntry>, Error> {
-    let items = LlvmReader::from_source(src, base, comment, release, chunk).entries()?;
+) -> Result<Vec<TextEntry>, Error> {
+    let items = LlvmReader::new(src, base, comment, release).entries()?;
     Ok(items.into_iter().map(Item::owned).collect())
 }
 
-/// The IDs `clang-offload-bundler -list` prints for `data`, as bytes, in
-/// order (one line each).
+/// The IDs `clang-offload-bundler -list` prints for `src`, in order (one
+/// line each; lossy text for non-UTF-8 bytes, as a terminal shows them).
 ///
 /// `-list` walks like [`llvm_entries`], except for a bundle without an END
 /// line: there LLVM's END search returns `npos`, `ReadBundleEnd` searches
@@ -291,43 +259,12 @@ pub fn llvm_entries_source(
 /// LLVM exits 0 having printed both passes (returned here); if it meets a
 /// bundle without an END line again, LLVM prints forever, and this returns
 /// an error citing TXT-7.
-pub fn llvm_list_raw<'a>(
-    data: &'a [u8],
-    base: u64,
-    comment: &str,
-    release: Release,
-) -> Result<Vec<&'a [u8]>, Error> {
-    let starts = LlvmReader::new(data, base, comment, release).list()?;
-    Ok(starts
-        .iter()
-        .map(|s| id_in(data, base, s.id_pos, s.id.len()))
-        .collect())
-}
-
-/// [`llvm_list_raw`] as text (lossy for non-UTF-8 bytes).
 pub fn llvm_list(
-    data: &[u8],
-    base: u64,
-    comment: &str,
-    release: Release,
-) -> Result<Vec<String>, Error> {
-    list_text(LlvmReader::new(data, base, comment, release))
-}
-
-/// [`llvm_list`] over a [`Source`] read through windows of `chunk` bytes
-/// ([`WINDOW`]). A window that cannot be had is an error.
-///
-/// [`WINDOW`]: super::WINDOW
-pub fn llvm_list_source(
     src: &dyn Source,
     base: u64,
     comment: &str,
     release: Release,
-    chunk: u64,
 ) -> Result<Vec<String>, Error> {
-    list_text(LlvmReader::from_source(src, base, comment, release, chunk))
-}
-
-fn list_text(mut r: LlvmReader<'_>) -> Result<Vec<String>, Error> {
+    let mut r = LlvmReader::new(src, base, comment, release);
     Ok(r.list()?.iter().map(|s| s.id_str().into_owned()).collect())
 }

@@ -23,19 +23,19 @@
 //! - [`llvm_entries`] and [`llvm_list`] run that model the way reading every
 //!   bundle and `-list` do.
 //!
-//! Every reader works on a borrowed slice, searched in place with
-//! `memchr::memmem`, or on a [`Source`] read through windows of a bounded
-//! size (`*_source`, [`LlvmReader::from_source`]): the CLI scans a multi-GB
-//! mapped input with about one window of it resident. Both modes run the
-//! same reader code over the same primitives (`Scan`), so they yield the
-//! same entries, messages, offsets and line numbers.
+//! Every reader works on a [`Source`] read through windows of a bounded
+//! size ([`Source::window_size`], searched with `memchr::memmem`): the CLI
+//! scans a multi-GB mapped input with about one window of it resident, and
+//! a slice is a source whose windows are borrowed. Entries carry a copy of
+//! their ID ([`TextEntry`]); the results do not depend on the window size.
 //!
-//! This module holds the markers and the entry type of the readers over a
-//! [`Source`]; the rest lives in `scan` (the input of a reader: a slice in
-//! place or a [`Source`] window by window), `write` (the writer, TXT-2),
-//! `read` (the strict reader) and `llvm` (the LLVM reader model).
+//! This module holds the markers and the entry type of the readers; the
+//! rest lives in `scan` (the input of a reader, window by window), `write`
+//! (the writer, TXT-2), `read` (the strict reader) and `llvm` (the LLVM
+//! reader model).
 //!
 //! [`Source`]: crate::source::Source
+//! [`Source::window_size`]: crate::source::Source::window_size
 //!
 //! # Example
 //!
@@ -51,11 +51,11 @@
 //! assert!(bytes.starts_with(b"\n; __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa--gfx906\n"));
 //! let bundle = text::parse_strict(&bytes, 0, c).unwrap();
 //! assert_eq!(bundle.find("hip-amdgcn-amd-amdhsa--gfx906"), Some(0));
-//! assert_eq!(bundle.content(0), Some(&ir[..]));
+//! assert_eq!(bundle.content(&bytes, 0), Some(&ir[..]));
 //!
 //! // Without its END line the START line is never closed (TXT-7).
 //! let cut = &bytes[..bytes.len() - text::end_marker(c).len() - 30];
-//! let errs = text::parse_strict(cut, 0, c).unwrap_err();
+//! let errs = text::parse_strict(&cut, 0, c).unwrap_err();
 //! assert_eq!(errs[0].rule_id(), Some("TXT-7"));
 //! ```
 
@@ -68,12 +68,8 @@ mod read;
 mod scan;
 mod write;
 
-pub use llvm::{
-    llvm_entries, llvm_entries_source, llvm_list, llvm_list_raw, llvm_list_source, LlvmReader,
-    Start,
-};
-pub use read::{parse_strict, parse_strict_source, TextBundle};
-pub use scan::WINDOW;
+pub use llvm::{llvm_entries, llvm_list, LlvmReader, Start};
+pub use read::{parse_strict, TextBundle};
 pub use write::{check_entries, write, write_end, write_start, write_to_vec, written_size};
 
 /// The magic string inside every marker line.
@@ -155,12 +151,10 @@ impl Markers {
     }
 }
 
-/// An entry read from a [`Source`] (`*_source`): an [`Entry`] whose ID is
-/// a copy, the input not being in memory.
-///
-/// [`Source`]: crate::source::Source
+/// An entry the text readers found: an [`Entry`] whose ID is a copy (the
+/// readers walk the input window by window, not holding it in memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceEntry {
+pub struct TextEntry {
     /// The entry ID bytes as stored.
     pub id: Vec<u8>,
     /// Content offset, relative to the input.
@@ -173,7 +167,7 @@ pub struct SourceEntry {
     pub id_pos: u64,
 }
 
-impl SourceEntry {
+impl TextEntry {
     /// The entry, borrowing its ID.
     pub fn entry(&self) -> Entry<'_> {
         Entry {
@@ -183,6 +177,25 @@ impl SourceEntry {
             record_pos: self.record_pos,
             id_pos: self.id_pos,
         }
+    }
+
+    /// The entry's content in `data`, the bundle's bytes.
+    pub fn payload<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
+        let s = usize::try_from(self.offset).ok()?;
+        data.get(s..s.checked_add(usize::try_from(self.size).ok()?)?)
+    }
+
+    /// The entry, its ID borrowed from `data`, the input it was read from
+    /// (absolute offset `base`); `None` when the ID is not there.
+    pub fn entry_in<'a>(&self, data: &'a [u8], base: u64) -> Option<Entry<'a>> {
+        let at = usize::try_from(self.id_pos.checked_sub(base)?).ok()?;
+        Some(Entry {
+            id: data.get(at..at.checked_add(self.id.len())?)?,
+            offset: self.offset,
+            size: self.size,
+            record_pos: self.record_pos,
+            id_pos: self.id_pos,
+        })
     }
 
     /// The ID as text (lossy for non-UTF-8 bytes).

@@ -2,8 +2,7 @@
 //! every violation found, with its absolute offset, line number and rule.
 
 use super::scan::{show, Item, Scan};
-use super::{Markers, SourceEntry};
-use crate::bundle::binary::Entry;
+use super::{Markers, TextEntry};
 use crate::error::{Error, Errors};
 use crate::id::BundleEntryId;
 use crate::rules::{self, Rule};
@@ -54,21 +53,20 @@ pub(super) fn id_violations(id: &[u8], what: &str) -> Vec<(Rule, usize, String)>
 
 /// A text bundle that passed the strict reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextBundle<'a> {
-    /// The bundle's bytes.
-    pub data: &'a [u8],
-    /// Absolute offset of `data[0]`.
+pub struct TextBundle {
+    /// Absolute offset of the bundle's first byte.
     pub base: u64,
     /// Entries in file order (TXT-13). `offset`/`size` give the content
-    /// range relative to `data`; `record_pos` is the absolute offset of the
-    /// START marker's leading `"\n"`; `id_pos` the absolute offset of the ID.
-    pub entries: Vec<Entry<'a>>,
+    /// range relative to the bundle; `record_pos` is the absolute offset of
+    /// the START marker's leading `"\n"`; `id_pos` the absolute offset of
+    /// the ID.
+    pub entries: Vec<TextEntry>,
 }
 
-impl<'a> TextBundle<'a> {
-    /// The content of entry `i`.
-    pub fn content(&self, i: usize) -> Option<&'a [u8]> {
-        self.entries.get(i)?.payload(self.data)
+impl TextBundle {
+    /// The content of entry `i` in `data`, the bundle's bytes.
+    pub fn content<'d>(&self, data: &'d [u8], i: usize) -> Option<&'d [u8]> {
+        self.entries.get(i)?.payload(data)
     }
 
     /// Find an entry by exact ID.
@@ -448,36 +446,18 @@ fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>,
 }
 
 /// Strict reader (spec chapter `text-bundle.md`): the text bundle that
-/// starts at `data[0]`, `base` being the absolute offset of `data[0]`.
-/// Every violation found is returned, sorted by offset, each with its
-/// absolute offset, its line number (in the message) and its rule.
-pub fn parse_strict<'a>(
-    data: &'a [u8],
-    base: u64,
-    comment: &str,
-) -> Result<TextBundle<'a>, Errors> {
-    let items = strict(Scan::slice(data), base, comment)?;
+/// starts at the start of `src`, `base` being the absolute offset of that
+/// byte. Every violation found is returned, sorted by offset, each with its
+/// absolute offset, its line number (in the message) and its rule. The
+/// input is read through windows of [`Source::window_size`] bytes, so the
+/// resident set is about one window whatever its size; a window that cannot
+/// be had is an error.
+pub fn parse_strict(src: &dyn Source, base: u64, comment: &str) -> Result<TextBundle, Errors> {
+    let items = strict(Scan::of(src), base, comment)?;
     Ok(TextBundle {
-        data,
         base,
-        entries: items.iter().map(|i| i.borrowed(data, base)).collect(),
+        entries: items.into_iter().map(Item::owned).collect(),
     })
-}
-
-/// [`parse_strict`] over a [`Source`] read through windows of `chunk`
-/// bytes ([`WINDOW`]), `base` being the absolute offset of its first byte:
-/// the same entries and errors, with a resident set of about one window
-/// whatever the size of the input. A window that cannot be had is an error.
-///
-/// [`WINDOW`]: super::WINDOW
-pub fn parse_strict_source(
-    src: &dyn Source,
-    base: u64,
-    comment: &str,
-    chunk: u64,
-) -> Result<Vec<SourceEntry>, Errors> {
-    let items = strict(Scan::windows(src, chunk), base, comment)?;
-    Ok(items.into_iter().map(Item::owned).collect())
 }
 
 #[cfg(test)]
@@ -487,7 +467,7 @@ mod tests {
     #[test]
     fn lines_count_both_ways() {
         let d = b"a\nb\n\nc";
-        for mut scan in [Scan::slice(d), Scan::windows(&&d[..], 2)] {
+        for mut scan in [Scan::windows(&&d[..], 100), Scan::windows(&&d[..], 2)] {
             let mut l = Lines { pos: 0, line: 1 };
             assert_eq!(l.of(&mut scan, 5), 4);
             assert_eq!(l.of(&mut scan, 0), 1);

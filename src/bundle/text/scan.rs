@@ -1,25 +1,16 @@
-//! The input of a reader: a slice searched in place, or a [`Source`] read
-//! window by window, with the few operations the readers need on it; and
-//! the entries the readers collect from it.
+//! The input of a reader: a [`Source`] read window by window, with the few
+//! operations the readers need on it; and the entries the readers collect
+//! from it.
 
-use super::SourceEntry;
-use crate::bundle::binary::Entry;
+use super::TextEntry;
 use crate::error::Error;
 use crate::source::{Source, Window};
 use memchr::memmem::Finder;
 use std::borrow::Cow;
 
-/// The window size of the readers over a [`Source`] (`*_source`,
-/// [`LlvmReader::from_source`]): a mapped input is read 16 MiB at a time,
-/// so scanning a multi-GB text bundle keeps about that much of it resident.
-///
-/// [`LlvmReader::from_source`]: super::LlvmReader::from_source
-pub const WINDOW: u64 = 16 << 20;
-
 /// The input of a reader and the few operations the readers need on it:
-/// searches, short reads and newline counts over ranges of offsets. A
-/// slice is searched in place. A [`Source`] is read through windows of at
-/// most `chunk` bytes (of a needle's length when that is longer), one held
+/// searches, short reads and newline counts over ranges of offsets. The
+/// [`Source`] is read through windows of at most `chunk` bytes (of a needle's length when that is longer), one held
 /// at a time and released as the scan moves on; a search that goes on into
 /// the next window looks back only the needle's length minus one.
 pub(super) struct Scan<'a> {
@@ -29,29 +20,23 @@ pub(super) struct Scan<'a> {
     failed: Option<u64>,
 }
 
-enum Src<'a> {
-    Slice(&'a [u8]),
-    Windows {
-        src: &'a dyn Source,
-        chunk: usize,
-        /// The window held, with its offset.
-        cur: Option<(usize, Window<'a>)>,
-    },
+struct Src<'a> {
+    src: &'a dyn Source,
+    chunk: usize,
+    /// The window held, with its offset.
+    cur: Option<(usize, Window<'a>)>,
 }
 
 impl<'a> Scan<'a> {
-    pub(super) fn slice(data: &'a [u8]) -> Scan<'a> {
-        Scan {
-            src: Src::Slice(data),
-            len: data.len(),
-            failed: None,
-        }
+    /// `src` read through windows of [`Source::window_size`] bytes.
+    pub(super) fn of(src: &'a dyn Source) -> Scan<'a> {
+        Scan::windows(src, src.window_size())
     }
 
     pub(super) fn windows(src: &'a dyn Source, chunk: u64) -> Scan<'a> {
         Scan {
-            len: src.bytes().len(),
-            src: Src::Windows {
+            len: usize::try_from(src.len()).unwrap_or(usize::MAX),
+            src: Src {
                 src,
                 chunk: usize::try_from(chunk).unwrap_or(usize::MAX).max(1),
                 cur: None,
@@ -64,29 +49,25 @@ impl<'a> Scan<'a> {
     /// `at..to`, or at least `min` of them. `None` when the window cannot
     /// be had (recorded in `failed`).
     fn view(&mut self, at: usize, to: usize, min: usize) -> Option<&[u8]> {
-        let (ws, w): (usize, &[u8]) = match &mut self.src {
-            Src::Slice(d) => (0, d),
-            Src::Windows { src, chunk, cur } => {
-                let held = cur.as_ref().is_some_and(|(ws, w)| {
-                    let we = ws + w.len();
-                    *ws <= at && (we >= to || we >= at + min)
-                });
-                if !held {
-                    // Release the old window before taking the next one.
-                    *cur = None;
-                    let n = (to - at).min((*chunk).max(min));
-                    match src.window(at as u64, n as u64) {
-                        Some(w) if w.len() == n => *cur = Some((at, w)),
-                        _ => {
-                            self.failed.get_or_insert(at as u64);
-                            return None;
-                        }
-                    }
+        let Src { src, chunk, cur } = &mut self.src;
+        let held = cur.as_ref().is_some_and(|(ws, w)| {
+            let we = ws + w.len();
+            *ws <= at && (we >= to || we >= at + min)
+        });
+        if !held {
+            // Release the old window before taking the next one.
+            *cur = None;
+            let n = (to - at).min((*chunk).max(min));
+            match src.window(at as u64, n as u64) {
+                Some(w) if w.len() == n => *cur = Some((at, w)),
+                _ => {
+                    self.failed.get_or_insert(at as u64);
+                    return None;
                 }
-                let (ws, w) = cur.as_ref()?;
-                (*ws, w)
             }
-        };
+        }
+        let (ws, w) = cur.as_ref()?;
+        let ws = *ws;
         w.get(at.checked_sub(ws)?..to.min(ws + w.len()).checked_sub(ws)?)
     }
 
@@ -135,13 +116,9 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// The bytes `from..to`: borrowed from a slice, copied out of windows.
+    /// The bytes `from..to`, copied out of windows.
     pub(super) fn get(&mut self, from: usize, to: usize) -> Cow<'a, [u8]> {
         let to = to.min(self.len);
-        if let Src::Slice(d) = &self.src {
-            let d: &'a [u8] = d;
-            return Cow::Borrowed(d.get(from..to).unwrap_or_default());
-        }
         let mut out = Vec::new();
         let mut at = from;
         while at < to {
@@ -204,8 +181,7 @@ fn show_cut(cut: &[u8], len: usize) -> String {
     s
 }
 
-/// An entry a reader found: its ID borrowed from a slice or copied out of
-/// a window. `offset` is relative to the input, `id_pos` absolute.
+/// An entry a reader found, its ID copied out of a window. `offset` is relative to the input, `id_pos` absolute.
 pub(super) struct Item<'a> {
     pub(super) id: Cow<'a, [u8]>,
     pub(super) offset: u64,
@@ -214,26 +190,9 @@ pub(super) struct Item<'a> {
     pub(super) id_pos: u64,
 }
 
-/// The ID at absolute offset `id_pos` of `data` (absolute offset `base`).
-pub(super) fn id_in(data: &[u8], base: u64, id_pos: u64, len: usize) -> &[u8] {
-    let s = usize::try_from(id_pos.saturating_sub(base)).unwrap_or(usize::MAX);
-    data.get(s..s.saturating_add(len)).unwrap_or_default()
-}
-
-impl<'a> Item<'a> {
-    /// The entry, its ID borrowed from `data`, the input the item was read from.
-    pub(super) fn borrowed(&self, data: &'a [u8], base: u64) -> Entry<'a> {
-        Entry {
-            id: id_in(data, base, self.id_pos, self.id.len()),
-            offset: self.offset,
-            size: self.size,
-            record_pos: self.record_pos,
-            id_pos: self.id_pos,
-        }
-    }
-
-    pub(super) fn owned(self) -> SourceEntry {
-        SourceEntry {
+impl Item<'_> {
+    pub(super) fn owned(self) -> TextEntry {
+        TextEntry {
             id: self.id.into_owned(),
             offset: self.offset,
             size: self.size,

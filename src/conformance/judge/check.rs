@@ -337,7 +337,7 @@ fn payload_bytes(ctx: &Ctx<'_>, p: &PayloadSpec) -> Result<Vec<u8>, String> {
 /// The entry IDs of a bundle of `file_type` (text or binary), in file order.
 fn bundle_ids_in(file_type: &str, data: &[u8]) -> Result<Vec<String>, String> {
     if let Some(c) = text::comment(file_type) {
-        let t = text::parse_strict(data, 0, c).map_err(|es| {
+        let t = text::parse_strict(&data, 0, c).map_err(|es| {
             format!(
                 "the expected output is not a text bundle: {}",
                 es.first().map(ToString::to_string).unwrap_or_default()
