@@ -42,10 +42,16 @@ pub fn exceeded(bytes: u64) -> bool {
 /// LLVM writes (level 3 with long-distance matching: 2^27 bytes).
 pub const ZSTD_WINDOW: u64 = 128 << 20;
 
+/// What output decoded by zstd may hold: the budget less the decoder's
+/// window ([`ZSTD_WINDOW`]).
+pub fn zstd_room() -> u64 {
+    get().saturating_sub(ZSTD_WINDOW)
+}
+
 /// Whether holding `bytes` of output decoded by zstd, with the decoder's
 /// window, breaks the budget.
 pub fn exceeded_by_zstd(bytes: u64) -> bool {
-    exceeded(bytes.saturating_add(ZSTD_WINDOW))
+    bytes > zstd_room()
 }
 
 /// The budget from `OFFLOAD_KIT_MAX_MEMORY` (bytes, or with a `K`, `M` or

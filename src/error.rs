@@ -241,5 +241,50 @@ impl fmt::Debug for Errors {
 
 impl std::error::Error for Errors {}
 
+/// A failure reported the way an LLVM release reports it (its message,
+/// without the `<argv0>: error: ` prefix), with offload-kit's detail (the
+/// rule and offset) where there is one: what the drop-in tools print.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LlvmError {
+    /// The release's message.
+    pub message: String,
+    /// The rule and offset offload-kit adds.
+    pub detail: Option<Error>,
+}
+
+impl LlvmError {
+    /// The release's message alone.
+    pub fn llvm(message: impl Into<String>) -> Self {
+        LlvmError {
+            message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// The release's message with offload-kit's detail.
+    pub fn with(message: impl Into<String>, detail: Error) -> Self {
+        LlvmError {
+            message: message.into(),
+            detail: Some(detail),
+        }
+    }
+}
+
+impl fmt::Display for LlvmError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(d) = &self.detail {
+            write!(f, " [{d}]")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for LlvmError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.detail.as_ref().map(|d| d as _)
+    }
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -59,5 +59,5 @@ pub mod profile;
 pub mod rules;
 pub mod source;
 
-pub use error::{Error, Errors, Result};
+pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

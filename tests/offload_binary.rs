@@ -379,15 +379,15 @@ fn ob_22_packaging_arguments() {
     let no_triple = [ImageArgs::parse("file=a.o")];
     assert_eq!(
         package(&no_triple, Release::L16, &mut read),
-        Err(PackageError(
-            "'file' and 'triple' are required image arguments".into()
+        Err(PackageError::llvm(
+            "'file' and 'triple' are required image arguments"
         ))
     );
     assert!(package(&no_triple, Release::L22, &mut read).is_ok());
     let no_file = [ImageArgs::parse("triple=t")];
     assert_eq!(
         package(&no_file, Release::L22, &mut read),
-        Err(PackageError("'file' is a required image arguments".into()))
+        Err(PackageError::llvm("'file' is a required image arguments"))
     );
     let two = [ImageArgs::parse("file=a.o,file=b.o,triple=t")];
     let d = package(&two, Release::L19, &mut read).unwrap();

@@ -28,19 +28,15 @@ pub const SECTION_PREFIX: &str = "__CLANG_OFFLOAD_BUNDLE__";
 /// The content of the host entry's section: one 0x00 byte.
 pub const HOST_MARKER: &[u8] = &[0];
 
-/// One bundle section, with absolute positions.
+/// One bundle section: the bundle entry it is (dereferences to it), and
+/// the section's own fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry<'a> {
-    /// The entry ID: the section name after the prefix.
-    pub id: &'a [u8],
-    /// Absolute offset of the section contents (`sh_offset`).
-    pub offset: u64,
-    /// Size of the section contents (`sh_size`).
-    pub size: u64,
-    /// Absolute offset of the section header.
-    pub record_pos: u64,
-    /// Absolute offset of the ID bytes (inside the section name table).
-    pub id_pos: u64,
+    /// The section as a bundle entry: the ID is the section name after the
+    /// prefix (`id_pos` inside the section name table), `offset` and
+    /// `size` are the section contents' (`sh_offset`, `sh_size`, absolute
+    /// in the file), `record_pos` is the section header's offset.
+    pub entry: binary::Entry<'a>,
     /// Section index.
     pub section: usize,
     /// `sh_type`.
@@ -49,12 +45,14 @@ pub struct Entry<'a> {
     pub flags: u64,
 }
 
-impl<'a> Entry<'a> {
-    /// The ID as text (lossy for non-UTF-8 bytes).
-    pub fn id_str(&self) -> Cow<'a, str> {
-        String::from_utf8_lossy(self.id)
+impl<'a> std::ops::Deref for Entry<'a> {
+    type Target = binary::Entry<'a>;
+    fn deref(&self) -> &binary::Entry<'a> {
+        &self.entry
     }
+}
 
+impl<'a> Entry<'a> {
     /// The section contents within `file` (the whole object), if in range.
     /// Sections without file bytes (`SHT_NOBITS`) read as empty.
     pub fn payload(&self, file: &'a [u8]) -> Option<&'a [u8]> {
@@ -83,15 +81,12 @@ impl<'a> Entry<'a> {
     /// it); otherwise the section's offset and size.
     pub fn to_binary_entry(self) -> binary::Entry<'a> {
         binary::Entry {
-            id: self.id,
-            offset: self.offset,
             size: if self.sh_type == elf::SHT_NOBITS {
                 0
             } else {
                 self.size
             },
-            record_pos: self.record_pos,
-            id_pos: self.id_pos,
+            ..self.entry
         }
     }
 }
@@ -115,11 +110,13 @@ pub fn scan<'a>(elf: &Elf<'a>) -> Vec<Entry<'a>> {
         .iter()
         .filter(|s| is_bundle_section(s.name))
         .map(|s| Entry {
-            id: s.name.get(p..).unwrap_or(&[]),
-            offset: s.offset,
-            size: s.size,
-            record_pos: s.header_pos,
-            id_pos: s.name_pos + p as u64,
+            entry: binary::Entry {
+                id: s.name.get(p..).unwrap_or(&[]),
+                offset: s.offset,
+                size: s.size,
+                record_pos: s.header_pos,
+                id_pos: s.name_pos + p as u64,
+            },
             section: s.index,
             sh_type: s.sh_type,
             flags: s.flags,

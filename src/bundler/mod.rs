@@ -23,45 +23,12 @@ mod validate;
 pub use unbundle::missing_message;
 
 use crate::bundle::archive as hda;
-use crate::error::Error;
 use crate::host::symtab::Symbolic;
 use crate::profile::Release;
-use std::fmt;
 use std::path::PathBuf;
 
-/// A failure reported the way LLVM reports it, plus offload-kit's detail.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BundlerError {
-    /// LLVM's message (without the `<argv0>: error: ` prefix).
-    pub message: String,
-    /// offset/rule detail offload-kit adds.
-    pub detail: Option<Error>,
-}
-
-impl BundlerError {
-    fn llvm(message: impl Into<String>) -> Self {
-        BundlerError {
-            message: message.into(),
-            detail: None,
-        }
-    }
-    fn with(message: impl Into<String>, detail: Error) -> Self {
-        BundlerError {
-            message: message.into(),
-            detail: Some(detail),
-        }
-    }
-}
-
-impl fmt::Display for BundlerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)?;
-        if let Some(d) = &self.detail {
-            write!(f, " [{d}]")?;
-        }
-        Ok(())
-    }
-}
+/// A failure of the bundler, reported the way the release reports it.
+pub type BundlerError = crate::error::LlvmError;
 
 /// File types `-type` accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -177,16 +177,7 @@ impl Job {
                     Error::rule(rules::CLI_3, format!("target '{target}' is given twice")),
                 ));
             }
-            let info = r.validate_target(target).map_err(|m| {
-                let rule = if m.contains("offloading kind") {
-                    rules::ID_2
-                } else if m.starts_with("Targets need") {
-                    rules::ID_1
-                } else {
-                    rules::ID_3
-                };
-                BundlerError::with(m, Error::rule(rule, format!("target '{target}'")))
-            })?;
+            let info = r.validate_target(target)?;
             if info.kind == "host" {
                 t.host_num += 1;
                 t.host_index = Some(i);
@@ -194,8 +185,7 @@ impl Job {
             if info.kind != "hip" && info.kind != "hipv4" {
                 t.hip_only = false;
             }
-            t.written
-                .push(r.written_id(target).map_err(BundlerError::llvm)?);
+            t.written.push(r.written_id(target)?);
         }
         Ok(t)
     }

@@ -268,7 +268,7 @@ fn bundle(argv0: &str, out: &str, images: &[String], release: Release) -> i32 {
     let bytes = match packager::package(&parsed, release, &mut read_file) {
         Ok(b) => b,
         Err(e) => {
-            elog!("{argv0}: error: {}", e.0);
+            elog!("{argv0}: error: {}", e.message);
             return 1;
         }
     };

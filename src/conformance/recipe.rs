@@ -429,7 +429,7 @@ pub fn written_id(release: Option<Release>, t: &str) -> Result<String, String> {
     match release {
         Some(r) => r
             .written_id(t)
-            .map_err(|e| format!("LLVM {r} writes no ID for '{t}': {e}")),
+            .map_err(|e| format!("LLVM {r} writes no ID for '{t}': {}", e.message)),
         None => Ok(match BundleEntryId::parse_strict(t) {
             Ok(id) => id.canonical(),
             Err(_) => t.to_string(),

@@ -69,7 +69,7 @@ pub fn id_verdict(id: &str) -> IdVerdict {
         canonical: parse_id(id),
         written: Release::ALL
             .iter()
-            .map(|&r| (r, r.written_id(id)))
+            .map(|&r| (r, r.written_id(id).map_err(|e| e.message)))
             .collect(),
     }
 }

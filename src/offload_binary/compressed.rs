@@ -19,9 +19,7 @@ fn inflate_text(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, (rules
     // What may be held: the budget, less the decoder's window for zstd.
     let is_zstd = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let budget = if is_zstd {
-        crate::budget::get()
-            .saturating_sub(crate::budget::ZSTD_WINDOW)
-            .max(1 << 20)
+        crate::budget::zstd_room().max(1 << 20)
     } else {
         crate::budget::get()
     };

@@ -7,6 +7,7 @@
 use super::kinds::{image_kind_extension, offload_kind_value, ImageKind};
 use super::llvm::LlvmImage;
 use super::{layout_v1, ImageSpec};
+use crate::error::LlvmError;
 use crate::host::hash_order::{densemap_order, djb_hash, stringmap_order};
 use crate::profile::Release;
 use std::borrow::Cow;
@@ -114,9 +115,9 @@ pub fn image_kind_for(file: &str, data: &[u8], release: Release) -> u16 {
     ImageKind::from_extension(ext.strip_prefix('.').unwrap_or(ext), release).value()
 }
 
-/// Why packaging failed: LLVM's message (printed after `error: `).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageError(pub String);
+/// Why packaging failed: LLVM's message (printed after `error: `), with
+/// the rule and offset where offload-kit has them.
+pub type PackageError = LlvmError;
 
 /// Package `images` as `release` does and return the output bytes: one
 /// version 1 binary per image (per file in 19 and 22, which split `file`
@@ -128,7 +129,7 @@ pub fn package(
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
     if release == Release::L14 {
-        return Err(PackageError("LLVM 14 has no clang-offload-packager".into()));
+        return Err(LlvmError::llvm("LLVM 14 has no clang-offload-packager"));
     }
     let mut out = Vec::new();
     for args in images {
@@ -138,14 +139,11 @@ pub fn package(
             !args.has("file") || !args.has("triple")
         };
         if required {
-            return Err(PackageError(
-                if release >= Release::L22 {
-                    "'file' is a required image arguments"
-                } else {
-                    "'file' and 'triple' are required image arguments"
-                }
-                .into(),
-            ));
+            return Err(LlvmError::llvm(if release >= Release::L22 {
+                "'file' is a required image arguments"
+            } else {
+                "'file' and 'triple' are required image arguments"
+            }));
         }
         let file_value = args.get("file").unwrap_or_default();
         let files: Vec<&str> = if release >= Release::L19 {
@@ -162,7 +160,7 @@ pub fn package(
             .map(|(k, v)| (k.as_bytes(), v.as_bytes()))
             .collect();
         for f in files {
-            let data = read(f).map_err(PackageError)?;
+            let data = read(f).map_err(LlvmError::llvm)?;
             let spec = ImageSpec {
                 image_kind: image_kind_for(f, &data, release),
                 offload_kind,
@@ -170,13 +168,13 @@ pub fn package(
                 strings: strings.clone(),
                 image_size: data.len() as u64,
             };
-            let l = layout_v1(&spec).map_err(|e| PackageError(e.to_string()))?;
+            let l = layout_v1(&spec).map_err(|e| LlvmError::with(e.to_string(), e))?;
             out.reserve(l.size as usize);
             l.write(&mut out, |_, w| {
                 w.extend_from_slice(&data);
                 Ok(())
             })
-            .map_err(|e| PackageError(e.to_string()))?;
+            .map_err(|e| LlvmError::llvm(e.to_string()))?;
         }
     }
     Ok(out)

@@ -29,10 +29,12 @@
 //! assert_eq!("llvm19".parse::<Release>(), Ok(Release::L19));
 //! ```
 
+use crate::error::{Error, LlvmError};
 use crate::host::hash_order;
 use crate::id::target_id::features_compatible;
 use crate::id::triple::{self, CanonicalForm, Triple};
 use crate::id::OFFLOAD_KINDS;
+use crate::rules;
 use std::fmt;
 use std::str::FromStr;
 
@@ -100,6 +102,14 @@ pub struct TargetInfo {
 
 /// The message LLVM 22 prints for a target that does not split into 5 or 6 pieces.
 pub const LLVM22_FORMAT_ERROR: &str = "Targets need to follow the format '<offload kind>-<target triple>', where '<target triple>' follows the format '<kind>-<arch>-<vendor>-<os>-<env>[-<target id>[:target features]]'.";
+
+/// LLVM 22's refusal of a target that is not `<kind>-<triple>` (ID-1).
+fn format_error(target: &str) -> LlvmError {
+    LlvmError::with(
+        LLVM22_FORMAT_ERROR,
+        Error::rule(rules::ID_1, format!("target '{target}'")),
+    )
+}
 
 /// `StringRef::split(Sep, MaxSplit)` semantics: at most `max + 1` pieces.
 fn split_max(s: &str, sep: char, max: usize) -> Vec<&str> {
@@ -169,7 +179,7 @@ impl Release {
 
     /// The ID this release writes for a `-targets` entry (bundling), or the
     /// error it reports. 14/16 write the text verbatim.
-    pub fn written_id(self, target: &str) -> Result<String, String> {
+    pub fn written_id(self, target: &str) -> Result<String, LlvmError> {
         match self {
             Release::L14 | Release::L16 => Ok(target.to_string()),
             Release::L19 => {
@@ -184,18 +194,19 @@ impl Release {
             Release::L22 => {
                 let info = self
                     .target_info(target)
-                    .ok_or_else(|| LLVM22_FORMAT_ERROR.to_string())?;
+                    .ok_or_else(|| format_error(target))?;
                 Ok(info.str22())
             }
         }
     }
 
     /// Validate a target as the CLI does: kind and triple arch known.
-    /// Returns LLVM's message on failure.
-    pub fn validate_target(self, target: &str) -> Result<TargetInfo, String> {
+    /// On failure, LLVM's message with the rule it breaks (ID-1 format,
+    /// ID-2 offload kind, ID-3 triple).
+    pub fn validate_target(self, target: &str) -> Result<TargetInfo, LlvmError> {
         let info = self
             .target_info(target)
-            .ok_or_else(|| LLVM22_FORMAT_ERROR.to_string())?;
+            .ok_or_else(|| format_error(target))?;
         let kind_ok = OFFLOAD_KINDS.contains(&info.kind.as_str());
         let triple_ok = !info.triple.as_str().is_empty() && info.triple.arch_kind().is_some();
         if kind_ok && triple_ok {
@@ -211,7 +222,11 @@ impl Release {
                 info.triple.as_str()
             ));
         }
-        Err(msg)
+        let rule = if kind_ok { rules::ID_3 } else { rules::ID_2 };
+        Err(LlvmError::with(
+            msg,
+            Error::rule(rule, format!("target '{target}'")),
+        ))
     }
 
     /// Whether a code object with entry ID `entry` satisfies the requested

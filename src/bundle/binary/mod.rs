@@ -46,20 +46,29 @@ pub use llvm::{llvm_read, LlvmView};
 pub use read::{parse_strict, BinaryBundle, Extent};
 pub use write::{layout, write_to_vec, Layout};
 
-/// One entry record of a binary bundle, with absolute positions.
+/// One entry of a bundle, with absolute positions: the entry type every
+/// bundle reader yields. `I` holds the ID bytes: borrowed from the input
+/// ([`Entry`], binary and object bundles) or a copy ([`TextEntry`], read
+/// window by window).
+///
+/// [`TextEntry`]: crate::bundle::text::TextEntry
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Entry<'a> {
+pub struct EntryOf<I> {
     /// The entry ID bytes as stored.
-    pub id: &'a [u8],
+    pub id: I,
     /// Payload offset, relative to the start of the bundle.
     pub offset: u64,
     /// Payload size.
     pub size: u64,
-    /// Absolute offset of the record (its `offset` field).
+    /// Absolute offset of the record (a binary record's `offset` field, a
+    /// text START marker's leading `"\n"`).
     pub record_pos: u64,
     /// Absolute offset of the ID bytes.
     pub id_pos: u64,
 }
+
+/// An entry whose ID is borrowed from the input.
+pub type Entry<'a> = EntryOf<&'a [u8]>;
 
 impl<'a> Entry<'a> {
     /// The ID as text (lossy for non-UTF-8 bytes).

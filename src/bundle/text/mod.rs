@@ -59,7 +59,7 @@
 //! assert_eq!(errs[0].rule_id(), Some("TXT-7"));
 //! ```
 
-use crate::bundle::binary::Entry;
+use crate::bundle::binary::{Entry, EntryOf};
 use memchr::memmem::Finder;
 use std::borrow::Cow;
 
@@ -151,21 +151,11 @@ impl Markers {
     }
 }
 
-/// An entry the text readers found: an [`Entry`] whose ID is a copy (the
+/// An entry the text readers found: an [`EntryOf`] whose ID is a copy (the
 /// readers walk the input window by window, not holding it in memory).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TextEntry {
-    /// The entry ID bytes as stored.
-    pub id: Vec<u8>,
-    /// Content offset, relative to the input.
-    pub offset: u64,
-    /// Content size.
-    pub size: u64,
-    /// Absolute offset of the START marker's leading `"\n"`.
-    pub record_pos: u64,
-    /// Absolute offset of the ID.
-    pub id_pos: u64,
-}
+/// `offset` is relative to the bundle; `record_pos` is the absolute offset
+/// of the START marker's leading `"\n"`.
+pub type TextEntry = EntryOf<Vec<u8>>;
 
 impl TextEntry {
     /// The entry, borrowing its ID.
