@@ -4,6 +4,7 @@
 mod cli;
 
 fn main() {
+    cli::exit_on_sigbus();
     let args: Vec<String> = std::env::args().collect();
     if let Some(b) = offload_kit::budget::from_env() {
         offload_kit::budget::set(b);

@@ -26,7 +26,7 @@ use offload_kit::bundle::{binary, ccob, text};
 use offload_kit::offload_binary::{self as ob, ImageSpec, OwnedImage};
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Seek, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -82,6 +82,9 @@ struct Case {
     prepare: Option<Build>,
     /// Further checks on the run.
     check: Option<Check>,
+    /// Cut the input to 4 KiB this long after the command opened it, as another
+    /// process truncating the file would (the input is this trial's own).
+    truncate_input_after: Option<Duration>,
 }
 
 const fn case(
@@ -99,6 +102,7 @@ const fn case(
         mode: Mode::Normal,
         prepare: None,
         check: None,
+        truncate_input_after: None,
     }
 }
 
@@ -116,6 +120,10 @@ impl Case {
     }
     fn no_rule(mut self) -> Case {
         self.rule = false;
+        self
+    }
+    fn truncate_input_after(mut self, d: Duration) -> Case {
+        self.truncate_input_after = Some(d);
         self
     }
     fn kill_after(mut self, d: Duration) -> Case {
@@ -200,6 +208,25 @@ fn cases() -> Vec<Case> {
             .kill_after(Duration::from_millis(100))
             .check(check_killed_extract),
     );
+    // 6b. The input shrinks while mapped (SIGBUS on the vanished pages):
+    // exit 1 with a message, nothing written.
+    v.push(
+        case("text-1.5gib-sparse-truncated", "validate", VALIDATE, 1)
+            .no_rule()
+            .truncate_input_after(Duration::from_millis(5))
+            .check(|r| mentions(&r.stderr, "shrank while it was read")),
+    );
+    v.push(
+        case(
+            "bundle-1.5gib-entry-truncated",
+            "extract-all",
+            EXTRACT_ALL,
+            1,
+        )
+        .no_rule()
+        .truncate_input_after(Duration::from_millis(5))
+        .check(|r| mentions(&r.stderr, "shrank while it was read")),
+    );
     // 7. Control characters in an offload binary's arch string.
     let cc = "ob-v1-arch-control-chars";
     v.push(case(cc, "list", LIST, 1).check(check_no_raw_control));
@@ -272,6 +299,34 @@ fn inputs() -> Vec<(&'static str, Build)> {
         }),
         ("bundle-small", |p| fs::write(p, small_bundle("small")?)),
         ("bundle-512mib-entry", bundle_512mib),
+        ("text-1.5gib-sparse-truncated", |p| {
+            // A text bundle whose host entry is 1.5 GiB of (sparse) zeros:
+            // reading it takes seconds, so the cut lands mid-read.
+            let start = format!("; __CLANG_OFFLOAD_BUNDLE____START__ {HOST_ID}\n");
+            let f = fs::File::create(p)?;
+            f.set_len(3 * GIB / 2)?;
+            let mut f = io::BufWriter::new(f);
+            f.write_all(start.as_bytes())?;
+            f.flush()
+        }),
+        ("bundle-1.5gib-entry-truncated", |p| {
+            // A host entry and a 1.5 GiB sparse device entry.
+            let host = b"host object\n";
+            let l = lib(binary::layout(
+                &[
+                    (HOST_ID.as_bytes(), host.len() as u64),
+                    (DEV_ID.as_bytes(), 3 * GIB / 2),
+                ],
+                4096,
+            ))?;
+            let f = fs::File::create(p)?;
+            f.set_len(l.total)?;
+            let mut f = io::BufWriter::new(f);
+            f.write_all(&l.header)?;
+            f.seek(io::SeekFrom::Start(l.offsets[0]))?;
+            f.write_all(host)?;
+            f.flush()
+        }),
         ("ob-v1-arch-control-chars", |p| {
             let img = OwnedImage {
                 image_kind: 3,   // IMG_Cubin
@@ -668,6 +723,23 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
         .process_group(0);
     let t = Instant::now();
     let mut child = cmd.spawn().map_err(|e| format!("spawning sh: {e}"))?;
+    if let Some(d) = c.truncate_input_after {
+        let input = input.to_path_buf();
+        let group = child.id();
+        std::thread::spawn(move || {
+            // From when the command has the input open (mapped or read).
+            let start = Instant::now();
+            while !has_open(group, &input) && start.elapsed() < HANG_AFTER {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            std::thread::sleep(d);
+            let cut = fs::OpenOptions::new()
+                .write(true)
+                .open(&input)
+                .and_then(|f| f.set_len(4096));
+            eprintln!("hostile: {} cut to 4096 bytes: {cut:?}", input.display());
+        });
+    }
     let (status, hung) = match c.mode {
         Mode::Normal => match child.wait_timeout(HANG_AFTER).map_err(|e| e.to_string())? {
             Some(s) => (s, false),
@@ -712,6 +784,33 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
         rss_kib: rss_text.lines().last().and_then(|l| l.trim().parse().ok()),
         secs,
     })
+}
+
+/// Whether a process of group `group` has `path` open or mapped.
+fn has_open(group: u32, path: &Path) -> bool {
+    let Ok(path) = path.canonicalize() else {
+        return false;
+    };
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|p| {
+            let stat = fs::read_to_string(p.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid pgrp …: comm may hold spaces, so after ')'.
+            let pgrp = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().nth(2))
+                .and_then(|g| g.parse::<u32>().ok());
+            pgrp == Some(group)
+                && (fs::read_dir(p.path().join("fd"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|fd| fs::read_link(fd.path()).is_ok_and(|l| l == path))
+                    || fs::read_to_string(p.path().join("maps"))
+                        .is_ok_and(|m| m.contains(&*path.to_string_lossy())))
+        })
 }
 
 /// Every failed assertion of the run, in the order of the list in the

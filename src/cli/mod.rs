@@ -73,7 +73,9 @@ impl Input {
         let map = if len == 0 {
             None
         } else {
-            Some(map_range(&file, 0, len)?)
+            Some(map_range(&file, 0, len).map_err(|e| {
+                Error::other(format!("'{}': cannot map {len} bytes: {e}", path.display()))
+            })?)
         };
         Ok(Input {
             map,
@@ -147,10 +149,43 @@ impl offload_kit::source::Source for Input {
     }
 }
 
-/// The only `unsafe` in offload-kit: mapping (part of) an input file
-/// read-only. A file truncated by another process while mapped would
-/// fault; inputs are the user's own files, as with every mmap-based tool
-/// (LLVM included).
+/// The message for an input that got shorter while it was read.
+const SHRANK: &str = "the input file shrank while it was read (truncated by another process?)";
+
+/// What mapping inputs needs besides the mapping itself: a page of a
+/// mapped input that vanished (another process truncated the file while
+/// it was read) raises SIGBUS, which would kill the process with no word
+/// (exit 135). The handler says what happened and exits 1 instead. Outputs
+/// are anonymous until committed (O_TMPFILE), so nothing is left behind.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+pub fn exit_on_sigbus() {
+    extern "C" fn on_sigbus(_: libc::c_int) {
+        const MSG: &[u8] = b"offload-kit: error: the input file shrank while it was read (truncated by another process?); no output was written\n";
+        const _: () = assert!(MSG.len() > SHRANK.len());
+        // SAFETY: write(2) and _exit(2) are async-signal-safe; MSG is static.
+        unsafe {
+            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(1);
+        }
+    }
+    // SAFETY: a zeroed sigaction is valid (no flags, empty mask); the
+    // handler only calls async-signal-safe functions.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Elsewhere the default action stays.
+#[cfg(not(unix))]
+pub fn exit_on_sigbus() {}
+
+/// Mapping (part of) an input file read-only: with [`exit_on_sigbus`] and
+/// the C ABI, the only `unsafe` in offload-kit. A file truncated by another
+/// process while mapped faults; the handler turns that into exit 1.
 #[allow(unsafe_code)]
 fn map_range(file: &File, offset: u64, len: u64) -> Result<memmap2::Mmap, Error> {
     let len = usize::try_from(len).map_err(|_| Error::other("file too large to map"))?;
@@ -161,7 +196,7 @@ fn map_range(file: &File, offset: u64, len: u64) -> Result<memmap2::Mmap, Error>
             .len(len)
             .map(file)
     }
-    .map_err(Error::from)
+    .map_err(|e| Error::other(io_message(&e)))
 }
 
 /// Copy `size` bytes at `offset` of `input` to `out`: kernel-side copy
@@ -180,7 +215,7 @@ pub fn copy_range(
         let dst = out.file().expect("checked");
         let n = std::io::copy(&mut src, dst)?;
         if n != size {
-            return Err(Error::other("input changed while reading"));
+            return Err(Error::other(SHRANK));
         }
         return Ok(());
     }
