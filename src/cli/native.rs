@@ -267,12 +267,30 @@ pub fn main(args: Vec<String>) -> i32 {
     match r {
         Ok(code) => code,
         Err(errs) => {
-            for e in errs {
-                eprintln!("offload-kit: error: {e}");
-            }
+            report_errors(&errs);
             1
         }
     }
+}
+
+/// At most this many errors are printed; the rest are counted. A hostile
+/// file can hold a million bad entries (issue 16): a screenful tells what
+/// is wrong, `validate --json` lists every one.
+const SHOWN_ERRORS: usize = 100;
+
+fn report_errors(errs: &[Error]) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::io::stderr().lock());
+    for e in errs.iter().take(SHOWN_ERRORS) {
+        let _ = writeln!(w, "offload-kit: error: {e}");
+    }
+    if let Some(more) = errs.len().checked_sub(SHOWN_ERRORS).filter(|&n| n > 0) {
+        let _ = writeln!(
+            w,
+            "offload-kit: error: ... and {more} more ('offload-kit validate --json' lists every one)"
+        );
+    }
+    let _ = w.flush();
 }
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`): untrusted names

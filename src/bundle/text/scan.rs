@@ -49,6 +49,7 @@ impl<'a> Scan<'a> {
     /// `at..to`, or at least `min` of them. `None` when the window cannot
     /// be had (recorded in `failed`).
     fn view(&mut self, at: usize, to: usize, min: usize) -> Option<&[u8]> {
+        let len = self.len;
         let Src { src, chunk, cur } = &mut self.src;
         let held = cur.as_ref().is_some_and(|(ws, w)| {
             let we = ws + w.len();
@@ -57,7 +58,9 @@ impl<'a> Scan<'a> {
         if !held {
             // Release the old window before taking the next one.
             *cur = None;
-            let n = (to - at).min((*chunk).max(min));
+            // A whole window from `at`, not just `at..to`: the next reads
+            // are near, and a mapping per short read costs two syscalls.
+            let n = (len - at).min((*chunk).max(min));
             match src.window(at as u64, n as u64) {
                 Some(w) if w.len() == n => *cur = Some((at, w)),
                 _ => {
