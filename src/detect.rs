@@ -151,6 +151,11 @@ pub struct ListedEntry {
     /// (lossy UTF-8, as stored; an untrusted name, never a path).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub member: Option<String>,
+    /// For an entry found in a member of an archive: the member's position
+    /// among the archive's members (symbol and name tables not counted),
+    /// from 0; names need not be unique.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_index: Option<usize>,
 }
 
 /// A listing of an input.
@@ -258,6 +263,7 @@ fn list_in(
                     section: None,
                     image: None,
                     member: None,
+                    member_index: None,
                 })
                 .collect()
         }
@@ -281,6 +287,7 @@ fn list_in(
                     section: None,
                     image: None,
                     member: None,
+                    member_index: None,
                 })
                 .collect()
         }
@@ -334,6 +341,7 @@ fn list_in(
                         section: Some(e.section),
                         image: None,
                         member: None,
+                        member_index: None,
                     }),
                 }
             }
@@ -407,7 +415,7 @@ fn archive_entries(
     let mut out = Vec::new();
     let mut errs = Vec::new();
     let mut images_seen = 0usize;
-    for m in &members {
+    for (index, m) in members.iter().enumerate() {
         let name = m.name_str();
         let ctx = format!("in member {name} of the archive");
         let len = m.data.len() as u64;
@@ -441,6 +449,7 @@ fn archive_entries(
                         images_seen += 1;
                     }
                     e.member = Some(name.clone());
+                    e.member_index = Some(index);
                     out.push(e);
                 }
             }
@@ -557,6 +566,7 @@ fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<List
             section: section.clone(),
             image: None,
             member: None,
+            member_index: None,
         });
     }
     if decompressed.is_none()
@@ -604,6 +614,7 @@ fn images(data: &[u8], base: u64, release: Option<Release>) -> Result<Vec<Listed
                 section: i.section.clone(),
                 image: Some(i),
                 member: None,
+                member_index: None,
             }
         })
         .collect())
@@ -856,5 +867,6 @@ fn listed_in_ccob(e: &binary::Entry<'_>, bundle: usize, ccob: u64) -> ListedEntr
         section: None,
         image: None,
         member: None,
+        member_index: None,
     }
 }

@@ -320,12 +320,22 @@ impl Drop for OutputFile {
 }
 
 impl Write for OutputFile {
+    /// A failure names the output (ENOSPC is the output's fault, not the
+    /// input's).
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.target {
             Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => f.write(buf),
             Target::Stdout(s) => s.write(buf),
             Target::Done => Err(io::Error::other("output already committed")),
         }
+        .map_err(|e| {
+            let text = e.to_string();
+            let text = text.split(" (os error").next().unwrap_or(&text);
+            io::Error::new(
+                e.kind(),
+                format!("writing '{}': {text}", self.path.display()),
+            )
+        })
     }
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.target {

@@ -82,6 +82,8 @@ struct Case {
     prepare: Option<Build>,
     /// Further checks on the run.
     check: Option<Check>,
+    /// Shell commands run before the command (limits, traps).
+    shell: &'static str,
     /// Cut the input to 4 KiB this long after the command opened it, as another
     /// process truncating the file would (the input is this trial's own).
     truncate_input_after: Option<Duration>,
@@ -103,6 +105,7 @@ const fn case(
         prepare: None,
         check: None,
         truncate_input_after: None,
+        shell: "",
     }
 }
 
@@ -120,6 +123,10 @@ impl Case {
     }
     fn no_rule(mut self) -> Case {
         self.rule = false;
+        self
+    }
+    fn shell(mut self, s: &'static str) -> Case {
+        self.shell = s;
         self
     }
     fn truncate_input_after(mut self, d: Duration) -> Case {
@@ -227,6 +234,26 @@ fn cases() -> Vec<Case> {
         .truncate_input_after(Duration::from_millis(5))
         .check(|r| mentions(&r.stderr, "shrank while it was read")),
     );
+    // 10. The disk fills while an entry is decompressed (`ulimit -f`, so
+    // EFBIG as ENOSPC would be): an output fault naming the output, not a
+    // broken stream (CCOB-5); nothing left behind.
+    v.push(
+        case(
+            "ccob-v3-4mib-entry",
+            "extract-all-disk-full",
+            EXTRACT_ALL,
+            1,
+        )
+        .no_rule()
+        .shell("trap '' XFSZ; ulimit -f 2048;")
+        .check(|r| {
+            mentions(&r.stderr, &format!("writing '{}", r.out.display()))?;
+            match r.stderr.contains("CCOB-5") {
+                true => Err("the output's fault blamed on the input (CCOB-5)".into()),
+                false => Ok(()),
+            }
+        }),
+    );
     // 7. Control characters in an offload binary's arch string.
     let cc = "ob-v1-arch-control-chars";
     v.push(case(cc, "list", LIST, 1).check(check_no_raw_control));
@@ -235,6 +262,29 @@ fn cases() -> Vec<Case> {
     let ar = "archive-two-members-named-u-bc";
     v.push(case(ar, "list-json", &["list", "{F}", "--json"], 0).check(check_archive_json));
     v.push(case(ar, "extract-all", EXTRACT_ALL, 0).check(check_archive_extract));
+    v.push(
+        case(
+            ar,
+            "extract-member-index-1",
+            &[
+                "extract",
+                "{F}",
+                "--id",
+                DEV_ID,
+                "--member-index",
+                "1",
+                "-o",
+                "{OUT}/d",
+            ],
+            0,
+        )
+        .check(|r| match fs::read(r.out.join("d")) {
+            Ok(b) if b == small_payloads("two").1.as_bytes() => Ok(()),
+            other => Err(format!(
+                "want the second member's gfx906 payload, got {other:?}"
+            )),
+        }),
+    );
     // 9. Messages about paths.
     v.push(
         case("input-is-a-directory", "list", LIST, 1)
@@ -299,6 +349,19 @@ fn inputs() -> Vec<(&'static str, Build)> {
         }),
         ("bundle-small", |p| fs::write(p, small_bundle("small")?)),
         ("bundle-512mib-entry", bundle_512mib),
+        ("ccob-v3-4mib-entry", |p| {
+            let dev: Vec<u8> = (0..4 * MIB).map(|i| (i * 7 % 251) as u8).collect();
+            let bundle = lib(binary::write_to_vec(
+                &[(HOST_ID.as_bytes(), b"host\n"), (DEV_ID.as_bytes(), &dev)],
+                4096,
+            ))?;
+            let opts = ccob::WriteOptions {
+                version: 3,
+                method: ccob::Method::Zstd,
+                level: 3,
+            };
+            fs::write(p, lib(ccob::compress(&bundle, opts))?)
+        }),
         ("text-1.5gib-sparse-truncated", |p| {
             // A text bundle whose host entry is 1.5 GiB of (sparse) zeros:
             // reading it takes seconds, so the cut lands mid-read.
@@ -705,7 +768,8 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
     let (stdout_file, stderr_file) = (dir.join("stdout"), dir.join("stderr"));
     let script = match c.mode {
         Mode::Normal => format!(
-            "ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f %M -o \"$HOSTILE_RSS\" \"$0\" \"$@\""
+            "{} ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f %M -o \"$HOSTILE_RSS\" \"$0\" \"$@\"",
+            c.shell
         ),
         // No /usr/bin/time in between: Child::kill must hit offload-kit.
         Mode::KillAfter(_) => format!("ulimit -v {ADDRESS_SPACE_KIB} && exec \"$0\" \"$@\""),

@@ -63,6 +63,10 @@ enum Cmd {
         /// Only entries of this archive member (as `list` names it).
         #[arg(long)]
         member: Option<String>,
+        /// Only entries of the archive member at this position (from 0, as
+        /// `list` numbers them): reaches each of several members of one name.
+        #[arg(long = "member-index")]
+        member_index: Option<usize>,
     },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
@@ -208,7 +212,19 @@ pub fn main(args: Vec<String>) -> i32 {
             dir,
             bundle,
             member,
-        } => extract(&file, id, output, all, dir, bundle, member.as_deref()),
+            member_index,
+        } => extract(
+            &file,
+            id,
+            output,
+            all,
+            dir,
+            Select {
+                bundle,
+                member: member.as_deref(),
+                member_index,
+            },
+        ),
         Cmd::Validate { file, json } => validate(&file, json),
         Cmd::Demo { dir } => demo(&dir),
         Cmd::Generate {
@@ -312,6 +328,21 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Which entries `extract` considers: `--bundle`, `--member`, `--member-index`.
+struct Select<'a> {
+    bundle: Option<usize>,
+    member: Option<&'a str>,
+    member_index: Option<usize>,
+}
+
+impl Select<'_> {
+    fn admits(&self, e: &detect::ListedEntry) -> bool {
+        self.bundle.is_none_or(|k| e.bundle == k)
+            && self.member.is_none_or(|m| e.member.as_deref() == Some(m))
+            && self.member_index.is_none_or(|k| e.member_index == Some(k))
+    }
+}
+
 fn print_listing(l: &Listing, json: bool) {
     if json {
         outln!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
@@ -320,7 +351,8 @@ fn print_listing(l: &Listing, json: bool) {
         for e in &l.entries {
             let mut place = String::new();
             if let Some(m) = &e.member {
-                place.push_str(&format!(" member {}", m.escape_debug()));
+                let k = e.member_index.unwrap_or(0);
+                place.push_str(&format!(" member #{k} {}", m.escape_debug()));
             }
             if let Some(sec) = &e.section {
                 place.push_str(&format!(" in {}", shown(sec)));
@@ -356,8 +388,7 @@ fn extract(
     output: Option<PathBuf>,
     all: bool,
     dir: Option<PathBuf>,
-    bundle: Option<usize>,
-    member: Option<&str>,
+    select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A file that is one compressed bundle: every entry lies in it, and
@@ -370,12 +401,7 @@ fn extract(
         defer_ccob_verification: one_blob,
     };
     let mut l = detect::list(&input, opts)?;
-    if let Some(k) = bundle {
-        l.entries.retain(|e| e.bundle == k);
-    }
-    if let Some(m) = member {
-        l.entries.retain(|e| e.member.as_deref() == Some(m));
-    }
+    l.entries.retain(|e| select.admits(e));
     let mut jobs = Vec::new();
     if all {
         let dir = dir.expect("clap requires --dir");
@@ -431,14 +457,15 @@ fn extract(
                 .filter(|e| e.id == id)
                 .map(|e| {
                     format!(
-                        "member '{}' bundle {}",
+                        "member #{} '{}' bundle {}",
+                        e.member_index.unwrap_or(0),
                         e.member.as_deref().unwrap_or("").escape_debug(),
                         e.bundle
                     )
                 })
                 .collect();
             return Err(vec![Error::other(format!(
-                "'{id}' is in {}: choose one with --member and --bundle",
+                "'{id}' is in {}: choose one with --member-index (or --member) and --bundle",
                 places.join(", ")
             ))]);
         }
@@ -588,8 +615,11 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         Some(out.clone()),
         false,
         None,
-        None,
-        None,
+        Select {
+            bundle: None,
+            member: None,
+            member_index: None,
+        },
     )?;
     outln!(
         "\nextracted hip-amdgcn-amd-amdhsa--gfx906 to {}",

@@ -37,13 +37,18 @@ pub fn extract_range<W: Write>(
     }];
     let mut tap = Tap::new(&mut sinks);
     let payload = Reader::new(src, h.header_size, end, STREAM_CHUNK);
-    let n = decode_stream(
+    let decoded = decode_stream(
         &h,
         payload,
         end - h.header_size,
         base + h.header_size,
         &mut tap,
-    )?;
+    );
+    // A failed write (a full disk) is the output's fault, not the stream's.
+    if let Some(e) = tap.failed.take() {
+        return Err(Error::from(e));
+    }
+    let n = decoded?;
     check_size(&h, base, n)?;
     if to > n {
         return Err(Error::other(format!(
