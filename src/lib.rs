@@ -52,6 +52,7 @@ pub mod fuzzing;
 pub mod generate;
 pub mod host;
 pub mod id;
+pub mod inspect;
 pub mod mutate;
 pub mod offload_binary;
 pub mod output;

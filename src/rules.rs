@@ -144,6 +144,7 @@ rules! {
     AR_5 = "AR-5", "archive.md", "One output archive per target, written as LLVM's `writeArchive` K_GNU deterministic, with the symbol table of its members";
     AR_6 = "AR-6", "archive.md", "A target without a compatible code object is an error, or an empty archive with -allow-missing-bundles; archives of earlier targets stay";
     AR_7 = "AR-7", "archive.md", "Within one member, the entry IDs of one kind, triple and processor either all set a feature or none does";
+    CO_1 = "CO-1", "code-object.md", "An AMDGPU code object's processor and xnack/sramecc settings agree with its entry ID's target ID";
 }
 
 /// Look a rule up by its ID.

@@ -30,6 +30,7 @@ pub mod bundler;
 pub mod cl;
 pub mod conformance;
 pub mod generate;
+pub mod inspect;
 pub mod native;
 pub mod packager;
 

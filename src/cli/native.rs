@@ -68,6 +68,18 @@ enum Cmd {
         #[arg(long = "member-index")]
         member_index: Option<usize>,
     },
+    /// What files hold, down to each code object (processor, code object
+    /// version, xnack/sramecc, kernels), and whether each entry's ID agrees
+    /// with its code object (CO-1); directories are walked. Exit 0 when
+    /// every file was read and nothing disagrees.
+    Inspect {
+        /// Input files and directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print one JSON document (schema "offload-kit-inspect/1").
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
         /// Input file.
@@ -204,6 +216,7 @@ pub fn main(args: Vec<String>) -> i32 {
         }
         Cmd::Conformance { args } => return super::conformance::main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
+        Cmd::Inspect { paths, json } => super::inspect::run(&paths, json),
         Cmd::Extract {
             file,
             id,

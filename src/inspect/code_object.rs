@@ -27,9 +27,34 @@
 //! The input may be hostile: every read is bounds-checked, arithmetic is
 //! checked, nothing is allocated from a length field, and symbol name scans
 //! share a budget linear in the string table size.
+//!
+//! # Example
+//!
+//! The header of a code object V6 for gfx90a built with xnack on
+//! (`e_flags` 0x73f: mach 0x3f, xnack on, sramecc any).
+//!
+//! ```
+//! use offload_kit::inspect::code_object::{identify, CodeObject, FeatureSetting};
+//!
+//! let mut elf = vec![0u8; 64];
+//! elf[..9].copy_from_slice(b"\x7fELF\x02\x01\x01\x40\x04"); // HSA, V6
+//! elf[16] = 3; // ET_DYN
+//! elf[18] = 224; // EM_AMDGPU
+//! elf[20] = 1;
+//! elf[48..52].copy_from_slice(&0x73fu32.to_le_bytes());
+//! elf[52] = 64;
+//! let CodeObject::Amdgpu(o) = identify(&elf) else { panic!() };
+//! assert_eq!((o.code_object_version, o.processor), (Some(6), Some("gfx90a")));
+//! assert_eq!((o.xnack, o.sramecc), (FeatureSetting::On, FeatureSetting::Any));
+//! assert_eq!(o.target_id(), "gfx90a:xnack+");
+//! assert_eq!(identify(b"BC\xc0\xde"), CodeObject::Bitcode);
+//! ```
+
+use serde::Serialize;
 
 /// ELF file class (`e_ident[EI_CLASS]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ElfClass {
     /// `ELFCLASS32`; AMDGPU uses it for r600 processors.
     Elf32,
@@ -48,7 +73,8 @@ impl ElfClass {
 }
 
 /// What a buffer holds, with the facts read from it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum CodeObject {
     /// An ELF for `EM_AMDGPU` (224).
     Amdgpu(AmdgpuObject),
@@ -67,7 +93,8 @@ pub enum CodeObject {
 }
 
 /// The AMDGPU OS ABI (`e_ident[EI_OSABI]`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum AmdgpuOsAbi {
     /// `ELFOSABI_NONE` (0): unknown OS, and every r600 object.
     None,
@@ -82,7 +109,8 @@ pub enum AmdgpuOsAbi {
 }
 
 /// The setting of a target feature (xnack, sramecc) recorded in `e_flags`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum FeatureSetting {
     /// The processor does not have the feature.
     Unsupported,
@@ -95,7 +123,7 @@ pub enum FeatureSetting {
 }
 
 /// The facts of an AMDGPU code object.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AmdgpuObject {
     /// ELF class: 64-bit for amdgcn, 32-bit for r600.
     pub class: ElfClass,
@@ -152,7 +180,7 @@ impl AmdgpuObject {
 }
 
 /// The facts of an NVIDIA cubin.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CubinObject {
     /// ELF class: a 64-bit cubin is for 64-bit addressing.
     pub class: ElfClass,
@@ -183,7 +211,7 @@ impl CubinObject {
 }
 
 /// The module directives at the head of a PTX text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PtxText {
     /// `.version major.minor` (the PTX ISA version), which must come first.
     pub version: (u32, u32),
@@ -194,7 +222,7 @@ pub struct PtxText {
 }
 
 /// The header of a SPIR-V module.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SpirV {
     /// SPIR-V major version (word 1, bits 16-23).
     pub major: u8,
@@ -210,7 +238,7 @@ pub struct SpirV {
 }
 
 /// An ELF for a machine other than AMDGPU or CUDA.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct HostObject {
     /// `e_machine` (62 `EM_X86_64`, 183 `EM_AARCH64`, ...).
     pub machine: u16,

@@ -1,0 +1,270 @@
+//! `offload-kit inspect FILE|DIR... [--json]`: a summary line and a tree
+//! (bundle → entry → code object) per file, directories walked, files read
+//! in parallel; exit 0 when every file was read and no entry's ID
+//! disagrees with its code object (CO-1).
+
+use super::Input;
+use offload_kit::detect;
+use offload_kit::inspect::code_object::{CodeObject, FeatureSetting};
+use offload_kit::inspect::{self, Report};
+use offload_kit::Error;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The `--json` document's schema name and version.
+const SCHEMA: &str = "offload-kit-inspect/1";
+
+/// What came of one file.
+enum Outcome {
+    Read(Box<Report>),
+    Failed(Vec<Error>),
+    /// Found by walking a directory and not a container.
+    NoOffloadCode,
+}
+
+pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
+    let mut files = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut files).map_err(|e| vec![e])?;
+        } else {
+            files.push((p.clone(), false));
+        }
+    }
+    let outcomes = inspect_all(&files);
+    let read = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Read(_)))
+        .count();
+    let failed = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Failed(_)))
+        .count();
+    let findings: usize = outcomes
+        .iter()
+        .map(|o| match o {
+            Outcome::Read(r) => r.findings.len(),
+            _ => 0,
+        })
+        .sum();
+    if json {
+        print_json(&files, &outcomes);
+    } else {
+        for ((path, _), o) in files.iter().zip(&outcomes) {
+            print_file(path, o);
+        }
+        if files.len() > 1 {
+            let skipped = files.len() - read - failed;
+            outln!(
+                "{} files: {read} with offload code, {skipped} without, {failed} unreadable; {findings} finding(s)",
+                files.len()
+            );
+        }
+    }
+    Ok(i32::from(failed > 0 || findings > 0))
+}
+
+/// Regular files under `dir`, sorted, each marked as found by walking.
+/// Symbolic links to directories are not followed (no cycles).
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
+    let mut todo = vec![dir.to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(d) = todo.pop() {
+        let entries = std::fs::read_dir(&d)
+            .map_err(|e| Error::other(format!("'{}': {}", d.display(), super::io_message(&e))))?;
+        for e in entries.flatten() {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                todo.push(e.path());
+            } else if t.is_file() || (t.is_symlink() && e.path().is_file()) {
+                found.push(e.path());
+            }
+        }
+    }
+    found.sort();
+    out.extend(found.into_iter().map(|p| (p, true)));
+    Ok(())
+}
+
+/// Every file inspected, as many at a time as there are CPUs.
+fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
+    let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(files.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some((path, walked)) = files.get(i) else {
+                    break;
+                };
+                let o = inspect_file(path, *walked);
+                *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(o);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or(Outcome::NoOffloadCode)
+        })
+        .collect()
+}
+
+fn inspect_file(path: &Path, walked: bool) -> Outcome {
+    let input = match Input::open(path) {
+        Ok(i) => i,
+        Err(e) => return Outcome::Failed(vec![e]),
+    };
+    if walked && detect::detect(input.bytes()).is_none() {
+        return Outcome::NoOffloadCode;
+    }
+    match inspect::inspect(&input) {
+        Ok(r) => Outcome::Read(Box::new(r)),
+        Err(es) => Outcome::Failed(es.into()),
+    }
+}
+
+fn print_file(path: &Path, o: &Outcome) {
+    let name = path.display();
+    let r = match o {
+        Outcome::NoOffloadCode => return,
+        Outcome::Failed(es) => {
+            for e in es.iter().take(20) {
+                eprintln!("offload-kit: error: {name}: {e}");
+            }
+            if es.len() > 20 {
+                eprintln!("offload-kit: error: {name}: ... and {} more", es.len() - 20);
+            }
+            return;
+        }
+        Outcome::Read(r) => r,
+    };
+    let s = &r.summary;
+    let targets = if s.targets.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", s.targets.join(", "))
+    };
+    outln!(
+        "{name}: {}, {} bundle(s) ({} compressed), {} entries, {} code object(s){targets}",
+        r.container,
+        s.bundles,
+        s.compressed_bundles,
+        s.entries,
+        s.code_objects
+    );
+    let mut entries = r.entries.iter().peekable();
+    for b in &r.bundles {
+        let mut head = format!("  bundle {}", b.index);
+        if let Some(m) = &b.member {
+            head.push_str(&format!(
+                " in member #{} {}",
+                b.member_index.unwrap_or(0),
+                m.escape_debug()
+            ));
+        }
+        if let Some(sec) = &b.section {
+            head.push_str(&format!(" in {}", sec.escape_debug()));
+        }
+        if let Some(c) = &b.compressed {
+            let ratio = c.uncompressed_size as f64 / c.compressed_size.max(1) as f64;
+            head.push_str(&format!(
+                " at 0x{:x}: CCOB v{} {}, {} -> {} bytes ({ratio:.1}x)",
+                c.offset, c.version, c.method, c.compressed_size, c.uncompressed_size
+            ));
+        }
+        outln!("{head}");
+        for _ in 0..b.entries {
+            let Some(e) = entries.next() else { break };
+            outln!(
+                "    {:<44} size {:<9} {}",
+                e.entry.id.escape_debug().to_string(),
+                e.entry.size,
+                if e.entry.size == 0 {
+                    "empty".to_string()
+                } else {
+                    describe(&e.object)
+                }
+            );
+        }
+    }
+    for f in &r.findings {
+        outln!("  finding: {f}");
+    }
+}
+
+/// One line on what a payload is.
+fn describe(o: &CodeObject) -> String {
+    let setting = |s: FeatureSetting| match s {
+        FeatureSetting::Unsupported => "unsupported",
+        FeatureSetting::Any => "any",
+        FeatureSetting::Off => "off",
+        FeatureSetting::On => "on",
+    };
+    match o {
+        CodeObject::Amdgpu(a) => {
+            let version = a
+                .code_object_version
+                .map_or("AMDGPU code object".to_string(), |v| {
+                    format!("AMDGPU code object v{v}")
+                });
+            let kind = match a.elf_type {
+                1 => "relocatable",
+                3 => "loadable",
+                _ => "other type",
+            };
+            let mut s = format!(
+                "{version} {} (xnack {}, sramecc {}), {kind}",
+                a.target_id(),
+                setting(a.xnack),
+                setting(a.sramecc)
+            );
+            if let Some(g) = a.generic_version {
+                s.push_str(&format!(", generic version {g}"));
+            }
+            if let Some(k) = a.kernel_count {
+                s.push_str(&format!(", {k} kernel(s)"));
+            }
+            s
+        }
+        CodeObject::Cubin(c) => format!("cubin {}", c.arch()),
+        CodeObject::Ptx(p) => format!(
+            "PTX {}.{} {}",
+            p.version.0,
+            p.version.1,
+            p.target.as_deref().unwrap_or("")
+        ),
+        CodeObject::SpirV(v) => format!("SPIR-V {}.{}", v.major, v.minor),
+        CodeObject::Host(h) => format!("host ELF{} (machine {})", h.class.bits(), h.machine),
+        CodeObject::Bitcode => "LLVM bitcode".to_string(),
+        CodeObject::Unknown => "-".to_string(),
+    }
+}
+
+fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
+    let docs: Vec<serde_json::Value> = files
+        .iter()
+        .zip(outcomes)
+        .filter_map(|((path, _), o)| match o {
+            Outcome::NoOffloadCode => None,
+            Outcome::Read(r) => Some(serde_json::json!({"file": path, "report": r})),
+            Outcome::Failed(es) => Some(serde_json::json!({
+                "file": path,
+                "errors": es.iter().map(|e| serde_json::json!({
+                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
+                })).collect::<Vec<_>>()
+            })),
+        })
+        .collect();
+    let v = serde_json::json!({"schema": SCHEMA, "files": docs});
+    outln!(
+        "{}",
+        serde_json::to_string_pretty(&v).expect("serialisable")
+    );
+}

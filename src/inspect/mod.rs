@@ -1,0 +1,342 @@
+//! What an input holds down to each device code object, and whether each
+//! entry's ID tells the truth about its code object (CO-1): the library
+//! side of `offload-kit inspect`.
+//!
+//! [`inspect`] lists the input strictly ([`detect::list`]), reads every
+//! entry's bytes (a window of the input, a decompressed bundle, an offload
+//! binary's image) and identifies them ([`code_object::identify`]). An
+//! AMDGPU code object whose `e_flags` name another processor, or another
+//! xnack/sramecc setting, than its entry ID is a finding: the HIP runtime
+//! picks the entry by its ID and the loader then refuses the object
+//! (`hipErrorNoBinaryForGpu`, "invalid device function").
+//!
+//! # Example
+//!
+//! A bundle whose `gfx90a` entry holds a `gfx906` code object.
+//!
+//! ```
+//! use offload_kit::bundle::binary;
+//! use offload_kit::inspect::{self, code_object::CodeObject};
+//!
+//! // The 64-byte header of an AMDGPU code object V5 for gfx906
+//! // (e_flags 0x52f: mach 0x2f, xnack and sramecc "any").
+//! let mut elf = vec![0u8; 64];
+//! elf[..9].copy_from_slice(b"\x7fELF\x02\x01\x01\x40\x03");
+//! elf[16] = 3; // ET_DYN
+//! elf[18] = 224; // EM_AMDGPU
+//! elf[20] = 1; // EV_CURRENT
+//! elf[48..52].copy_from_slice(&0x52fu32.to_le_bytes());
+//! elf[52] = 64; // e_ehsize
+//! let bundle = binary::write_to_vec(
+//!     &[
+//!         (b"host-x86_64-unknown-linux-gnu-", b""),
+//!         (b"hipv4-amdgcn-amd-amdhsa--gfx90a", &elf),
+//!     ],
+//!     8,
+//! )
+//! .unwrap();
+//! let report = inspect::inspect(&bundle).unwrap();
+//! assert!(matches!(&report.entries[1].object, CodeObject::Amdgpu(o) if o.target_id() == "gfx906"));
+//! assert_eq!(report.findings[0].rule_id(), Some("CO-1"));
+//! assert_eq!(report.summary.targets, ["gfx906"]);
+//! ```
+
+pub mod code_object;
+
+use crate::bundle::ccob;
+use crate::detect::{self, Container, ListedEntry};
+use crate::error::{Error, Errors};
+use crate::id::{target_id::Feature, BundleEntryId};
+use crate::rules;
+use crate::source::Source;
+use code_object::{CodeObject, FeatureSetting};
+use serde::Serialize;
+use std::collections::BTreeSet;
+
+/// What [`inspect`] found in one input.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The outer container.
+    pub container: Container,
+    /// The input's counts and targets.
+    pub summary: Summary,
+    /// Every bundle (or offload binary), in input order.
+    pub bundles: Vec<BundleFacts>,
+    /// Every entry with its code object, in input order.
+    pub entries: Vec<InspectedEntry>,
+    /// Entries whose ID disagrees with their code object (CO-1).
+    #[serde(serialize_with = "as_violations")]
+    pub findings: Vec<Error>,
+}
+
+/// Counts over one input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Bundles (and offload binaries).
+    pub bundles: usize,
+    /// Of them, compressed bundles (`CCOB`).
+    pub compressed_bundles: usize,
+    /// Entries (and images).
+    pub entries: usize,
+    /// Entries holding a device code object (AMDGPU ELF, cubin, PTX, SPIR-V).
+    pub code_objects: usize,
+    /// The targets the code objects are built for, as their own headers say
+    /// (AMDGPU target IDs, `sm_XX`, PTX targets), sorted, each once.
+    pub targets: Vec<String>,
+}
+
+/// One bundle of the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BundleFacts {
+    /// The bundle's number, as `list` shows it.
+    pub index: usize,
+    /// The ELF section holding it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub section: Option<String>,
+    /// The archive member holding it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// Its position among the archive's members.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_index: Option<usize>,
+    /// For a compressed bundle: its header.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compressed: Option<Compressed>,
+    /// How many entries it holds.
+    pub entries: usize,
+}
+
+/// The header facts of a compressed bundle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Compressed {
+    /// Absolute offset of the `CCOB` magic.
+    pub offset: u64,
+    /// Format version (1, 2 or 3).
+    pub version: u16,
+    /// `zlib`, `zstd`, or the stored value when unknown.
+    pub method: String,
+    /// Bytes of the blob (header and compressed data).
+    pub compressed_size: u64,
+    /// The uncompressed size the header records.
+    pub uncompressed_size: u64,
+}
+
+/// One entry and what its bytes are.
+#[derive(Debug, Clone, Serialize)]
+pub struct InspectedEntry {
+    /// The entry as `list` shows it.
+    #[serde(flatten)]
+    pub entry: ListedEntry,
+    /// What the payload is.
+    pub object: CodeObject,
+}
+
+/// List `src` strictly and identify every entry's code object; the
+/// violations of the container itself are the error, as for `validate`.
+pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
+    let listing = detect::list(src, None)?;
+    let data = src.bytes();
+    let mut entries = Vec::with_capacity(listing.entries.len());
+    let mut bundles: Vec<BundleFacts> = Vec::new();
+    let mut findings = Vec::new();
+    // The decompressed bundle of the last CCOB read: its entries come together.
+    let mut inflated: Option<(u64, Vec<u8>)> = None;
+    for e in listing.entries {
+        let key = (e.member_index, e.bundle);
+        if bundles.last().map(|b| (b.member_index, b.index)) != Some(key) {
+            bundles.push(BundleFacts {
+                index: e.bundle,
+                section: e.section.clone(),
+                member: e.member.clone(),
+                member_index: e.member_index,
+                compressed: match e.ccob_offset {
+                    Some(at) => Some(compressed_facts(src, at)?),
+                    None => None,
+                },
+                entries: 0,
+            });
+        }
+        if let Some(b) = bundles.last_mut() {
+            b.entries += 1;
+        }
+        let object = match (&e.image, e.ccob_offset) {
+            (Some(img), _) => code_object::identify(&detect::image_bytes(data, img)?),
+            (None, Some(at)) => {
+                if inflated.as_ref().map(|i| i.0) != Some(at) {
+                    inflated = Some((at, decompress_at(data, at)?));
+                }
+                let bundle = inflated.as_ref().map_or(&[][..], |i| &i.1[..]);
+                code_object::identify(range(bundle, e.offset, e.size).unwrap_or(&[]))
+            }
+            (None, None) => match src.window(e.offset, e.size) {
+                Some(w) => code_object::identify(&w),
+                None => CodeObject::Unknown,
+            },
+        };
+        if let Some(f) = id_disagreement(&e, &object) {
+            findings.push(f);
+        }
+        entries.push(InspectedEntry { entry: e, object });
+    }
+    let summary = summarise(&bundles, &entries);
+    Ok(Report {
+        container: listing.container,
+        summary,
+        bundles,
+        entries,
+        findings,
+    })
+}
+
+/// `bytes[offset..offset + size]`, if it lies inside.
+fn range(bytes: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
+    let start = usize::try_from(offset).ok()?;
+    let end = start.checked_add(usize::try_from(size).ok()?)?;
+    bytes.get(start..end)
+}
+
+/// The CCOB blob at `at`, ending with its archive member or the input.
+fn blob_at(data: &[u8], at: u64) -> Result<&[u8], Error> {
+    let end = match detect::archive_member_at(data, at) {
+        Some((o, n)) => o + n,
+        None => data.len() as u64,
+    };
+    let (start, end) = (usize::try_from(at), usize::try_from(end));
+    match (start, end) {
+        (Ok(s), Ok(e)) if s <= e && e <= data.len() => Ok(&data[s..e]),
+        _ => Err(Error::at(
+            rules::CCOB_4,
+            at,
+            "compressed bundle out of range",
+        )),
+    }
+}
+
+fn decompress_at(data: &[u8], at: u64) -> Result<Vec<u8>, Error> {
+    Ok(ccob::decompress_strict(blob_at(data, at)?, at)?.data)
+}
+
+fn compressed_facts(src: &dyn Source, at: u64) -> Result<Compressed, Error> {
+    let blob = blob_at(src.bytes(), at)?;
+    let h = ccob::parse_header(blob, at)?;
+    let len = ccob::blob_len(&h, blob, at)?;
+    Ok(Compressed {
+        offset: at,
+        version: h.version,
+        method: match h.method() {
+            Some(ccob::Method::Zlib) => "zlib".to_string(),
+            Some(ccob::Method::Zstd) => "zstd".to_string(),
+            None => h.method_value.to_string(),
+        },
+        compressed_size: len,
+        uncompressed_size: h.uncompressed_size,
+    })
+}
+
+fn summarise(bundles: &[BundleFacts], entries: &[InspectedEntry]) -> Summary {
+    let mut targets = BTreeSet::new();
+    let mut code_objects = 0;
+    for e in entries {
+        let target = match &e.object {
+            CodeObject::Amdgpu(o) => Some(o.target_id()),
+            CodeObject::Cubin(o) => Some(o.arch()),
+            CodeObject::Ptx(p) => Some(p.target.clone().unwrap_or_else(|| "ptx".into())),
+            CodeObject::SpirV(_) => Some("spirv".to_string()),
+            _ => None,
+        };
+        if let Some(t) = target {
+            code_objects += 1;
+            targets.insert(t);
+        }
+    }
+    Summary {
+        bundles: bundles.len(),
+        compressed_bundles: bundles.iter().filter(|b| b.compressed.is_some()).count(),
+        entries: entries.len(),
+        code_objects,
+        targets: targets.into_iter().collect(),
+    }
+}
+
+/// CO-1: an AMDGPU code object's processor and feature settings agree with
+/// its entry ID's target ID. `None` when they agree or when either side
+/// says too little to compare (no target ID, code object V2, an unknown
+/// `mach`).
+fn id_disagreement(e: &ListedEntry, object: &CodeObject) -> Option<Error> {
+    let CodeObject::Amdgpu(o) = object else {
+        return None;
+    };
+    let id = BundleEntryId::parse_strict(&e.id).ok()?;
+    let tid = id.parsed_target_id.as_ref()?;
+    if !id.triple.is_amdgcn() {
+        return None;
+    }
+    let processor = o.processor?;
+    let named = crate::id::target_id::canonical_processor(&id.triple, &tid.processor)?;
+    // The e_flags field: byte 36 of an ELF32 header, 48 of an ELF64 one.
+    let at = e.offset + if o.class.bits() == 32 { 36 } else { 48 };
+    let disagree = |what: String| {
+        let err = Error::at(
+            rules::CO_1,
+            at,
+            format!(
+                "entry '{}' names {what}, but its code object's e_flags (0x{:x}) say {}: \
+                 a runtime picking the entry by its ID cannot load it",
+                e.id,
+                o.flags,
+                o.target_id()
+            ),
+        );
+        // As every error found inside a decompressed bundle (spec/ccob.md).
+        Some(match e.ccob_offset {
+            Some(blob) => err.context(format!(
+                "inside the compressed bundle at 0x{blob:x} (offsets are within the decompressed bundle)"
+            )),
+            None => err,
+        })
+    };
+    if named != processor {
+        return disagree(format!("processor {named}"));
+    }
+    let features = tid.feature_map();
+    // Code object V3 records only on or off; "any" exists from V4.
+    let v3 = o.code_object_version == Some(3);
+    for (name, setting) in [("xnack", o.xnack), ("sramecc", o.sramecc)] {
+        let bad = match (features.get(name), setting) {
+            (Some(Feature::On), FeatureSetting::Off) | (Some(Feature::Off), FeatureSetting::On) => {
+                true
+            }
+            (None, FeatureSetting::On | FeatureSetting::Off) => !v3,
+            _ => false,
+        };
+        if bad {
+            let said = match features.get(name) {
+                Some(Feature::On) => format!("{name}+"),
+                Some(Feature::Off) => format!("{name}-"),
+                None => format!("no {name} setting (any)"),
+            };
+            return disagree(said);
+        }
+    }
+    None
+}
+
+/// Findings as `validate --json` prints violations.
+fn as_violations<S: serde::Serializer>(errs: &[Error], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(errs.len()))?;
+    for e in errs {
+        #[derive(Serialize)]
+        struct Violation<'a> {
+            rule: Option<&'a str>,
+            offset: Option<u64>,
+            message: &'a str,
+        }
+        seq.serialize_element(&Violation {
+            rule: e.rule_id(),
+            offset: e.offset(),
+            message: e.message(),
+        })?;
+    }
+    seq.end()
+}

@@ -1,0 +1,265 @@
+//! `offload-kit inspect` on clang-built code objects (LLVM 22): the facts
+//! read from each object's own header, compressed bundles, directories, and
+//! CO-1 (an entry ID that disagrees with its code object), with the
+//! mismatched bundles written by LLVM 22's own `clang-offload-bundler`,
+//! which checks nothing.
+
+mod common;
+
+use common::{llvm_bin, run_ok};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const EXE: &str = env!("CARGO_BIN_EXE_offload-kit");
+const HOST: &str = "host-x86_64-unknown-linux-gnu-";
+
+/// Objects built once: `k.o` (gfx906, gfx90a:xnack+, gfx1100), `kc.o`
+/// (the same but gfx1100, `--offload-compress`) and the code objects
+/// extracted from `k.o`.
+struct Built {
+    dir: PathBuf,
+    bin: PathBuf,
+}
+
+fn built() -> Option<&'static Built> {
+    static B: OnceLock<Option<Built>> = OnceLock::new();
+    B.get_or_init(|| {
+        let bin = llvm_bin(22, &["clang", "clang-offload-bundler"])?;
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("inspect");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("tree/sub")).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k.hip");
+        let hip = |extra: &[&str], out: &str| {
+            run_ok(
+                Command::new(bin.join("clang"))
+                    .current_dir(&dir)
+                    .args(["-x", "hip", "-nogpulib", "-nogpuinc"])
+                    .args(["--offload-arch=gfx906", "--offload-arch=gfx90a:xnack+"])
+                    .args(extra)
+                    .arg("-c")
+                    .arg(&src)
+                    .args(["-o", out]),
+            );
+        };
+        hip(&["--offload-arch=gfx1100"], "k.o");
+        hip(&["--offload-compress"], "kc.o");
+        for (id, out) in [
+            ("hipv4-amdgcn-amd-amdhsa--gfx906", "gfx906.co"),
+            (
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                "gfx90a-xnack-on.co",
+            ),
+        ] {
+            run_ok(
+                Command::new(EXE)
+                    .current_dir(&dir)
+                    .args(["extract", "k.o", "--id", id, "-o", out]),
+            );
+        }
+        Some(Built { dir, bin })
+    })
+    .as_ref()
+}
+
+/// `inspect --json` of `paths`: exit code and the document.
+fn inspect(dir: &Path, paths: &[&str]) -> (i32, Value) {
+    let out = Command::new(EXE)
+        .current_dir(dir)
+        .arg("inspect")
+        .args(paths)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "inspect --json printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(doc["schema"], "offload-kit-inspect/1");
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+/// `clang-offload-bundler -type=bc` of LLVM 22: an empty host and `co` under `id`.
+fn bundle_as(b: &Built, id: &str, co: &str, out: &str, compress: bool) {
+    let mut cmd = Command::new(b.bin.join("clang-offload-bundler"));
+    cmd.current_dir(&b.dir)
+        .arg("-type=bc")
+        .arg(format!("-targets={},{id}", HOST.trim_end_matches('-')))
+        .args(["-input=/dev/null", &format!("-input={co}")])
+        .arg(format!("-output={out}"));
+    if compress {
+        cmd.arg("-compress");
+    }
+    run_ok(&mut cmd);
+}
+
+#[test]
+fn facts_of_clang_built_code_objects() {
+    let Some(b) = built() else { return };
+    let (code, doc) = inspect(&b.dir, &["k.o"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let r = &doc["files"][0]["report"];
+    assert_eq!(r["container"], "elf");
+    assert_eq!(
+        r["summary"]["targets"],
+        serde_json::json!(["gfx1100", "gfx906", "gfx90a:xnack+"])
+    );
+    assert_eq!(r["summary"]["code_objects"], 3);
+    assert_eq!(r["bundles"][0]["section"], ".hip_fatbin");
+    for e in r["entries"].as_array().unwrap() {
+        let id = e["id"].as_str().unwrap();
+        if id.starts_with("host-") {
+            continue;
+        }
+        let o = &e["object"];
+        assert_eq!(o["kind"], "amdgpu", "{id}: {o}");
+        // The ID's target ID is the object's own, read from e_flags.
+        let tid = id.rsplit_once("--").unwrap().1;
+        let (processor, xnack) = match tid {
+            "gfx906" => ("gfx906", "any"),
+            "gfx90a:xnack+" => ("gfx90a", "on"),
+            "gfx1100" => ("gfx1100", "unsupported"),
+            other => panic!("unexpected {other}"),
+        };
+        assert_eq!(o["processor"], processor, "{id}");
+        assert_eq!(o["xnack"], xnack, "{id}");
+        assert_eq!(o["elf_type"], 3, "{id}: a loadable (ET_DYN) object");
+        assert_eq!(o["kernel_count"], 1, "{id}: the one kernel of k.hip");
+        assert!(o["code_object_version"].as_u64().unwrap() >= 4, "{id}");
+    }
+    assert_eq!(r["findings"], serde_json::json!([]));
+}
+
+#[test]
+fn compressed_bundle_facts() {
+    let Some(b) = built() else { return };
+    let (code, doc) = inspect(&b.dir, &["kc.o"]);
+    assert_eq!(code, 0, "{doc:#}");
+    let r = &doc["files"][0]["report"];
+    let c = &r["bundles"][0]["compressed"];
+    assert_eq!(c["version"], 3, "{c}");
+    assert_eq!(c["method"], "zstd");
+    assert!(c["compressed_size"].as_u64().unwrap() < c["uncompressed_size"].as_u64().unwrap());
+    assert_eq!(r["summary"]["compressed_bundles"], 1);
+    assert_eq!(
+        r["summary"]["targets"],
+        serde_json::json!(["gfx906", "gfx90a:xnack+"])
+    );
+}
+
+#[test]
+fn co_1_processor_and_features() {
+    let Some(b) = built() else { return };
+    // (ID, code object, whether CO-1 is broken, what the message names)
+    let cases = [
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "gfx906.co",
+            true,
+            "processor gfx90a",
+        ),
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx908",
+            "gfx906.co",
+            true,
+            "processor gfx908",
+        ),
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-",
+            "gfx90a-xnack-on.co",
+            true,
+            "xnack-",
+        ),
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx90a",
+            "gfx90a-xnack-on.co",
+            true,
+            "no xnack setting",
+        ),
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+            "gfx90a-xnack-on.co",
+            false,
+            "",
+        ),
+        // An object for "any" loads on either setting.
+        (
+            "hipv4-amdgcn-amd-amdhsa--gfx906:xnack+",
+            "gfx906.co",
+            false,
+            "",
+        ),
+        ("hipv4-amdgcn-amd-amdhsa--gfx906", "gfx906.co", false, ""),
+    ];
+    for (i, (id, co, broken, names)) in cases.into_iter().enumerate() {
+        for compress in [false, true] {
+            let out = format!("mis-{i}-{compress}.bundle");
+            bundle_as(b, id, co, &out, compress);
+            let (code, doc) = inspect(&b.dir, &[&out]);
+            let r = &doc["files"][0]["report"];
+            let findings = r["findings"].as_array().unwrap();
+            let what = format!("{id} holding {co} (compressed: {compress}): {doc:#}");
+            if !broken {
+                assert_eq!((code, findings.len()), (0, 0), "{what}");
+                continue;
+            }
+            assert_eq!((code, findings.len()), (1, 1), "{what}");
+            let f = &findings[0];
+            assert_eq!(f["rule"], "CO-1", "{what}");
+            let msg = f["message"].as_str().unwrap();
+            assert!(msg.contains(names) && msg.contains(id), "{what}");
+            // At the e_flags field: byte 48 of the payload (in the
+            // decompressed bundle for a compressed one).
+            let entry = &r["entries"][1];
+            assert_eq!(
+                f["offset"].as_u64(),
+                Some(entry["offset"].as_u64().unwrap() + 48),
+                "{what}"
+            );
+            assert_eq!(entry["ccob_offset"].is_u64(), compress, "{what}");
+        }
+    }
+}
+
+#[test]
+fn directories_are_walked() {
+    let Some(b) = built() else { return };
+    let tree = b.dir.join("tree");
+    std::fs::copy(b.dir.join("k.o"), tree.join("k.o")).unwrap();
+    std::fs::copy(b.dir.join("kc.o"), tree.join("sub/kc.o")).unwrap();
+    std::fs::write(tree.join("sub/readme.txt"), "no offload code here\n").unwrap();
+    let (code, doc) = inspect(&tree, &["."]);
+    assert_eq!(code, 0, "{doc:#}");
+    let files: Vec<&str> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files,
+        ["./k.o", "./sub/kc.o"],
+        "files without offload code are left out"
+    );
+    let human = Command::new(EXE)
+        .current_dir(&tree)
+        .args(["inspect", "."])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("3 files: 2 with offload code, 1 without, 0 unreadable; 0 finding(s)"),
+        "{text}"
+    );
+    // A file named on the command line must be a container.
+    let out = Command::new(EXE)
+        .current_dir(&tree)
+        .args(["inspect", "sub/readme.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sub/readme.txt"));
+}
