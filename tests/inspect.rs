@@ -45,6 +45,20 @@ fn built() -> Option<&'static Built> {
         };
         hip(&["--offload-arch=gfx1100"], "k.o");
         hip(&["--offload-compress"], "kc.o");
+        run_ok(
+            Command::new(bin.join("clang"))
+                .current_dir(&dir)
+                .args([
+                    "-x",
+                    "hip",
+                    "-nogpulib",
+                    "-nogpuinc",
+                    "--offload-arch=gfx9-generic",
+                ])
+                .arg("-c")
+                .arg(&src)
+                .args(["-o", "kg.o"]),
+        );
         for (id, out) in [
             ("hipv4-amdgcn-amd-amdhsa--gfx906", "gfx906.co"),
             (
@@ -262,4 +276,108 @@ fn directories_are_walked() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("sub/readme.txt"));
+}
+
+/// `check --json` of `paths` on `gpus`: exit code and the document.
+fn check(dir: &Path, paths: &[&str], gpus: &[&str]) -> (i32, Value) {
+    let mut cmd = Command::new(EXE);
+    cmd.current_dir(dir).arg("check").args(paths).arg("--json");
+    for g in gpus {
+        cmd.args(["--gpu", g]);
+    }
+    let out = cmd.output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check --json printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(doc["schema"], "offload-kit-check/1");
+    (out.status.code().unwrap_or(-1), doc)
+}
+
+#[test]
+fn check_picks_as_the_runtime() {
+    let Some(b) = built() else { return };
+    // (file, GPU, runs, pick or the reason's words)
+    let cases = [
+        ("k.o", "gfx90a:xnack+", true, "exact"),
+        ("k.o", "gfx90a:sramecc+:xnack+", true, "compatible"),
+        (
+            "k.o",
+            "gfx90a:xnack-",
+            false,
+            "needs xnack+, the GPU has xnack-",
+        ),
+        (
+            "k.o",
+            "gfx90a",
+            false,
+            "the GPU's xnack setting was not given",
+        ),
+        ("k.o", "gfx906:sramecc-:xnack-", true, "compatible"),
+        ("k.o", "gfx1100", true, "exact"),
+        ("k.o", "gfx1101", false, "no entry for gfx1101"),
+        ("kc.o", "gfx906", true, "exact"),
+        ("kg.o", "gfx906:xnack-", true, "generic"),
+        ("kg.o", "gfx90c", true, "generic"),
+        ("kg.o", "gfx90a:xnack-", false, "no entry for gfx90a"),
+    ];
+    for (file, gpu, runs, what) in cases {
+        let (code, doc) = check(&b.dir, &[file], &[gpu]);
+        let v = &doc["files"][0]["gpus"][0];
+        let ctx = format!("{file} on {gpu}: {doc:#}");
+        assert_eq!(v["runs"], runs, "{ctx}");
+        assert_eq!(code, i32::from(!runs), "{ctx}");
+        let bundle = &v["bundles"][0];
+        if runs {
+            assert_eq!(bundle["pick"], what, "{ctx}");
+        } else {
+            assert!(bundle["why_not"].as_str().unwrap().contains(what), "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn check_sees_what_the_loader_refuses_and_sums_up() {
+    let Some(b) = built() else { return };
+    // LLVM 22's bundler puts a gfx906 object under a gfx90a:xnack+ ID: the
+    // runtime would pick it, the loader refuse it.
+    bundle_as(
+        b,
+        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+        "gfx906.co",
+        "liar.bundle",
+        false,
+    );
+    let (code, doc) = check(&b.dir, &["liar.bundle"], &["gfx90a:xnack+"]);
+    let v = &doc["files"][0]["gpus"][0];
+    assert_eq!((code, &v["runs"]), (1, &Value::Bool(false)), "{doc:#}");
+    assert_eq!(v["bundles"][0]["refused_by_loader"], true, "{doc:#}");
+    // Several files and GPUs: a line per GPU across the files.
+    let out = Command::new(EXE)
+        .current_dir(&b.dir)
+        .args([
+            "check", "k.o", "kc.o", "kg.o", "--gpu", "gfx906", "--gpu", "gfx1100",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("gfx906: 3 of 3 files run; 0 lack a code object in some bundle"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gfx1100: 1 of 3 files run; 2 lack a code object in some bundle"),
+        "{text}"
+    );
+    // A GPU that is no target ID is a usage error.
+    let out = Command::new(EXE)
+        .current_dir(&b.dir)
+        .args(["check", "k.o", "--gpu", "gfx9999"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--gpu 'gfx9999'"));
 }

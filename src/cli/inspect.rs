@@ -2,9 +2,14 @@
 //! (bundle → entry → code object) per file, directories walked, files read
 //! in parallel; exit 0 when every file was read and no entry's ID
 //! disagrees with its code object (CO-1).
+//!
+//! `offload-kit check FILE|DIR... --gpu G... [--json]`: per file and GPU,
+//! the code object the HIP runtime would load in each bundle, or why none
+//! fits; exit 0 when every file runs on every GPU.
 
 use super::Input;
 use offload_kit::detect;
+use offload_kit::inspect::check::{self, Gpu, Verdict};
 use offload_kit::inspect::code_object::{CodeObject, FeatureSetting};
 use offload_kit::inspect::{self, Report};
 use offload_kit::Error;
@@ -23,7 +28,8 @@ enum Outcome {
     NoOffloadCode,
 }
 
-pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
+/// The files `paths` name, directories walked.
+fn files_of(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, Vec<Error>> {
     let mut files = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -32,6 +38,11 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
             files.push((p.clone(), false));
         }
     }
+    Ok(files)
+}
+
+pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
+    let files = files_of(paths)?;
     let outcomes = inspect_all(&files);
     let read = outcomes
         .iter()
@@ -267,4 +278,150 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
         "{}",
         serde_json::to_string_pretty(&v).expect("serialisable")
     );
+}
+
+pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, Vec<Error>> {
+    let gpus: Vec<Gpu> = gpus
+        .iter()
+        .map(|g| Gpu::parse(g).map_err(|e| Error::other(format!("--gpu '{g}': {e}"))))
+        .collect::<Result<_, _>>()
+        .map_err(|e| vec![e])?;
+    let files = files_of(paths)?;
+    let outcomes = inspect_all(&files);
+    let mut all_run = true;
+    let mut docs = Vec::new();
+    // Per GPU: files checked, files on which it does not run.
+    let mut tally = vec![(0usize, 0usize); gpus.len()];
+    for ((path, _), o) in files.iter().zip(&outcomes) {
+        let name = path.display();
+        let r = match o {
+            Outcome::NoOffloadCode => continue,
+            Outcome::Failed(es) => {
+                all_run = false;
+                for e in es.iter().take(20) {
+                    eprintln!("offload-kit: error: {name}: {e}");
+                }
+                docs.push(
+                    serde_json::json!({"file": path, "errors": es.iter().map(|e| serde_json::json!({
+                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
+                })).collect::<Vec<_>>()}),
+                );
+                continue;
+            }
+            Outcome::Read(r) => r,
+        };
+        let verdicts: Vec<Verdict> = gpus.iter().map(|g| check::check(r, g)).collect();
+        for (t, v) in tally.iter_mut().zip(&verdicts) {
+            t.0 += 1;
+            if !v.runs {
+                t.1 += 1;
+                all_run = false;
+            }
+        }
+        if !json {
+            for v in &verdicts {
+                print_verdict(&name.to_string(), v);
+            }
+        }
+        docs.push(serde_json::json!({"file": path, "gpus": verdicts}));
+    }
+    if json {
+        let v = serde_json::json!({"schema": "offload-kit-check/1", "files": docs});
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
+    } else if tally.first().is_some_and(|t| t.0 > 1) {
+        for (g, (n, bad)) in gpus.iter().zip(&tally) {
+            outln!(
+                "{}: {} of {n} files run; {bad} lack a code object in some bundle",
+                g.text,
+                n - bad
+            );
+        }
+    }
+    Ok(i32::from(!all_run))
+}
+
+/// At most this many reasons for bundles without a code object per file.
+const SHOWN_BUNDLES: usize = 10;
+
+fn print_verdict(name: &str, v: &Verdict) {
+    let n = v.bundles.len();
+    let mut by_pick = std::collections::BTreeMap::new();
+    for b in &v.bundles {
+        if let Some(p) = b.pick {
+            *by_pick.entry(p).or_insert(0usize) += 1;
+        }
+    }
+    let picks: Vec<String> = by_pick
+        .iter()
+        .map(|(p, k)| format!("{k} {}", format!("{p:?}").to_lowercase()))
+        .collect();
+    let fits: usize = by_pick.values().sum();
+    if n == 0 {
+        outln!("{name}: {}: no device code object at all", v.gpu);
+        return;
+    }
+    let verdict = if v.runs { "runs" } else { "DOES NOT RUN" };
+    outln!(
+        "{name}: {}: {verdict}: {fits} of {n} bundle(s) have a code object ({})",
+        v.gpu,
+        if picks.is_empty() {
+            "none".to_string()
+        } else {
+            picks.join(", ")
+        }
+    );
+    if n == 1 && v.runs {
+        if let Some(e) = &v.bundles[0].entry {
+            outln!("  bundle {}: {}", v.bundles[0].bundle, e.escape_debug());
+        }
+    }
+    // One line per reason, naming its bundles: a library's bundles
+    // usually fail alike.
+    let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
+    for b in v
+        .bundles
+        .iter()
+        .filter(|b| b.pick.is_none() || b.refused_by_loader)
+    {
+        let why = match (&b.why_not, &b.entry) {
+            (Some(why), _) => why.clone(),
+            (None, Some(e)) => format!(
+                "{} is chosen by its ID, but its code object is for another target (CO-1): the loader refuses it",
+                e.escape_debug()
+            ),
+            _ => continue,
+        };
+        let place = match &b.member {
+            Some(m) => format!("{} (member {})", b.bundle, m.escape_debug()),
+            None => b.bundle.to_string(),
+        };
+        match reasons.iter_mut().find(|r| r.0 == why) {
+            Some(r) => r.1.push(place),
+            None => reasons.push((why, vec![place])),
+        }
+    }
+    for (why, places) in reasons.iter().take(SHOWN_BUNDLES) {
+        let list = if places.len() > 6 {
+            format!(
+                "{}, ... {} ({} bundles)",
+                places[..3].join(", "),
+                places[places.len() - 1],
+                places.len()
+            )
+        } else {
+            places.join(", ")
+        };
+        let noun = if places.len() == 1 {
+            "bundle"
+        } else {
+            "bundles"
+        };
+        outln!("  {noun} {list}: {why}");
+    }
+    if reasons.len() > SHOWN_BUNDLES {
+        outln!("  ... and {} more reason(s)", reasons.len() - SHOWN_BUNDLES);
+    }
 }

@@ -80,6 +80,20 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Which code object the HIP runtime would load on each GPU, per bundle
+    /// (exact target ID, compatible, generic fallback), or why none fits;
+    /// exit 0 when every file runs on every GPU.
+    Check {
+        /// Input files and directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The GPU's target ID as rocminfo prints it (gfx90a:sramecc+:xnack-); repeatable.
+        #[arg(long, required = true)]
+        gpu: Vec<String>,
+        /// Print one JSON document (schema "offload-kit-check/1").
+        #[arg(long)]
+        json: bool,
+    },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
         /// Input file.
@@ -217,6 +231,7 @@ pub fn main(args: Vec<String>) -> i32 {
         Cmd::Conformance { args } => return super::conformance::main(args),
         Cmd::List { file, json, llvm } => list(&file, json, llvm),
         Cmd::Inspect { paths, json } => super::inspect::run(&paths, json),
+        Cmd::Check { paths, gpu, json } => super::inspect::run_check(&paths, &gpu, json),
         Cmd::Extract {
             file,
             id,

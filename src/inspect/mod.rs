@@ -41,6 +41,7 @@
 //! assert_eq!(report.summary.targets, ["gfx906"]);
 //! ```
 
+pub mod check;
 pub mod code_object;
 
 use crate::bundle::ccob;
@@ -129,6 +130,9 @@ pub struct InspectedEntry {
     pub entry: ListedEntry,
     /// What the payload is.
     pub object: CodeObject,
+    /// Whether the entry's ID disagrees with its code object (CO-1; the
+    /// finding is in [`Report::findings`]).
+    pub breaks_co_1: bool,
 }
 
 /// List `src` strictly and identify every entry's code object; the
@@ -173,10 +177,14 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
                 None => CodeObject::Unknown,
             },
         };
-        if let Some(f) = id_disagreement(&e, &object) {
-            findings.push(f);
-        }
-        entries.push(InspectedEntry { entry: e, object });
+        let finding = id_disagreement(&e, &object);
+        let breaks_co_1 = finding.is_some();
+        findings.extend(finding);
+        entries.push(InspectedEntry {
+            entry: e,
+            object,
+            breaks_co_1,
+        });
     }
     let summary = summarise(&bundles, &entries);
     Ok(Report {

@@ -1,0 +1,290 @@
+//! Which code object the HIP runtime would load on a given GPU, per bundle,
+//! or why none fits: the library side of `offload-kit check --gpu`.
+//!
+//! The runtime looks at entry IDs, not at the objects (CLR's
+//! `hip_fatbin.cpp` through comgr's `amd_comgr_lookup_code_object`): in
+//! each bundle it takes a `hip`/`hipv4` entry for `amdgcn-amd-amdhsa` whose
+//! target ID is the GPU's (exact), else one compatible with it (COMPAT-3:
+//! same processor, each feature the entry sets set the same way on the
+//! GPU), else, from ROCm 6.2, one built for the generic processor of the
+//! GPU's family (AMDGPUUsage, "AMDGPU Generic Processors", LLVM 22). A
+//! bundle with no device entry at all is not counted.
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit::bundle::binary;
+//! use offload_kit::inspect::{self, check};
+//!
+//! let bundle = binary::write_to_vec(
+//!     &[
+//!         (b"host-x86_64-unknown-linux-gnu-", b""),
+//!         (b"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"code"),
+//!         (b"hipv4-amdgcn-amd-amdhsa--gfx9-generic", b"code"),
+//!     ],
+//!     8,
+//! )
+//! .unwrap();
+//! let report = inspect::inspect(&bundle).unwrap();
+//! let on = |gpu: &str| check::check(&report, &check::Gpu::parse(gpu).unwrap());
+//! assert_eq!(on("gfx90a:sramecc+:xnack+").bundles[0].pick, Some(check::Pick::Compatible));
+//! assert_eq!(on("gfx906:xnack-").bundles[0].pick, Some(check::Pick::Generic));
+//! let none = on("gfx90a:xnack-");
+//! assert!(!none.runs);
+//! assert!(none.bundles[0].why_not.as_deref().unwrap().contains("needs xnack+"));
+//! ```
+
+use super::Report;
+use crate::error::Error;
+use crate::id::compat::{kinds_compatible, strict_id, triples_compatible};
+use crate::id::target_id::{canonical_processor, features_compatible, Feature, TargetId};
+use crate::id::BundleEntryId;
+use serde::Serialize;
+
+/// A GPU, named by its target ID as `rocminfo` or `amdgpu-arch` print it
+/// (`gfx90a:sramecc+:xnack-`). A feature left out is one the GPU's code
+/// must not depend on: only entries that do not set it fit.
+#[derive(Debug, Clone)]
+pub struct Gpu {
+    /// As given.
+    pub text: String,
+    id: BundleEntryId,
+}
+
+impl Gpu {
+    /// Parse a target ID for `amdgcn-amd-amdhsa` (TID-1 … TID-3).
+    pub fn parse(text: &str) -> Result<Gpu, Error> {
+        let id = strict_id(&format!("hipv4-amdgcn-amd-amdhsa--{text}"))?;
+        if id.parsed_target_id.is_none() {
+            return Err(Error::other(format!("'{text}' names no processor")));
+        }
+        Ok(Gpu {
+            text: text.to_string(),
+            id,
+        })
+    }
+
+    fn target_id(&self) -> &TargetId {
+        self.id
+            .parsed_target_id
+            .as_ref()
+            .expect("checked by Gpu::parse")
+    }
+
+    fn processor(&self) -> String {
+        canonical_processor(&self.id.triple, &self.target_id().processor)
+            .unwrap_or_else(|| self.target_id().processor.clone())
+    }
+}
+
+/// How an entry fits a GPU, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pick {
+    /// The entry's target ID is the GPU's.
+    Exact,
+    /// Compatible by COMPAT-3 (the entry leaves a feature to "any").
+    Compatible,
+    /// Built for the generic processor of the GPU's family.
+    Generic,
+}
+
+/// The outcome for one bundle.
+#[derive(Debug, Clone, Serialize)]
+pub struct BundleChoice {
+    /// The bundle's number, as `list` shows it.
+    pub bundle: usize,
+    /// The archive member holding it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
+    /// The chosen entry's ID, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
+    /// How it fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pick: Option<Pick>,
+    /// Why no entry fits.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+    /// The chosen entry's code object disagrees with its ID (CO-1): the
+    /// runtime would choose it and the loader refuse it.
+    pub refused_by_loader: bool,
+}
+
+/// The outcome for one input and one GPU.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// The GPU as given.
+    pub gpu: String,
+    /// Whether every counted bundle has an entry the loader accepts.
+    pub runs: bool,
+    /// Per bundle holding device entries, in input order.
+    pub bundles: Vec<BundleChoice>,
+}
+
+/// The generic processors and their families (AMDGPUUsage, "AMDGPU Generic
+/// Processors", LLVM 22.1.8).
+const GENERIC: &[(&str, &[&str])] = &[
+    (
+        "gfx9-generic",
+        &["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"],
+    ),
+    ("gfx9-4-generic", &["gfx940", "gfx941", "gfx942", "gfx950"]),
+    (
+        "gfx10-1-generic",
+        &["gfx1010", "gfx1011", "gfx1012", "gfx1013"],
+    ),
+    (
+        "gfx10-3-generic",
+        &[
+            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+        ],
+    ),
+    (
+        "gfx11-generic",
+        &[
+            "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+        ],
+    ),
+    ("gfx12-generic", &["gfx1200", "gfx1201"]),
+];
+
+/// The generic processor whose family holds `processor`.
+pub fn generic_of(processor: &str) -> Option<&'static str> {
+    GENERIC
+        .iter()
+        .find(|(_, family)| family.contains(&processor))
+        .map(|(g, _)| *g)
+}
+
+/// What the runtime would pick in each bundle of `report` for `gpu`.
+pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
+    let processor = gpu.processor();
+    let generic = generic_of(&processor);
+    let mut bundles: Vec<BundleChoice> = Vec::new();
+    for b in &report.bundles {
+        let entries = report.entries.iter().filter(|e| {
+            (e.entry.member_index, e.entry.bundle) == (b.member_index, b.index)
+                && e.entry.image.is_none()
+        });
+        let mut best: Option<(Pick, usize, &super::InspectedEntry)> = None;
+        let mut device = Vec::new();
+        let mut near = Vec::new();
+        for e in entries {
+            let Ok(id) = BundleEntryId::parse_strict(&e.entry.id) else {
+                continue;
+            };
+            if id.kind == "host" {
+                continue;
+            }
+            device.push(e.entry.id.clone());
+            let Some(tid) = &id.parsed_target_id else {
+                continue;
+            };
+            if !kinds_compatible(&id.kind, "hipv4", false)
+                || !triples_compatible(&id.triple, &gpu.id.triple)
+            {
+                continue;
+            }
+            let named = canonical_processor(&id.triple, &tid.processor).unwrap_or_default();
+            let pick = if named == processor {
+                if !features_compatible(tid, gpu.target_id()) {
+                    near.push(feature_gap(tid, gpu.target_id()));
+                    continue;
+                }
+                if tid.feature_map() == gpu.target_id().feature_map() {
+                    Pick::Exact
+                } else {
+                    Pick::Compatible
+                }
+            } else if Some(named.as_str()) == generic && features_compatible(tid, gpu.target_id()) {
+                Pick::Generic
+            } else {
+                continue;
+            };
+            // Among equals, the entry that sets more features, then the first.
+            let rank = (pick, usize::MAX - tid.features.len());
+            if best.is_none_or(|(p, n, _)| rank < (p, n)) {
+                best = Some((pick, rank.1, e));
+            }
+        }
+        if device.is_empty() {
+            continue;
+        }
+        let ids: Vec<String> = device
+            .iter()
+            .map(|id| {
+                id.rsplit_once("--")
+                    .map_or(id.as_str(), |p| p.1)
+                    .to_string()
+            })
+            .collect();
+        bundles.push(match best {
+            Some((pick, _, e)) => BundleChoice {
+                bundle: b.index,
+                member: b.member.clone(),
+                entry: Some(e.entry.id.clone()),
+                pick: Some(pick),
+                why_not: None,
+                refused_by_loader: e.breaks_co_1,
+            },
+            None => BundleChoice {
+                bundle: b.index,
+                member: b.member.clone(),
+                entry: None,
+                pick: None,
+                why_not: Some(match near.first() {
+                    Some(gap) => format!("{gap} (entries: {})", ids.join(", ")),
+                    None => format!("no entry for {processor} (entries: {})", ids.join(", ")),
+                }),
+                refused_by_loader: false,
+            },
+        });
+    }
+    Verdict {
+        gpu: gpu.text.clone(),
+        runs: bundles
+            .iter()
+            .all(|b| b.pick.is_some() && !b.refused_by_loader),
+        bundles,
+    }
+}
+
+/// Why an entry for the GPU's processor does not fit: the first feature it
+/// sets otherwise than the GPU.
+fn feature_gap(entry: &TargetId, gpu: &TargetId) -> String {
+    let g = gpu.feature_map();
+    for (name, setting) in &entry.features {
+        let sign = |s: &Feature| if *s == Feature::On { '+' } else { '-' };
+        match g.get(name.as_str()) {
+            Some(s) if s == setting => {}
+            Some(s) => {
+                return format!(
+                    "{} needs {name}{}, the GPU has {name}{}",
+                    entry_text(entry),
+                    sign(setting),
+                    sign(s)
+                )
+            }
+            None => {
+                return format!(
+                    "{} needs {name}{}, the GPU's {name} setting was not given",
+                    entry_text(entry),
+                    sign(setting)
+                )
+            }
+        }
+    }
+    format!("{} does not fit", entry_text(entry))
+}
+
+fn entry_text(t: &TargetId) -> String {
+    let mut s = t.processor.clone();
+    for (name, f) in &t.features {
+        s.push_str(&format!(
+            ":{name}{}",
+            if *f == Feature::On { '+' } else { '-' }
+        ));
+    }
+    s
+}
