@@ -556,6 +556,17 @@ fn bundling_is_byte_identical() {
             return m;
         }
         let (ls, ks) = (norm_stderr(n, &l.stderr), norm_stderr(n, &k.stderr));
+        // Undefined behaviour in the release (an empty optional dereferenced
+        // in getConflictTargetIDCombination): whether it crashes depends on
+        // the build and the machine (Debian's crashed on one machine and
+        // ran on to exit 0 on another); offload-kit refuses with the rule
+        // either way.
+        let ub = ks
+            .first()
+            .is_some_and(|s| s.contains("undefined behaviour"));
+        if ub && l.ok() && k.code == Some(1) {
+            return m;
+        }
         if l.code != k.code {
             m.push(format!(
                 "{label}: LLVM {} {:?}, offload-kit {} {:?}",
