@@ -31,7 +31,11 @@ fn built() -> Option<&'static Built> {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("tree/sub")).unwrap();
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k.hip");
-        let hip = |extra: &[&str], out: &str| {
+        // A second kernel, so that two objects link into one library.
+        let text = std::fs::read_to_string(&src).unwrap();
+        let src2 = dir.join("k2.hip");
+        std::fs::write(&src2, text.replace("void k(", "void k2(")).unwrap();
+        let hip_of = |src: &Path, extra: &[&str], out: &str| {
             run_ok(
                 Command::new(bin.join("clang"))
                     .current_dir(&dir)
@@ -39,10 +43,11 @@ fn built() -> Option<&'static Built> {
                     .args(["--offload-arch=gfx906", "--offload-arch=gfx90a:xnack+"])
                     .args(extra)
                     .arg("-c")
-                    .arg(&src)
+                    .arg(src)
                     .args(["-o", out]),
             );
         };
+        let hip = |extra: &[&str], out: &str| hip_of(&src, extra, out);
         hip(&["--offload-arch=gfx1100"], "k.o");
         hip(&["--offload-compress"], "kc.o");
         run_ok(
@@ -59,6 +64,18 @@ fn built() -> Option<&'static Built> {
                 .arg(&src)
                 .args(["-o", "kg.o"]),
         );
+        // A shared library of two HIP objects: a .hip_fatbin of 2 bundles.
+        hip(&["-fPIC"], "kp.o");
+        hip_of(&src2, &["-fPIC"], "k2p.o");
+        run_ok(Command::new(bin.join("clang")).current_dir(&dir).args([
+            "-shared",
+            "-nostdlib",
+            "-fuse-ld=lld",
+            "kp.o",
+            "k2p.o",
+            "-o",
+            "lib2.so",
+        ]));
         for (id, out) in [
             ("hipv4-amdgcn-amd-amdhsa--gfx906", "gfx906.co"),
             (
@@ -380,4 +397,92 @@ fn check_sees_what_the_loader_refuses_and_sums_up() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--gpu 'gfx9999'"));
+}
+
+#[test]
+fn extract_by_gpu_and_numbered_names() {
+    let Some(b) = built() else { return };
+    let run = |args: &[&str]| {
+        Command::new(EXE)
+            .current_dir(&b.dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // What check picks, extracted: the gfx9-generic object for a gfx906.
+    let out = run(&["extract", "kg.o", "--gpu", "gfx906:xnack-", "-o", "pick.co"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(&[
+        "extract",
+        "kg.o",
+        "--id",
+        "hipv4-amdgcn-amd-amdhsa--gfx9-generic",
+        "-o",
+        "generic.co",
+    ]);
+    assert!(out.status.success());
+    let pick = std::fs::read(b.dir.join("pick.co")).unwrap();
+    assert_eq!(pick, std::fs::read(b.dir.join("generic.co")).unwrap());
+    assert_eq!(&pick[..4], b"\x7fELF");
+    // None fits: exit 1, the reason, nothing written.
+    let out = run(&["extract", "k.o", "--gpu", "gfx90a:xnack-", "-o", "none.co"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs xnack+, the GPU has xnack-"), "{err}");
+    assert!(!b.dir.join("none.co").exists());
+    // Two bundles: --all names each file with its bundle's number first,
+    // as llvm-objdump-22 --offloading does; --gpu takes one per bundle.
+    let l = run(&["list", "lib2.so", "--json"]);
+    let listing: Value = serde_json::from_slice(&l.stdout).unwrap();
+    let bundles: std::collections::BTreeSet<u64> = listing["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["bundle"].as_u64().unwrap())
+        .collect();
+    assert_eq!(bundles.len(), 2, "{listing:#}");
+    let _ = std::fs::remove_dir_all(b.dir.join("all"));
+    assert!(run(&["extract", "lib2.so", "--all", "--dir", "all"])
+        .status
+        .success());
+    let mut names: Vec<String> = std::fs::read_dir(b.dir.join("all"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(
+        names.contains(&"0.hipv4-amdgcn-amd-amdhsa--gfx906".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&"1.hipv4-amdgcn-amd-amdhsa--gfx906".to_string()),
+        "{names:?}"
+    );
+    let _ = std::fs::remove_dir_all(b.dir.join("gpu"));
+    let out = run(&["extract", "lib2.so", "--gpu", "gfx906", "--dir", "gpu"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut names: Vec<String> = std::fs::read_dir(b.dir.join("gpu"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "0.hipv4-amdgcn-amd-amdhsa--gfx906",
+            "1.hipv4-amdgcn-amd-amdhsa--gfx906"
+        ]
+    );
+    // -o with two bundles is refused: which one is meant?
+    let out = run(&["extract", "lib2.so", "--gpu", "gfx906", "-o", "one.co"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("give --dir"));
 }

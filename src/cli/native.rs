@@ -45,17 +45,22 @@ enum Cmd {
         /// Input file.
         file: PathBuf,
         /// Entry ID to extract.
-        #[arg(long, required_unless_present = "all")]
+        #[arg(long, required_unless_present_any = ["all", "gpu"], conflicts_with = "gpu")]
         id: Option<String>,
-        /// Output file (with --id).
-        #[arg(short, long, required_unless_present = "all")]
+        /// Output file (with --id, or --gpu on a file of one bundle).
+        #[arg(short, long, required_unless_present_any = ["all", "dir"])]
         output: Option<PathBuf>,
-        /// Extract every entry into --dir, one file per entry ID.
+        /// Extract every entry into --dir, one file per entry ID (with the
+        /// bundle's number first, `<k>.<id>`, when the file holds several).
         #[arg(long, requires = "dir")]
         all: bool,
-        /// Directory for --all.
+        /// Directory for --all or --gpu.
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// The code object the HIP runtime would load on this GPU, from each
+        /// bundle (as `check --gpu` picks it): into --dir, or -o for one bundle.
+        #[arg(long, conflicts_with = "all")]
+        gpu: Option<String>,
         /// Only entries of the k-th bundle (as `list` numbers them; a
         /// `.hip_fatbin` holds several).
         #[arg(long)]
@@ -241,12 +246,14 @@ pub fn main(args: Vec<String>) -> i32 {
             bundle,
             member,
             member_index,
+            gpu,
         } => extract(
             &file,
             id,
             output,
             all,
             dir,
+            gpu.as_deref(),
             Select {
                 bundle,
                 member: member.as_deref(),
@@ -356,6 +363,42 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The entries `check --gpu` picks in `input`, as (member index, bundle,
+/// ID); an error naming the bundles where none fits.
+/// Where an entry is: archive member index, bundle number, ID.
+type EntryPlace = (Option<usize>, usize, String);
+
+fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
+    use offload_kit::inspect::{self, check};
+    let g =
+        check::Gpu::parse(gpu).map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
+    let report = inspect::inspect(input)?;
+    let v = check::check(&report, &g);
+    let missing: Vec<String> = v
+        .bundles
+        .iter()
+        .filter(|b| b.pick.is_none() || b.refused_by_loader)
+        .map(|b| match &b.why_not {
+            Some(why) => format!("bundle {}: {why}", b.bundle),
+            None => format!("bundle {}: its pick breaks CO-1", b.bundle),
+        })
+        .collect();
+    if !missing.is_empty() || v.bundles.is_empty() {
+        let why = if v.bundles.is_empty() {
+            "no device code object at all".to_string()
+        } else {
+            missing.join("; ")
+        };
+        return Err(vec![Error::other(format!(
+            "no code object for {gpu} in every bundle ({why}); nothing was written"
+        ))]);
+    }
+    Ok(v.bundles
+        .into_iter()
+        .filter_map(|b| Some((b.member_index, b.bundle, b.entry?)))
+        .collect())
+}
+
 /// Which entries `extract` considers: `--bundle`, `--member`, `--member-index`.
 struct Select<'a> {
     bundle: Option<usize>,
@@ -416,6 +459,7 @@ fn extract(
     output: Option<PathBuf>,
     all: bool,
     dir: Option<PathBuf>,
+    gpu: Option<&str>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
@@ -429,9 +473,27 @@ fn extract(
         defer_ccob_verification: one_blob,
     };
     let mut l = detect::list(&input, opts)?;
+    let several_bundles = l.entries.iter().any(|e| e.bundle != 0);
     l.entries.retain(|e| select.admits(e));
+    if let Some(g) = gpu {
+        let chosen = picked_for(&input, g)?;
+        l.entries
+            .retain(|e| chosen.contains(&(e.member_index, e.bundle, e.id.clone())));
+    }
     let mut jobs = Vec::new();
-    if all {
+    // Names made from entry IDs go into a directory: never through a link.
+    let into_dir = all || (gpu.is_some() && dir.is_some());
+    if let (Some(_), Some(out), true) = (gpu, &output, dir.is_none()) {
+        // One bundle's pick to the file named.
+        if l.entries.len() != 1 {
+            return Err(vec![Error::other(format!(
+                "{} bundles hold a code object for {}: give --dir to extract them all",
+                l.entries.len(),
+                gpu.unwrap_or_default()
+            ))]);
+        }
+        jobs.push((l.entries[0].clone(), out.clone()));
+    } else if all || gpu.is_some() {
         let dir = dir.expect("clap requires --dir");
         if dir.exists() && !dir.is_dir() {
             return Err(vec![Error::rule(
@@ -451,9 +513,12 @@ fn extract(
         // a file system (255 bytes) is cut and numbered.
         let mut seen = std::collections::BTreeSet::new();
         for (i, e) in l.entries.iter().enumerate() {
-            // In an archive: the member's name, then the entry ID.
+            // In an archive: the member's name, then the entry ID; in a
+            // file of several bundles, the bundle's number first, as LLVM
+            // 22's `llvm-objdump --offloading` names its files.
             let name = match &e.member {
                 Some(m) => format!("{m}-{}", e.id),
+                None if several_bundles => format!("{}.{}", e.bundle, e.id),
                 None => e.id.clone(),
             };
             let mut path =
@@ -509,13 +574,18 @@ fn extract(
                 known.join(", ")
             ))]);
         };
-        jobs.push((e.clone(), output.expect("clap requires -o")));
+        let Some(out) = output else {
+            return Err(vec![Error::other(
+                "--id needs -o FILE (or use --all --dir)",
+            )]);
+        };
+        jobs.push((e.clone(), out));
     }
     let mut staged = Vec::new();
     for (e, path) in jobs {
         // Names made from entry IDs never follow a link planted in the
         // directory; an output the user named is written as LLVM would.
-        let o = if all {
+        let o = if into_dir {
             OutputFile::create_replacing(&path)
         } else {
             OutputFile::create(&path)
@@ -642,6 +712,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
         Some(out.clone()),
         false,
+        None,
         None,
         Select {
             bundle: None,

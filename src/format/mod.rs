@@ -21,4 +21,5 @@
 
 pub mod bundle;
 pub mod ccob;
+pub mod code_object;
 pub mod offload_binary;

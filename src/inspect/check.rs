@@ -97,6 +97,9 @@ pub struct BundleChoice {
     /// The archive member holding it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub member: Option<String>,
+    /// That member's position in the archive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub member_index: Option<usize>,
     /// The chosen entry's ID, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub entry: Option<String>,
@@ -223,6 +226,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
             Some((pick, _, e)) => BundleChoice {
                 bundle: b.index,
                 member: b.member.clone(),
+                member_index: b.member_index,
                 entry: Some(e.entry.id.clone()),
                 pick: Some(pick),
                 why_not: None,
@@ -231,6 +235,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
             None => BundleChoice {
                 bundle: b.index,
                 member: b.member.clone(),
+                member_index: b.member_index,
                 entry: None,
                 pick: None,
                 why_not: Some(match near.first() {
