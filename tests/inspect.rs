@@ -449,11 +449,7 @@ fn extract_by_gpu_and_numbered_names() {
     assert!(run(&["extract", "lib2.so", "--all", "--dir", "all"])
         .status
         .success());
-    let mut names: Vec<String> = std::fs::read_dir(b.dir.join("all"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(&b.dir.join("all"));
     assert!(
         names.contains(&"0.hipv4-amdgcn-amd-amdhsa--gfx906".to_string()),
         "{names:?}"
@@ -469,11 +465,7 @@ fn extract_by_gpu_and_numbered_names() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut names: Vec<String> = std::fs::read_dir(b.dir.join("gpu"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(&b.dir.join("gpu"));
     assert_eq!(
         names,
         [
@@ -485,4 +477,14 @@ fn extract_by_gpu_and_numbered_names() {
     let out = run(&["extract", "lib2.so", "--gpu", "gfx906", "-o", "one.co"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --dir"));
+}
+
+/// The file names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
