@@ -59,6 +59,7 @@ pub mod output;
 pub mod profile;
 pub mod rules;
 pub mod source;
+pub mod uri;
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

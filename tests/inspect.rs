@@ -488,3 +488,68 @@ fn names_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+#[test]
+fn uris_list_and_extract() {
+    let Some(b) = built() else { return };
+    // A directory whose name holds the URI's own delimiters.
+    let odd = b.dir.join("a&b #1%");
+    std::fs::create_dir_all(&odd).unwrap();
+    std::fs::copy(b.dir.join("k.o"), odd.join("k.o")).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(EXE)
+            .current_dir(&b.dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["list", "--uri", "a&b #1%/k.o"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("hipv4-amdgcn-amd-amdhsa--gfx906\t"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let uri = line.split('\t').nth(1).unwrap();
+    assert!(
+        uri.starts_with("file://a%26b%20%231%25/k.o#offset="),
+        "{uri}"
+    );
+    assert!(run(&["extract", uri, "-o", "by-uri.co"]).status.success());
+    assert_eq!(
+        std::fs::read(b.dir.join("by-uri.co")).unwrap(),
+        std::fs::read(b.dir.join("gfx906.co")).unwrap()
+    );
+    // Hex and octal numbers, `?` for `#`, as ROCm's grammar allows.
+    let (offset, size): (u64, u64) = {
+        let q = &uri[uri.find('#').unwrap() + 1..];
+        let o = q["offset=".len()..q.find('&').unwrap()].parse().unwrap();
+        let s = q[q.find("size=").unwrap() + 5..].parse().unwrap();
+        (o, s)
+    };
+    let alt = format!("file://a%26b%20%231%25/k.o?offset={offset:#x}&size=0{size:o}");
+    assert!(run(&["extract", &alt, "-o", "by-alt.co"]).status.success());
+    assert_eq!(
+        std::fs::read(b.dir.join("by-alt.co")).unwrap(),
+        std::fs::read(b.dir.join("gfx906.co")).unwrap()
+    );
+    // Entries inside a compressed bundle have no range of the file.
+    let out = run(&["list", "--uri", "kc.o"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("hipv4-amdgcn-amd-amdhsa--gfx906\t-"),
+        "{text}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("inside compressed bundles"));
+    // Refused, nothing written: memory, past the end, a bad escape.
+    for (u, says) in [
+        ("memory://1234#offset=0x20000&size=3000", "process 1234"),
+        ("file://k.o#offset=0&size=99999999", "past the end"),
+        ("file://k%ZZ.o", "bad %-escape"),
+    ] {
+        let out = run(&["extract", u, "-o", "refused.co"]);
+        assert_eq!(out.status.code(), Some(1), "{u}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{u}");
+        assert!(!b.dir.join("refused.co").exists(), "{u}");
+    }
+}

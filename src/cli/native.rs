@@ -39,13 +39,18 @@ enum Cmd {
         /// Read as this LLVM release does (its -list order, its leniency) instead of strictly.
         #[arg(long = "llvm-version")]
         llvm: Option<Release>,
+        /// Print each entry as `<id>TAB<code object URI>` (file://PATH#offset=N&size=M),
+        /// as ROCm's tools and llvm-readobj-22 --offloading name code objects.
+        #[arg(long, conflicts_with_all = ["json", "llvm"])]
+        uri: bool,
     },
-    /// Extract one entry (or all entries into a directory).
+    /// Extract one entry (or all entries into a directory), or the bytes a
+    /// code object URI names (`extract file://PATH#offset=N&size=M -o F`).
     Extract {
-        /// Input file.
+        /// Input file, or a code object URI.
         file: PathBuf,
         /// Entry ID to extract.
-        #[arg(long, required_unless_present_any = ["all", "gpu"], conflicts_with = "gpu")]
+        #[arg(long, conflicts_with = "gpu")]
         id: Option<String>,
         /// Output file (with --id, or --gpu on a file of one bundle).
         #[arg(short, long, required_unless_present_any = ["all", "dir"])]
@@ -234,9 +239,24 @@ pub fn main(args: Vec<String>) -> i32 {
             return super::packager::main("offload-kit packager", args, false)
         }
         Cmd::Conformance { args } => return super::conformance::main(args),
-        Cmd::List { file, json, llvm } => list(&file, json, llvm),
+        Cmd::List {
+            file, uri: true, ..
+        } => list_uris(&file),
+        Cmd::List {
+            file, json, llvm, ..
+        } => list(&file, json, llvm),
         Cmd::Inspect { paths, json } => super::inspect::run(&paths, json),
         Cmd::Check { paths, gpu, json } => super::inspect::run_check(&paths, &gpu, json),
+        Cmd::Extract {
+            file,
+            output: Some(out),
+            ..
+        } if is_uri(&file) => extract_uri(&file.to_string_lossy(), &out),
+        Cmd::Extract {
+            file, output: None, ..
+        } if is_uri(&file) => Err(vec![Error::other(
+            "extracting a code object URI needs -o FILE",
+        )]),
         Cmd::Extract {
             file,
             id,
@@ -446,6 +466,64 @@ fn print_listing(l: &Listing, json: bool) {
     }
 }
 
+fn is_uri(file: &Path) -> bool {
+    let f = file.to_string_lossy();
+    f.starts_with("file://") || f.starts_with("memory://")
+}
+
+/// `list --uri`: an entry per line, `<id>TAB<file URI>`; an entry inside a
+/// compressed bundle has no range of the file, and shows `-`.
+fn list_uris(file: &Path) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let l = detect::list(&input, None)?;
+    let mut inside_ccob = 0;
+    for e in &l.entries {
+        let compressed = e.ccob_offset.is_some() || e.image.as_ref().is_some_and(|i| i.compressed);
+        if compressed {
+            inside_ccob += 1;
+            outln!("{}\t-", shown(&e.id));
+        } else {
+            outln!(
+                "{}\t{}",
+                shown(&e.id),
+                offload_kit::uri::file_uri(file, e.offset, e.size)
+            );
+        }
+    }
+    if inside_ccob > 0 {
+        eprintln!(
+            "offload-kit: note: {inside_ccob} entries lie inside compressed bundles: no range of the file holds them ('-'); extract them with --bundle and --id"
+        );
+    }
+    Ok(0)
+}
+
+/// `extract URI -o F`: the bytes a `file://` URI names.
+fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
+    use offload_kit::uri::{self, CodeObjectUri};
+    match uri::parse(text).map_err(|e| vec![e])? {
+        CodeObjectUri::Memory { pid, .. } => Err(vec![Error::other(format!(
+            "'{text}' names memory of process {pid}: read it with a debugger (rocgdb), not from a file"
+        ))]),
+        CodeObjectUri::File { path, offset, size } => {
+            let input = Input::open(&path).map_err(|e| vec![e])?;
+            let len = input.bytes().len() as u64;
+            let size = size.unwrap_or(len.saturating_sub(offset));
+            if offset.checked_add(size).is_none_or(|end| end > len) {
+                return Err(vec![Error::other(format!(
+                    "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
+                    offset.saturating_add(size),
+                    path.display()
+                ))]);
+            }
+            let mut o = OutputFile::create(out).map_err(|e| vec![e])?;
+            copy_range(&input, offset, size, &mut o).map_err(|e| vec![e])?;
+            o.commit().map_err(|e| vec![e])?;
+            Ok(0)
+        }
+    }
+}
+
 fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let l = detect::list(&input, llvm)?;
@@ -462,6 +540,15 @@ fn extract(
     gpu: Option<&str>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
+    if id.is_none() && !all && gpu.is_none() {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+            )
+            .exit();
+    }
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so
