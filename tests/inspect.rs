@@ -402,13 +402,7 @@ fn check_sees_what_the_loader_refuses_and_sums_up() {
 #[test]
 fn extract_by_gpu_and_numbered_names() {
     let Some(b) = built() else { return };
-    let run = |args: &[&str]| {
-        Command::new(EXE)
-            .current_dir(&b.dir)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| kit(&b.dir, args);
     // What check picks, extracted: the gfx9-generic object for a gfx906.
     let out = run(&["extract", "kg.o", "--gpu", "gfx906:xnack-", "-o", "pick.co"]);
     assert!(
@@ -496,13 +490,7 @@ fn uris_list_and_extract() {
     let odd = b.dir.join("a&b #1%");
     std::fs::create_dir_all(&odd).unwrap();
     std::fs::copy(b.dir.join("k.o"), odd.join("k.o")).unwrap();
-    let run = |args: &[&str]| {
-        Command::new(EXE)
-            .current_dir(&b.dir)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| kit(&b.dir, args);
     let out = run(&["list", "--uri", "a&b #1%/k.o"]);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
@@ -552,4 +540,13 @@ fn uris_list_and_extract() {
         assert!(String::from_utf8_lossy(&out.stderr).contains(says), "{u}");
         assert!(!b.dir.join("refused.co").exists(), "{u}");
     }
+}
+
+/// offload-kit with `args` in `dir`.
+fn kit(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(EXE)
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
 }
