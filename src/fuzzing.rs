@@ -113,6 +113,47 @@ pub fn any_container(data: &[u8]) {
     let _ = crate::bundle::object::parse_strict(data);
 }
 
+/// The inspector on anything: [`identify`](crate::inspect::code_object::identify)
+/// on the raw bytes and behind an AMDGPU or CUDA ELF identification (the
+/// first byte picks which, so that mutations reach the section and symbol
+/// tables), [`inspect`](crate::inspect::inspect) through auto-detection,
+/// and [`check`](crate::inspect::check::check) of its report for GPUs of
+/// each kind of match.
+pub fn inspect(data: &[u8]) {
+    use crate::inspect::{self, check, code_object};
+    let _ = code_object::identify(data);
+    if let Some((&k, rest)) = data.split_first() {
+        // e_ident (64-bit, little-endian, HSA or CUDA OS ABI), then the rest
+        // from e_type on, with e_machine forced to AMDGPU or CUDA.
+        let mut elf = b"\x7fELF\x02\x01\x01".to_vec();
+        elf.push(if k & 1 == 0 { 64 } else { 51 });
+        elf.push(k >> 4 & 7);
+        elf.resize(16, 0);
+        elf.extend_from_slice(rest);
+        if elf.len() >= 20 {
+            let machine: u16 = if k & 1 == 0 { 224 } else { 190 };
+            elf[18..20].copy_from_slice(&machine.to_le_bytes());
+        }
+        let _ = code_object::identify(&elf);
+    }
+    if let Ok(report) = inspect::inspect(&data) {
+        for gpu in [
+            "gfx906",
+            "gfx90a:xnack+",
+            "gfx90a:sramecc-:xnack-",
+            "gfx1100",
+        ] {
+            let gpu = check::Gpu::parse(gpu).expect("a valid target ID");
+            let v = check::check(&report, &gpu);
+            assert!(v.bundles.len() <= report.bundles.len());
+        }
+        assert_eq!(
+            report.findings.len(),
+            report.entries.iter().filter(|e| e.breaks_co_1).count()
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Archives, archive symbol tables, streamed compressed bundles
 

@@ -170,6 +170,15 @@ fn real_seeds(target: &str, mutations: usize) -> Vec<Vec<u8>> {
 }
 
 #[test]
+fn smoke_inspect() {
+    // Clang-built code objects and fat objects, mutated and cut, plus the
+    // malformed corpus and unstructured bytes.
+    for s in real_seeds("inspect", 200) {
+        fuzzing::inspect(&s);
+    }
+}
+
+#[test]
 fn smoke_archive_unbundle() {
     for s in real_seeds("archive_unbundle", 60) {
         fuzzing::archive_unbundle(&s);
