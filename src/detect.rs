@@ -580,6 +580,19 @@ fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<List
     Ok(out)
 }
 
+/// The `CCOB` blob at absolute offset `at` of `src` (a listed entry's
+/// `ccob_offset`) as a source of its own: it ends with its archive member
+/// at the latest, else with the input. CCOB-4 when `at` lies outside.
+pub fn ccob_blob(src: &dyn Source, at: u64) -> Result<Sub<'_>, Error> {
+    let data = src.bytes();
+    let avail = match archive_member_at(data, at) {
+        Some((o, n)) => (o + n).saturating_sub(at),
+        None => (data.len() as u64).saturating_sub(at),
+    };
+    Sub::new(src, at, avail)
+        .ok_or_else(|| Error::at(rules::CCOB_4, at, "compressed bundle out of range"))
+}
+
 /// The absolute data offset and size of the archive member of `data`
 /// that holds absolute offset `at`, when `data` is an archive.
 pub fn archive_member_at(data: &[u8], at: u64) -> Option<(u64, u64)> {

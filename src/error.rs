@@ -119,6 +119,19 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {}
 
+/// A violation as the `--json` documents print it: `{"rule", "offset",
+/// "message"}` (the message without context, offset and rule).
+impl serde::Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut v = s.serialize_struct("Violation", 3)?;
+        v.serialize_field("rule", &self.inner.rule)?;
+        v.serialize_field("offset", &self.inner.offset)?;
+        v.serialize_field("message", &self.inner.message)?;
+        v.end()
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::other(e.to_string())

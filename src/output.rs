@@ -64,12 +64,13 @@ enum Target {
 
 /// An I/O error as LLVM prints it: "No such file or directory", without
 /// Rust's " (os error 2)".
-fn io_text(e: &io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(p) => s[..p].to_string(),
-        None => s,
-    }
+pub fn io_text(e: &io::Error) -> String {
+    strip_os_error(&e.to_string()).to_string()
+}
+
+/// `text` without Rust's " (os error N)" and what follows it.
+pub fn strip_os_error(text: &str) -> &str {
+    text.find(" (os error").map_or(text, |p| &text[..p])
 }
 
 /// Most symbolic links followed when resolving an output path (Linux's limit).
@@ -329,12 +330,8 @@ impl Write for OutputFile {
             Target::Done => Err(io::Error::other("output already committed")),
         }
         .map_err(|e| {
-            let text = e.to_string();
-            let text = text.split(" (os error").next().unwrap_or(&text);
-            io::Error::new(
-                e.kind(),
-                format!("writing '{}': {text}", self.path.display()),
-            )
+            let text = format!("writing '{}': {}", self.path.display(), io_text(&e));
+            io::Error::new(e.kind(), text)
         })
     }
     fn flush(&mut self) -> io::Result<()> {

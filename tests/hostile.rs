@@ -217,23 +217,17 @@ fn cases() -> Vec<Case> {
     );
     // 6b. The input shrinks while mapped (SIGBUS on the vanished pages):
     // exit 1 with a message, nothing written.
-    v.push(
-        case("text-1.5gib-sparse-truncated", "validate", VALIDATE, 1)
-            .no_rule()
-            .truncate_input_after(Duration::from_millis(5))
-            .check(|r| mentions(&r.stderr, "shrank while it was read")),
-    );
-    v.push(
-        case(
-            "bundle-1.5gib-entry-truncated",
-            "extract-all",
-            EXTRACT_ALL,
-            1,
-        )
-        .no_rule()
-        .truncate_input_after(Duration::from_millis(5))
-        .check(|r| mentions(&r.stderr, "shrank while it was read")),
-    );
+    for (input, command, args) in [
+        ("text-1.5gib-sparse-truncated", "validate", VALIDATE),
+        ("bundle-1.5gib-entry-truncated", "extract-all", EXTRACT_ALL),
+    ] {
+        v.push(
+            case(input, command, args, 1)
+                .no_rule()
+                .truncate_input_after(Duration::from_millis(5))
+                .check(|r| mentions(&r.stderr, "shrank while it was read")),
+        );
+    }
     // 10. The disk fills while an entry is decompressed (`ulimit -f`, so
     // EFBIG as ENOSPC would be): an output fault naming the output, not a
     // broken stream (CCOB-5); nothing left behind.

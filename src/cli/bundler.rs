@@ -2,9 +2,10 @@
 //! behaviour of the release chosen with `--llvm-version` (default 22).
 
 use super::cl::{self, Spec};
-use super::{copy_range, io_message, Input};
+use super::{copy_range, Input};
 use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
+use offload_kit::output::strip_os_error;
 use offload_kit::output::OutputFile;
 use offload_kit::source::{Prefix, Source};
 use offload_kit::Release;
@@ -541,11 +542,7 @@ fn open(p: &std::path::Path) -> Result<Input, String> {
         if m.starts_with('\'') {
             m
         } else {
-            format!(
-                "'{}': {}",
-                p.display(),
-                io_message(&std::io::Error::other(m))
-            )
+            format!("'{}': {}", p.display(), strip_os_error(&m))
         }
     })
 }

@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+/// At most this many errors are printed per file that cannot be read.
+const SHOWN_ERRORS: usize = 20;
+
 /// The `--json` document's schema name and version.
 const SCHEMA: &str = "offload-kit-inspect/1";
 
@@ -82,8 +85,13 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
     let mut todo = vec![dir.to_path_buf()];
     let mut found = Vec::new();
     while let Some(d) = todo.pop() {
-        let entries = std::fs::read_dir(&d)
-            .map_err(|e| Error::other(format!("'{}': {}", d.display(), super::io_message(&e))))?;
+        let entries = std::fs::read_dir(&d).map_err(|e| {
+            Error::other(format!(
+                "'{}': {}",
+                d.display(),
+                offload_kit::output::io_text(&e)
+            ))
+        })?;
         for e in entries.flatten() {
             let Ok(t) = e.file_type() else { continue };
             if t.is_dir() {
@@ -146,12 +154,7 @@ fn print_file(path: &Path, o: &Outcome) {
     let r = match o {
         Outcome::NoOffloadCode => return,
         Outcome::Failed(es) => {
-            for e in es.iter().take(20) {
-                eprintln!("offload-kit: error: {name}: {e}");
-            }
-            if es.len() > 20 {
-                eprintln!("offload-kit: error: {name}: ... and {} more", es.len() - 20);
-            }
+            super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
             return;
         }
         Outcome::Read(r) => r,
@@ -265,12 +268,7 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
         .filter_map(|((path, _), o)| match o {
             Outcome::NoOffloadCode => None,
             Outcome::Read(r) => Some(serde_json::json!({"file": path, "report": r})),
-            Outcome::Failed(es) => Some(serde_json::json!({
-                "file": path,
-                "errors": es.iter().map(|e| serde_json::json!({
-                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
-                })).collect::<Vec<_>>()
-            })),
+            Outcome::Failed(es) => Some(serde_json::json!({"file": path, "errors": es})),
         })
         .collect();
     let v = serde_json::json!({"schema": SCHEMA, "files": docs});
@@ -298,14 +296,8 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
             Outcome::NoOffloadCode => continue,
             Outcome::Failed(es) => {
                 all_run = false;
-                for e in es.iter().take(20) {
-                    eprintln!("offload-kit: error: {name}: {e}");
-                }
-                docs.push(
-                    serde_json::json!({"file": path, "errors": es.iter().map(|e| serde_json::json!({
-                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
-                })).collect::<Vec<_>>()}),
-                );
+                super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
+                docs.push(serde_json::json!({"file": path, "errors": es}));
                 continue;
             }
             Outcome::Read(r) => r,
@@ -381,26 +373,19 @@ fn print_verdict(name: &str, v: &Verdict) {
     // One line per reason, naming its bundles: a library's bundles
     // usually fail alike.
     let mut reasons: Vec<(String, Vec<String>)> = Vec::new();
-    for b in v
-        .bundles
-        .iter()
-        .filter(|b| b.pick.is_none() || b.refused_by_loader)
-    {
-        let why = match (&b.why_not, &b.entry) {
-            (Some(why), _) => why.clone(),
-            (None, Some(e)) => format!(
-                "{} is chosen by its ID, but its code object is for another target (CO-1): the loader refuses it",
-                e.escape_debug()
-            ),
-            _ => continue,
-        };
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for b in &v.bundles {
+        let Some(why) = b.trouble() else { continue };
         let place = match &b.member {
             Some(m) => format!("{} (member {})", b.bundle, m.escape_debug()),
             None => b.bundle.to_string(),
         };
-        match reasons.iter_mut().find(|r| r.0 == why) {
-            Some(r) => r.1.push(place),
-            None => reasons.push((why, vec![place])),
+        match seen.get(&why) {
+            Some(&k) => reasons[k].1.push(place),
+            None => {
+                seen.insert(why.clone(), reasons.len());
+                reasons.push((why, vec![place]));
+            }
         }
     }
     for (why, places) in reasons.iter().take(SHOWN_BUNDLES) {

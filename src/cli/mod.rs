@@ -34,6 +34,7 @@ pub mod inspect;
 pub mod native;
 pub mod packager;
 
+use offload_kit::output::io_text;
 use offload_kit::Error;
 use std::fs::File;
 use std::io::Read;
@@ -60,10 +61,10 @@ impl Input {
             });
         }
         let file = File::open(path)
-            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_message(&e))))?;
+            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_text(&e))))?;
         let meta = file
             .metadata()
-            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_message(&e))))?;
+            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_text(&e))))?;
         if meta.is_dir() {
             return Err(Error::other(format!(
                 "'{}': is a directory, not an input file",
@@ -97,15 +98,6 @@ impl Input {
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         self.map.as_deref().unwrap_or(&self.buf)
-    }
-}
-
-/// LLVM-style text for an I/O error ("No such file or directory").
-pub fn io_message(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(p) => s[..p].to_string(),
-        None => s,
     }
 }
 
@@ -148,6 +140,23 @@ impl offload_kit::source::Source for Input {
             )),
         }
     }
+}
+
+/// Print `errs` on stderr as `offload-kit: error: <prefix><error>`, at
+/// most `shown` of them and then a count of the rest, in one buffered write.
+pub fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
+    use std::io::Write;
+    let mut w = std::io::BufWriter::new(std::io::stderr().lock());
+    for e in errs.iter().take(shown) {
+        let _ = writeln!(w, "offload-kit: error: {prefix}{e}");
+    }
+    if let Some(more) = errs.len().checked_sub(shown).filter(|&n| n > 0) {
+        let _ = writeln!(
+            w,
+            "offload-kit: error: {prefix}... and {more} more ('offload-kit validate --json' lists every one)"
+        );
+    }
+    let _ = w.flush();
 }
 
 /// The message for an input that got shorter while it was read.
@@ -197,7 +206,7 @@ fn map_range(file: &File, offset: u64, len: u64) -> Result<memmap2::Mmap, Error>
             .len(len)
             .map(file)
     }
-    .map_err(|e| Error::other(io_message(&e)))
+    .map_err(|e| Error::other(io_text(&e)))
 }
 
 /// Copy `size` bytes at `offset` of `input` to `out`: kernel-side copy

@@ -338,7 +338,7 @@ pub fn main(args: Vec<String>) -> i32 {
     match r {
         Ok(code) => code,
         Err(errs) => {
-            report_errors(&errs);
+            super::report_errors("", &errs, SHOWN_ERRORS);
             1
         }
     }
@@ -348,21 +348,6 @@ pub fn main(args: Vec<String>) -> i32 {
 /// file can hold a million bad entries (issue 16): a screenful tells what
 /// is wrong, `validate --json` lists every one.
 const SHOWN_ERRORS: usize = 100;
-
-fn report_errors(errs: &[Error]) {
-    use std::io::Write;
-    let mut w = std::io::BufWriter::new(std::io::stderr().lock());
-    for e in errs.iter().take(SHOWN_ERRORS) {
-        let _ = writeln!(w, "offload-kit: error: {e}");
-    }
-    if let Some(more) = errs.len().checked_sub(SHOWN_ERRORS).filter(|&n| n > 0) {
-        let _ = writeln!(
-            w,
-            "offload-kit: error: ... and {more} more ('offload-kit validate --json' lists every one)"
-        );
-    }
-    let _ = w.flush();
-}
 
 /// `s` with control characters escaped (`\n`, `\u{1b}`): untrusted names
 /// and IDs must not forge lines or terminal escapes (OB-25).
@@ -383,11 +368,11 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The entries `check --gpu` picks in `input`, as (member index, bundle,
-/// ID); an error naming the bundles where none fits.
 /// Where an entry is: archive member index, bundle number, ID.
 type EntryPlace = (Option<usize>, usize, String);
 
+/// The entries `check --gpu` picks in `input`, as (member index, bundle,
+/// ID); an error naming the bundles where none fits.
 fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
     use offload_kit::inspect::{self, check};
     let g =
@@ -397,11 +382,7 @@ fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
     let missing: Vec<String> = v
         .bundles
         .iter()
-        .filter(|b| b.pick.is_none() || b.refused_by_loader)
-        .map(|b| match &b.why_not {
-            Some(why) => format!("bundle {}: {why}", b.bundle),
-            None => format!("bundle {}: its pick breaks CO-1", b.bundle),
-        })
+        .filter_map(|b| Some(format!("bundle {}: {}", b.bundle, b.trouble()?)))
         .collect();
     if !missing.is_empty() || v.bundles.is_empty() {
         let why = if v.bundles.is_empty() {
@@ -693,18 +674,7 @@ fn extract(
             std::io::Write::write_all(&mut o, &host).map_err(|e| vec![e.into()])?;
         } else if let Some(at) = e.ccob_offset {
             // Streamed: verified as a whole, only the entry's bytes kept.
-            // In an archive, the blob ends with its member at the latest.
-            let avail = match detect::archive_member_at(input.bytes(), at) {
-                Some((o, n)) => o + n - at,
-                None => input.bytes().len() as u64 - at,
-            };
-            let blob = Sub::new(&input, at, avail).ok_or_else(|| {
-                vec![Error::at(
-                    rules::CCOB_4,
-                    at,
-                    "compressed bundle out of range",
-                )]
-            })?;
+            let blob = detect::ccob_blob(&input, at).map_err(|e| vec![e])?;
             ccob::extract_range(&blob, at, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
         } else {
             copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
@@ -739,9 +709,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
             Err(es) => serde_json::json!({
                 "file": file,
                 "valid": false,
-                "violations": es.iter().map(|e| serde_json::json!({
-                    "rule": e.rule_id(), "offset": e.offset(), "message": e.message()
-                })).collect::<Vec<_>>()
+                "violations": &es[..]
             }),
         };
         outln!(

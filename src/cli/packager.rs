@@ -8,11 +8,12 @@
 //! --offloading <file>` of the release prints.
 
 use super::cl::{self, Spec};
-use super::{io_message, Input};
+use super::Input;
 use offload_kit::host::symtab::{self, SymbolError};
 use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
 use offload_kit::output::{self, OutputFile};
+use offload_kit::output::{io_text, strip_os_error};
 use offload_kit::Release;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -235,15 +236,15 @@ fn read_file(path: &str) -> Result<Vec<u8>, String> {
         let mut b = Vec::new();
         std::io::stdin()
             .read_to_end(&mut b)
-            .map_err(|e| io_message(&e))?;
+            .map_err(|e| io_text(&e))?;
         return Ok(b);
     }
-    std::fs::read(path).map_err(|e| io_message(&e))
+    std::fs::read(path).map_err(|e| io_text(&e))
 }
 
 fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
     let mut o = OutputFile::create(Path::new(path)).map_err(|e| llvm_io(&e))?;
-    o.write_all(bytes).map_err(|e| io_message(&e))?;
+    o.write_all(bytes).map_err(|e| io_text(&e))?;
     o.commit().map_err(|e| llvm_io(&e))
 }
 
@@ -251,15 +252,8 @@ fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
 fn llvm_io(e: &offload_kit::Error) -> String {
     let m = e.message();
     match m.rfind("': ") {
-        Some(p) if m.starts_with('\'') => io_text(&m[p + 3..]),
-        _ => io_text(m),
-    }
-}
-
-fn io_text(s: &str) -> String {
-    match s.find(" (os error") {
-        Some(p) => s[..p].to_string(),
-        None => s.to_string(),
+        Some(p) if m.starts_with('\'') => strip_os_error(&m[p + 3..]).to_string(),
+        _ => strip_os_error(m).to_string(),
     }
 }
 

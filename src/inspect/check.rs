@@ -114,6 +114,21 @@ pub struct BundleChoice {
     pub refused_by_loader: bool,
 }
 
+impl BundleChoice {
+    /// Why the GPU gets no code object it can load from this bundle: no
+    /// entry fits, or the one chosen breaks CO-1. `None` when it runs.
+    pub fn trouble(&self) -> Option<String> {
+        match (&self.why_not, &self.entry) {
+            (Some(why), _) => Some(why.clone()),
+            (None, Some(e)) if self.refused_by_loader => Some(format!(
+                "{} is chosen by its ID, but its code object is for another target (CO-1): the loader refuses it",
+                e.escape_debug()
+            )),
+            _ => None,
+        }
+    }
+}
+
 /// The outcome for one input and one GPU.
 #[derive(Debug, Clone, Serialize)]
 pub struct Verdict {
@@ -165,11 +180,13 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
     let processor = gpu.processor();
     let generic = generic_of(&processor);
     let mut bundles: Vec<BundleChoice> = Vec::new();
+    // Each bundle's entries are the next `b.entries` of the report's.
+    let mut rest = report.entries.iter();
     for b in &report.bundles {
-        let entries = report.entries.iter().filter(|e| {
-            (e.entry.member_index, e.entry.bundle) == (b.member_index, b.index)
-                && e.entry.image.is_none()
-        });
+        let entries = rest
+            .by_ref()
+            .take(b.entries)
+            .filter(|e| e.entry.image.is_none());
         let mut best: Option<(Pick, usize, &super::InspectedEntry)> = None;
         let mut device = Vec::new();
         let mut near = Vec::new();

@@ -66,7 +66,6 @@ pub struct Report {
     /// Every entry with its code object, in input order.
     pub entries: Vec<InspectedEntry>,
     /// Entries whose ID disagrees with their code object (CO-1).
-    #[serde(serialize_with = "as_violations")]
     pub findings: Vec<Error>,
 }
 
@@ -103,7 +102,7 @@ pub struct BundleFacts {
     /// For a compressed bundle: its header.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compressed: Option<Compressed>,
-    /// How many entries it holds.
+    /// How many entries it holds: the next that many of [`Report::entries`].
     pub entries: usize,
 }
 
@@ -167,7 +166,7 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
             (Some(img), _) => code_object::identify(&detect::image_bytes(data, img)?),
             (None, Some(at)) => {
                 if inflated.as_ref().map(|i| i.0) != Some(at) {
-                    inflated = Some((at, decompress_at(data, at)?));
+                    inflated = Some((at, decompress_at(src, at)?));
                 }
                 let bundle = inflated.as_ref().map_or(&[][..], |i| &i.1[..]);
                 code_object::identify(range(bundle, e.offset, e.size).unwrap_or(&[]))
@@ -203,29 +202,13 @@ fn range(bytes: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
     bytes.get(start..end)
 }
 
-/// The CCOB blob at `at`, ending with its archive member or the input.
-fn blob_at(data: &[u8], at: u64) -> Result<&[u8], Error> {
-    let end = match detect::archive_member_at(data, at) {
-        Some((o, n)) => o + n,
-        None => data.len() as u64,
-    };
-    let (start, end) = (usize::try_from(at), usize::try_from(end));
-    match (start, end) {
-        (Ok(s), Ok(e)) if s <= e && e <= data.len() => Ok(&data[s..e]),
-        _ => Err(Error::at(
-            rules::CCOB_4,
-            at,
-            "compressed bundle out of range",
-        )),
-    }
-}
-
-fn decompress_at(data: &[u8], at: u64) -> Result<Vec<u8>, Error> {
-    Ok(ccob::decompress_strict(blob_at(data, at)?, at)?.data)
+fn decompress_at(src: &dyn Source, at: u64) -> Result<Vec<u8>, Error> {
+    Ok(ccob::decompress_strict(detect::ccob_blob(src, at)?.bytes(), at)?.data)
 }
 
 fn compressed_facts(src: &dyn Source, at: u64) -> Result<Compressed, Error> {
-    let blob = blob_at(src.bytes(), at)?;
+    let blob = detect::ccob_blob(src, at)?;
+    let blob = blob.bytes();
     let h = ccob::parse_header(blob, at)?;
     let len = ccob::blob_len(&h, blob, at)?;
     Ok(Compressed {
@@ -327,24 +310,4 @@ fn id_disagreement(e: &ListedEntry, object: &CodeObject) -> Option<Error> {
         }
     }
     None
-}
-
-/// Findings as `validate --json` prints violations.
-fn as_violations<S: serde::Serializer>(errs: &[Error], s: S) -> Result<S::Ok, S::Error> {
-    use serde::ser::SerializeSeq;
-    let mut seq = s.serialize_seq(Some(errs.len()))?;
-    for e in errs {
-        #[derive(Serialize)]
-        struct Violation<'a> {
-            rule: Option<&'a str>,
-            offset: Option<u64>,
-            message: &'a str,
-        }
-        seq.serialize_element(&Violation {
-            rule: e.rule_id(),
-            offset: e.offset(),
-            message: e.message(),
-        })?;
-    }
-    seq.end()
 }

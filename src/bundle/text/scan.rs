@@ -10,9 +10,10 @@ use std::borrow::Cow;
 
 /// The input of a reader and the few operations the readers need on it:
 /// searches, short reads and newline counts over ranges of offsets. The
-/// [`Source`] is read through windows of at most `chunk` bytes (of a needle's length when that is longer), one held
-/// at a time and released as the scan moves on; a search that goes on into
-/// the next window looks back only the needle's length minus one.
+/// [`Source`] is read through windows of at most `chunk` bytes (of a
+/// needle's length when that is longer), one held at a time and released
+/// as the scan moves on; a search that goes on into the next window looks
+/// back only the needle's length minus one.
 pub(super) struct Scan<'a> {
     src: Src<'a>,
     pub(super) len: usize,
@@ -184,7 +185,8 @@ fn show_cut(cut: &[u8], len: usize) -> String {
     s
 }
 
-/// An entry a reader found, its ID copied out of a window. `offset` is relative to the input, `id_pos` absolute.
+/// An entry a reader found, its ID copied out of a window. `offset` is
+/// relative to the input, `id_pos` absolute.
 pub(super) struct Item<'a> {
     pub(super) id: Cow<'a, [u8]>,
     pub(super) offset: u64,
