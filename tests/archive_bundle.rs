@@ -22,6 +22,7 @@ use offload_kit::bundle::archive as hda;
 use offload_kit::bundle::ccob;
 use offload_kit::bundler::{ArchivePlan, Job};
 use offload_kit::host::ar;
+use offload_kit::id::processor;
 use offload_kit::Release;
 use proptest::prelude::*;
 use std::collections::BTreeSet;
@@ -654,6 +655,22 @@ fn compare(r: Release, b: &Built, input: &Path, targets: &[&str], extra: &[&str]
     }
 }
 
+/// Write at `path` an archive of one member per ID (`p<i>.o`), each a
+/// bundle of that one entry.
+fn one_entry_members(path: &Path, ids: &[&str]) -> PathBuf {
+    let blobs: Vec<(String, Vec<u8>)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (format!("p{i}.o"), bundle(&[(id, b"\xa1code")])))
+        .collect();
+    let members: Vec<(&str, &[u8])> = blobs
+        .iter()
+        .map(|(n, d)| (n.as_str(), d.as_slice()))
+        .collect();
+    std::fs::write(path, archive(&members)).unwrap();
+    path.to_path_buf()
+}
+
 fn differential(r: Release) {
     let Some(b) = built(r) else { return };
     let gfx90a_both = "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-";
@@ -693,6 +710,73 @@ fn differential(r: Release) {
         for (si, (t, extra)) in sets.iter().enumerate() {
             compare(r, b, a, t, extra, &format!("a{ai}-s{si}"));
         }
+    }
+    // Every processor of the table, one member each: which ones the
+    // release knows shows in the member names (AR-4: `.bc`/`.cubin` only
+    // for a known processor) and in which targets get their entry (AR-3).
+    let ids: Vec<String> = processor::names()
+        .map(|n| match processor::is_cuda(n) {
+            true => format!("openmp-nvptx64-nvidia-cuda--{n}"),
+            false => format!("hip-amdgcn-amd-amdhsa--{n}"),
+        })
+        .collect();
+    let targets: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let procs = one_entry_members(&b.dir.join("processors.a"), &targets);
+    compare(
+        r,
+        b,
+        &procs,
+        &targets,
+        &["-allow-missing-bundles"],
+        "processors",
+    );
+    // Environments that name an object format (or look as if they did):
+    // a triple's format is compared, and defaults to ELF (COMPAT-2).
+    let envs: Vec<String> = [
+        "xyzelf",
+        "xyzcoff",
+        "xyzxcoff",
+        "xyzspirv",
+        "xyzdxcontainer",
+    ]
+    .iter()
+    .chain(&["xyzgoff", "xyzmacho", "xyzwasm", "gnu", "elf"])
+    .map(|e| format!("hip-amdgcn-amd-amdhsa-{e}-gfx906"))
+    .collect();
+    let envs: Vec<&str> = envs.iter().map(String::as_str).collect();
+    let formats = one_entry_members(&b.dir.join("formats.a"), &envs);
+    compare(
+        r,
+        b,
+        &formats,
+        &[GFX906],
+        &["-allow-missing-bundles"],
+        "formats",
+    );
+    // Targets the release writes alike (22: both 3-field targets become
+    // `openmp-amdgcn-amd-amdhsa--`) share one archive, written to the last
+    // of their outputs with the member once per target (AR-5; LLVM's
+    // fat-archive-unbundle-ext.c case).
+    let three = [
+        "openmp-amdgcn-amd-amdhsa-gfx906",
+        "openmp-amdgcn-amd-amdhsa-gfx908",
+    ];
+    let alike = one_entry_members(
+        &b.dir.join("alike.a"),
+        &[
+            "openmp-amdgcn-amd-amdhsa--",
+            "openmp-amdgcn-amd-amdhsa-gfx906",
+        ],
+    );
+    for extra in [&[][..], &["-allow-missing-bundles"][..]] {
+        compare(
+            r,
+            b,
+            &alike,
+            &three,
+            extra,
+            &format!("alike{}", extra.len()),
+        );
     }
     // Inputs that are not archives.
     let elf = b.dir.join("k.o");

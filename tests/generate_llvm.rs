@@ -1,8 +1,13 @@
 //! Generated valid files are read by every installed LLVM release that
 //! reads their kind, with the same entries offload-kit lists: binary, text
 //! and object-file bundles by `clang-offload-bundler -list` of 14, 16, 19
-//! and 22; compressed bundles by 19 (v1, v2) and 22 (v1-v3). One trial per
-//! (kind, release). A missing release fails (see tests/common).
+//! and 22; compressed bundles by 19 (v1, v2) and 22 (v1-v3). Device
+//! archives are unbundled (`-unbundle -type=a`, one output per device ID
+//! in the archive) by 14-22, and version 1 offload binaries extracted
+//! (`--image=` per triple and arch) by the packagers of 16, 19 and 22
+//! (`llvm-offload-binary`): the release succeeds and writes what the
+//! drop-in writes at that release, byte for byte. One trial per (kind,
+//! release). A missing release fails (see tests/common).
 
 mod common;
 
@@ -10,8 +15,12 @@ use common::{exec, llvm_tool, par_map};
 use libtest_mimic::{Arguments, Failed, Trial};
 use offload_kit::detect::{self, text_comment};
 use offload_kit::generate::{generate, Kind, Options};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
+
+/// The offload-kit binary under test.
+const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
 
 const SEEDS: u64 = 25;
 
@@ -33,19 +42,11 @@ fn trial(kind: Kind, release: u32) -> Result<(), Failed> {
         return Ok(());
     };
     let dir = tempfile::tempdir()?;
-    let files: Vec<(u64, Vec<u8>)> = (0..SEEDS)
-        .map(|s| {
-            (
-                s,
-                generate(kind, s, &Options::default())
-                    .expect("generates")
-                    .bytes,
-            )
-        })
+    over_seeds(kind, |seed, bytes| {
         // 19 knows no CCOB v3 (its version field is at offset 4).
-        .filter(|(_, b)| !(kind == Kind::Ccob && release == 19 && b[4] == 3))
-        .collect();
-    let problems: Vec<String> = par_map(2, &files, |(seed, bytes)| {
+        if kind == Kind::Ccob && release == 19 && bytes[4] == 3 {
+            return None;
+        }
         let path = dir.path().join(format!("{kind}-{seed}"));
         std::fs::write(&path, bytes).unwrap();
         let mut cmd = Command::new(&bundler);
@@ -58,7 +59,7 @@ fn trial(kind: Kind, release: u32) -> Result<(), Failed> {
         let out = exec(cmd, dir.path(), Duration::from_secs(60));
         // Compared as sets: binary bundles are listed in LLVM's hash order
         // (tests/llvm_diff.rs pins that order against the drop-in).
-        let mut want: Vec<String> = detect::list(&bytes.as_slice(), None)
+        let mut want: Vec<String> = detect::list(&bytes, None)
             .expect("valid")
             .entries
             .into_iter()
@@ -75,6 +76,79 @@ fn trial(kind: Kind, release: u32) -> Result<(), Failed> {
             )
         })
     })
+}
+
+/// Run `tool` with `args` in `dir`, and the drop-in (`offload-kit
+/// <role> --llvm-version=<release>`) with the same arguments in `dir`/kit;
+/// a problem when LLVM fails, the exit codes differ, or the files they
+/// write (in `dir`/llvm and `dir`/kit) differ.
+fn same_as_drop_in(
+    tool: &Path,
+    role: &str,
+    release: u32,
+    dir: &Path,
+    args: &[String],
+) -> Option<String> {
+    let (ld, kd) = (dir.join("llvm"), dir.join("kit"));
+    for d in [&ld, &kd] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut c = Command::new(tool);
+    c.args(args);
+    let l = exec(c, &ld, Duration::from_secs(60));
+    let mut c = Command::new(KIT);
+    c.arg(role)
+        .arg(format!("--llvm-version={release}"))
+        .args(args);
+    let k = exec(c, &kd, Duration::from_secs(60));
+    if !l.ok() || l.status() != k.status() {
+        return Some(format!(
+            "LLVM {release} {}: {}; drop-in {}: {}",
+            l.status(),
+            l.stderr.trim(),
+            k.status(),
+            k.stderr.trim()
+        ));
+    }
+    let files = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let (lf, kf) = (files(&ld), files(&kd));
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    if lf.is_empty() {
+        return Some(format!("LLVM {release} wrote nothing"));
+    }
+    (lf != kf).then(|| {
+        format!(
+            "LLVM {release} wrote {:?}, the drop-in {:?} (or their bytes differ)",
+            names(&lf),
+            names(&kf)
+        )
+    })
+}
+
+/// Run `check` over the files `kind` generates from seeds 0..SEEDS, two
+/// at a time; every problem it reports fails the trial.
+fn over_seeds(
+    kind: Kind,
+    check: impl Fn(u64, &[u8]) -> Option<String> + Sync,
+) -> Result<(), Failed> {
+    let seeds: Vec<u64> = (0..SEEDS).collect();
+    let problems: Vec<String> = par_map(2, &seeds, |&seed| {
+        let bytes = generate(kind, seed, &Options::default())
+            .expect("generates")
+            .bytes;
+        check(seed, &bytes)
+    })
     .into_iter()
     .flatten()
     .collect();
@@ -83,6 +157,98 @@ fn trial(kind: Kind, release: u32) -> Result<(), Failed> {
     } else {
         Err(problems.join("\n").into())
     }
+}
+
+/// Whether a listed entry sits in a CCOB of `version`.
+fn in_ccob(bytes: &[u8], e: &detect::ListedEntry, version: u8) -> bool {
+    e.ccob_offset
+        .is_some_and(|at| bytes.get(at as usize + 4) == Some(&version))
+}
+
+/// Generated device archives unbundled by `release` for every device ID
+/// they hold.
+fn archive_trial(release: u32) -> Result<(), Failed> {
+    let Some(bundler) = llvm_tool(release, "clang-offload-bundler") else {
+        return Ok(());
+    };
+    over_seeds(Kind::Archive, |seed, bytes| {
+        let listed = detect::list(&bytes, None).expect("valid").entries;
+        // 14 and 16 read no CCOB (their members are skipped); 19 reads v1
+        // and v2 only (spec/ccob.md).
+        if release == 19 && listed.iter().any(|e| in_ccob(bytes, e, 3)) {
+            return None;
+        }
+        let mut ids: Vec<String> = listed
+            .iter()
+            .filter(|e| !e.id.starts_with("host-"))
+            .filter(|e| release >= 19 || e.ccob_offset.is_none())
+            .map(|e| e.id.clone())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        if ids.is_empty() {
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("lib.a");
+        std::fs::write(&input, bytes).unwrap();
+        let mut args = vec![
+            "-unbundle".to_string(),
+            "-type=a".to_string(),
+            format!("-targets={}", ids.join(",")),
+        ];
+        let outs: Vec<String> = (0..ids.len()).map(|i| format!("out{i}.a")).collect();
+        if release == 14 {
+            args.push(format!("-inputs={}", input.display()));
+            args.push(format!("-outputs={}", outs.join(",")));
+        } else {
+            args.push(format!("-input={}", input.display()));
+            args.extend(outs.iter().map(|o| format!("-output={o}")));
+        }
+        same_as_drop_in(&bundler, "bundler", release, dir.path(), &args)
+            .map(|p| format!("seed {seed} ({ids:?}): {p}"))
+    })
+}
+
+/// Generated version 1 offload binaries extracted by `release`'s packager,
+/// one `--image=` per (triple, arch) they hold.
+fn offload_binary_trial(release: u32) -> Result<(), Failed> {
+    let tool = if release >= 22 {
+        "llvm-offload-binary"
+    } else {
+        "clang-offload-packager"
+    };
+    let Some(packager) = llvm_tool(release, tool) else {
+        return Ok(());
+    };
+    over_seeds(Kind::OffloadBinary, |seed, bytes| {
+        // Versions 2 and 3 are LLVM main's (spec/offload-binary.md).
+        if bytes[4..8] != 1u32.to_le_bytes() {
+            return None;
+        }
+        let listed = detect::list(&bytes, None).expect("valid").entries;
+        let mut keys: Vec<(String, String)> = listed
+            .iter()
+            .filter_map(|e| e.image.as_ref())
+            .map(|i| (i.triple.clone(), i.arch.clone()))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("images.bin");
+        std::fs::write(&input, bytes).unwrap();
+        let mut args = vec![input.display().to_string()];
+        for (i, (triple, arch)) in keys.iter().enumerate() {
+            let arch = if arch.is_empty() {
+                String::new()
+            } else {
+                format!(",arch={arch}")
+            };
+            args.push(format!("--image=file=img{i},triple={triple}{arch}"));
+        }
+        same_as_drop_in(&packager, "packager", release, dir.path(), &args)
+            .map(|p| format!("seed {seed} ({keys:?}): {p}"))
+    })
 }
 
 fn main() {
@@ -99,6 +265,16 @@ fn main() {
                 trial(kind, r)
             }));
         }
+    }
+    for r in [14, 16, 19, 22] {
+        trials.push(Trial::test(format!("archive/llvm-{r}"), move || {
+            archive_trial(r)
+        }));
+    }
+    for r in [16, 19, 22] {
+        trials.push(Trial::test(format!("offload-binary/llvm-{r}"), move || {
+            offload_binary_trial(r)
+        }));
     }
     libtest_mimic::run(&args, trials).exit();
 }

@@ -129,7 +129,7 @@ pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool)
     let (Some(e), Some(t)) = (release.target_info(entry), release.target_info(target)) else {
         return false;
     };
-    e.kind == t.kind && e.triple.is_compatible_with(&t.triple) && e.target_id == t.target_id
+    e.kind == t.kind && e.triple.is_compatible_with_in(&t.triple, 14) && e.target_id == t.target_id
 }
 
 /// `parseTargetIDWithFormatCheckingOnly` on a whole entry ID: the

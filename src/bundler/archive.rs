@@ -249,8 +249,10 @@ impl Job {
         let bytes = view.bytes(piece, owned);
         let target_id = r.target_info(&id).map(|i| i.target_id).unwrap_or_default();
         let out_name = hda::member_name(view.name, e.id, &target_id);
+        // LLVM keys its archives by the target's text: targets written
+        // alike share one archive, which gets the member once per target.
         for t in targets {
-            archives[t].push(ArchiveMember {
+            archives[v.first_alike(t)].push(ArchiveMember {
                 name: out_name.clone(),
                 data: bytes,
             });
@@ -305,11 +307,19 @@ impl Job {
         let mut plan = ArchivePlan {
             buffers,
             archives: Vec::new(),
+            outputs: Vec::new(),
             symbols: Vec::new(),
             error: None,
         };
         for (i, t) in v.targets.iter().enumerate() {
-            let ms = std::mem::take(&mut archives[i]);
+            // Targets written alike share one archive and one output file,
+            // the last of their outputs (LLVM's maps by target text, AR-5).
+            let first = v.first_alike(i);
+            let ms = if first == i && v.last_alike(i) == i {
+                std::mem::take(&mut archives[i])
+            } else {
+                archives[first].clone()
+            };
             if ms.is_empty() && !self.allow_missing {
                 plan.error = Some(BundlerError::with(
                     format!(
@@ -323,11 +333,13 @@ impl Job {
                 break;
             }
             plan.archives.push(ms);
+            plan.outputs.push(v.last_alike(i));
             let outs = plan.members(input, i);
             match hda::symbols(&outs) {
                 Ok(s) => plan.symbols.push(s),
                 Err((k, msg, err)) => {
                     plan.archives.pop();
+                    plan.outputs.pop();
                     plan.error = Some(BundlerError::with(
                         msg,
                         err.context(format!(

@@ -97,6 +97,24 @@ pub struct Validated {
     pub file_type: FileType,
 }
 
+impl Validated {
+    /// The first target written as target `i` is.
+    pub fn first_alike(&self, i: usize) -> usize {
+        self.targets
+            .iter()
+            .position(|t| *t == self.targets[i])
+            .unwrap_or(i)
+    }
+
+    /// The last target written as target `i` is.
+    pub fn last_alike(&self, i: usize) -> usize {
+        self.targets
+            .iter()
+            .rposition(|t| *t == self.targets[i])
+            .unwrap_or(i)
+    }
+}
+
 /// One output of an unbundling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
@@ -156,6 +174,10 @@ pub struct ArchivePlan {
     pub buffers: Vec<Vec<u8>>,
     /// The members of each archive to write, in order.
     pub archives: Vec<Vec<ArchiveMember>>,
+    /// The output (index into `-output`) each archive is written to: its
+    /// target's own, or, for targets the release writes alike, the last
+    /// of theirs (AR-5).
+    pub outputs: Vec<usize>,
     /// The symbols of the members of each archive (AR-5).
     pub symbols: Vec<Vec<Symbolic>>,
     /// The failure after the archives above are written.

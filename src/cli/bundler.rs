@@ -564,7 +564,8 @@ fn unbundle_archive(job: &Job, v: &offload_kit::bundler::Validated) -> Result<()
         .ok()
         .and_then(|t| t.parse::<u64>().ok())
         .unwrap_or(1 << 32);
-    for (i, out_path) in job.outputs.iter().enumerate().take(plan.archives.len()) {
+    for (i, &out) in plan.outputs.iter().enumerate() {
+        let out_path = &job.outputs[out];
         let members = plan.members(input.bytes(), i);
         let mut o = OutputFile::create(out_path).map_err(|e| e.to_string())?;
         let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut o);

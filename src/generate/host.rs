@@ -310,7 +310,7 @@ pub(crate) fn build_archive(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft>
     let mut parts = Vec::new();
     let mut inner = None;
     for k in 0..count {
-        let entries = binary::entries(&mut cx, 30);
+        let entries = binary::entries_of(&mut cx, 30, pick::inert_payload);
         let align = binary::align(&mut cx);
         let name = format!("k{k}-{}.o", cx.rng.below(100));
         let data = match rule.filter(|r| k == bad && binary::RULES.contains(r)) {

@@ -135,6 +135,29 @@ pub(crate) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
     p
 }
 
+/// First bytes by which LLVM's `identify_magic` (llvm/lib/BinaryFormat/
+/// Magic.cpp, 14-22) may take a file for an object it then parses: ELF,
+/// COFF machine types, Mach-O, bitcode, archives, offload binaries,
+/// XCOFF, GOFF, wasm, DXContainer, TAPI, PE, MSF.
+const OBJECT_MAGIC_FIRST: &[u8] = &[
+    0x00, 0x01, 0x03, 0x10, 0x2d, 0x3c, 0x21, 0x41, 0x42, 0x44, 0x4c, 0x4d, 0x50, 0x64, 0x66, 0x68,
+    0x7f, 0x83, 0x84, 0x90, 0xc4, 0xca, 0xce, 0xcf, 0xde, 0xf0, 0xfe,
+];
+
+/// A payload no LLVM release takes for an object file: archive members.
+/// LLVM writes each unbundled member into an archive with a symbol table,
+/// parsing members that look like objects: a short "ELF" is refused
+/// ("the size (56) is smaller than an ELF header (64)"), so such a payload
+/// would make the generated archive invalid for LLVM though valid by spec.
+pub(crate) fn inert_payload(rng: &mut Rng, small: bool) -> Vec<u8> {
+    let mut p = payload(rng, small);
+    if OBJECT_MAGIC_FIRST.contains(&p[0]) {
+        // 0xa0-0xaf begin no magic.
+        p[0] = 0xa0 | (p[0] & 0x0f);
+    }
+    p
+}
+
 /// Printable text lines for a text bundle's content.
 pub(crate) fn text_content(rng: &mut Rng, small: bool, comment: &str) -> Vec<u8> {
     let lines = if small { 1 } else { 1 + rng.below(6) };

@@ -116,6 +116,24 @@ const CUDA: &[&str] = &[
 /// Other names LLVM's offload-arch table holds.
 const OTHER: &[&str] = &["amdgcnspirv"];
 
+/// Every processor name of the table: AMDGPU primary names, then their
+/// aliases, CUDA names and `amdgcnspirv` (a name appears once).
+///
+/// ```
+/// use offload_kit::id::processor;
+///
+/// assert!(processor::names().any(|n| n == "gfx942"));
+/// assert!(processor::names().all(|n| processor::is_offload_arch(n) || processor::canonical_amdgpu(n).is_some()));
+/// ```
+pub fn names() -> impl Iterator<Item = &'static str> {
+    AMDGPU
+        .iter()
+        .map(|(n, _)| *n)
+        .chain(AMDGPU_ALIASES.iter().map(|(a, _)| *a))
+        .chain(CUDA.iter().copied())
+        .chain(OTHER.iter().copied())
+}
+
 /// Whether `name` is in LLVM's offload-arch table (`StringToOffloadArch`
 /// != Unknown): AMDGPU primary names, CUDA names, `amdgcnspirv`.
 pub fn is_offload_arch(name: &str) -> bool {

@@ -293,15 +293,48 @@ impl Triple {
         parse_os(&self.os)
     }
 
-    /// `Triple::isCompatibleWith` for the offload targets in use: the
-    /// classified arch, vendor, OS and environment agree (rule COMPAT-2).
+    /// `Triple::isCompatibleWith` for the offload targets in use, as LLVM 16
+    /// and later have it: the classified arch, vendor, OS, environment and
+    /// object format agree (rule COMPAT-2).
     pub fn is_compatible_with(&self, other: &Triple) -> bool {
+        self.is_compatible_with_in(other, 22)
+    }
+
+    /// [`Triple::is_compatible_with`] as LLVM `major` has it: 14 does not
+    /// read `spirv` as an object format (observed, spec/archive.md AR-3).
+    pub fn is_compatible_with_in(&self, other: &Triple, major: u32) -> bool {
         parse_arch(&self.arch) == parse_arch(&other.arch)
             && sub_arch(&self.arch) == sub_arch(&other.arch)
             && parse_vendor(&self.vendor) == parse_vendor(&other.vendor)
             && parse_os(&self.os) == parse_os(&other.os)
             && parse_environment(&self.env) == parse_environment(&other.env)
-            && parse_format(&self.env) == parse_format(&other.env)
+            && self.object_format(major) == other.object_format(major)
+    }
+
+    /// The object format LLVM's `Triple` constructor sets: `parseFormat` of
+    /// the environment (suffixes in LLVM's order; `dxcontainer` is none,
+    /// `spirv` one from 16, observed), else `getDefaultFormat` of the arch
+    /// and OS. So `…-amdhsa-xyzelf` and `…-amdhsa` are both ELF.
+    fn object_format(&self, major: u32) -> &'static str {
+        const SUFFIXES: &[&str] = &["xcoff", "coff", "elf", "goff", "macho", "wasm", "spirv"];
+        if let Some(f) = SUFFIXES
+            .iter()
+            .find(|f| self.env.ends_with(**f) && (major >= 16 || **f != "spirv"))
+        {
+            return f;
+        }
+        match (parse_arch(&self.arch), parse_os(&self.os)) {
+            (Some("spirv" | "spirv32" | "spirv64"), _) => "spirv",
+            (Some("wasm32" | "wasm64"), _) => "wasm",
+            (Some("dxil"), _) => "dxcontainer",
+            (_, Some("darwin" | "ios" | "macosx" | "tvos" | "watchos" | "xros" | "driverkit")) => {
+                "macho"
+            }
+            (_, Some("win32")) => "coff",
+            (_, Some("aix")) => "xcoff",
+            (_, Some("zos")) => "goff",
+            _ => "elf",
+        }
     }
 
     /// Whether this is an AMDGPU triple (`amdgcn`).
