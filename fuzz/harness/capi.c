@@ -1,0 +1,99 @@
+// libFuzzer harness for offload-kit's own C ABI (include/offload_kit.h),
+// linked against a coverage-instrumented liboffloadkit.a (tools/fuzz-capi).
+//
+// Each input is used three ways, and every answer is checked against what
+// the header promises; a broken promise aborts (a crash for libFuzzer):
+//   1. offloadkit_validate on the input: 0 or 1, never an internal error;
+//      on 1 a NUL-terminated rule ID and an offset inside the input (or
+//      UINT64_MAX, no offset).
+//   2. offloadkit_mutate on a copy: at most max_size bytes, and the mutant
+//      validates as in 1.
+//   3. The first bytes pick a kind, a rule and a seed: offloadkit_generate
+//      must give a file that validates (0), offloadkit_generate_malformed
+//      one that breaks exactly that rule at the offset it reports.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload_kit.h"
+
+#define MAX_SIZE (1 << 16)
+
+static const char *const KINDS[] = {"binary", "text",           "object", "fatbin",
+                                    "ccob",   "offload-binary", "archive"};
+#define NKINDS (sizeof KINDS / sizeof KINDS[0])
+
+// Rules that some kind can break one at a time (offload-kit generate
+// --malformed); a kind that cannot break the rule gives 0 bytes.
+static const char *const RULES[] = {
+    "BIN-1", "BIN-2", "BIN-3", "BIN-5",  "BIN-7",  "BIN-8",  "BIN-9", "BIN-10", "ID-1",
+    "ID-2",  "TID-1", "TID-3", "TXT-3",  "TXT-6",  "TXT-11", "OBJ-4", "OBJ-6",  "FAT-2",
+    "FAT-3", "CCOB-2", "CCOB-4", "CCOB-6", "OB-2", "OB-4",   "OB-12", "OB-25",  "OB-21"};
+#define NRULES (sizeof RULES / sizeof RULES[0])
+
+static void broken(const char *what, const uint8_t *data, size_t size) {
+  fprintf(stderr, "capi-harness: %s (input of %zu bytes)\n", what, size);
+  (void)data;
+  abort();
+}
+
+// Validate data[0..size] and check the answer's shape; returns the result.
+static int check_validate(const uint8_t *data, size_t size) {
+  char rule[32];
+  memset(rule, 0x7f, sizeof rule);
+  uint64_t offset = 0;
+  int r = offloadkit_validate(data, size, rule, sizeof rule, &offset);
+  if (r != 0 && r != 1) broken("offloadkit_validate returned neither 0 nor 1", data, size);
+  if (r == 1) {
+    if (memchr(rule, 0, sizeof rule) == NULL || rule[0] == 0)
+      broken("a violation without a NUL-terminated rule ID", data, size);
+    if (offset != UINT64_MAX && offset > size) {
+      fprintf(stderr, "capi-harness: rule %s at offset %llu\n", rule,
+              (unsigned long long)offset);
+      broken("a violation's offset lies past the input", data, size);
+    }
+  }
+  return r;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  check_validate(data, size);
+
+  static uint8_t buf[MAX_SIZE];
+  size_t n = size < MAX_SIZE ? size : MAX_SIZE;
+  memcpy(buf, data, n);
+  unsigned int seed = size ? data[size / 2] * 2654435761u : 1;
+  size_t m = offloadkit_mutate(buf, n, MAX_SIZE, seed);
+  if (m > MAX_SIZE) broken("offloadkit_mutate returned more than max_size", data, size);
+  check_validate(buf, m);
+
+  if (size >= 10) {
+    const char *kind = KINDS[data[0] % NKINDS];
+    const char *rule = RULES[data[1] % NRULES];
+    uint64_t s;
+    memcpy(&s, data + 2, sizeof s);
+    size_t g = offloadkit_generate(kind, s, buf, MAX_SIZE);
+    if (g > MAX_SIZE) broken("offloadkit_generate returned more than cap", data, size);
+    if (g > 0 && check_validate(buf, g) != 0) {
+      fprintf(stderr, "capi-harness: generated %s from seed %llu\n", kind, (unsigned long long)s);
+      broken("a generated valid file does not validate", data, size);
+    }
+    uint64_t at = 0;
+    g = offloadkit_generate_malformed(kind, rule, s, buf, MAX_SIZE, &at);
+    if (g > MAX_SIZE) broken("offloadkit_generate_malformed returned more than cap", data, size);
+    if (g > 0) {
+      char got[32];
+      uint64_t got_at = 0;
+      int r = offloadkit_validate(buf, g, got, sizeof got, &got_at);
+      if (r != 1 || strcmp(got, rule) != 0 || got_at != at) {
+        fprintf(stderr,
+                "capi-harness: %s breaking %s at %llu (seed %llu) validates as %d %s at %llu\n",
+                kind, rule, (unsigned long long)at, (unsigned long long)s, r, r == 1 ? got : "-",
+                (unsigned long long)got_at);
+        broken("a malformed file does not break its rule where it says", data, size);
+      }
+    }
+  }
+  return 0;
+}
