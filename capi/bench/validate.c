@@ -9,6 +9,8 @@ int main(void) {
     size_t n = 0;
     for (uint64_t s = 0; ; s++) { n = offloadkit_generate("binary", s, buf, sizeof buf);
         if (n > 600 && n < 900) break; }
+    FILE *f = fopen("target/validate-bench.bundle", "wb"); /* for `offload-kit list` */
+    if (f) { fwrite(buf, 1, n, f); fclose(f); }
     struct timespec a, b; clock_gettime(CLOCK_MONOTONIC, &a);
     long k = 0; int r = 0;
     do { for (int i = 0; i < 10000; i++) r |= offloadkit_validate(buf, n, rule, sizeof rule, &off); k += 10000;

@@ -198,8 +198,8 @@ pub fn check_entries(elf: &Elf<'_>, entries: &[Entry<'_>]) -> (Option<usize>, Ve
         } else {
             match std::str::from_utf8(e.id) {
                 Ok(text) => {
-                    if let Err(es) = BundleEntryId::parse_strict(text) {
-                        errs.extend(es.into_iter().map(|ie| {
+                    if let Err(es) = &*BundleEntryId::verdict(text) {
+                        errs.extend(es.iter().map(|ie| {
                             let rule = if ie.rule == rules::BIN_4 {
                                 rules::OBJ_4
                             } else {

@@ -308,9 +308,9 @@ pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, Gene
 }
 
 /// The strict reader's verdict agrees with the draft's label: no violation
-/// for a valid draft; only the labelled rule for a malformed one, its
-/// first violation at the labelled offset (what `offloadkit_validate`
-/// and a loader stopping at the first error see).
+/// for a valid draft; only the labelled rule for a malformed one, no
+/// violation before the labelled offset (the lowest offset is what
+/// `offloadkit_validate` reports, and where a loader meets the error).
 fn check(d: &Draft) -> Result<(), String> {
     let res = detect::list(&d.bytes.as_slice(), None);
     match (&d.violation, res) {
@@ -322,9 +322,8 @@ fn check(d: &Draft) -> Result<(), String> {
         )),
         (Some(v), Err(es)) => {
             let only = es.iter().all(|e| e.rule_id() == Some(v.rule.id));
-            let at = es
-                .first()
-                .is_some_and(|e| e.rule_id() == Some(v.rule.id) && e.offset() == Some(v.offset));
+            let first = es.iter().filter_map(|e| e.offset()).min();
+            let at = first == Some(v.offset);
             if only && at {
                 Ok(())
             } else {

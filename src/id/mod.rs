@@ -131,24 +131,52 @@ fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
     })
 }
 
+/// A shared verdict of [`BundleEntryId::parse_strict`].
+pub(crate) type Verdict = std::rc::Rc<Result<BundleEntryId, Vec<IdError>>>;
+
 impl BundleEntryId {
     /// Parse and check an entry ID against every ID rule; all violations are returned.
     pub fn parse_strict(text: &str) -> Result<BundleEntryId, Vec<IdError>> {
-        // The same few IDs recur in every bundle a fuzzer or a library
-        // walk reads: remember the last verdicts (a pure function of the
-        // text), a bounded number of them.
-        type Verdicts = std::collections::HashMap<Box<str>, Result<BundleEntryId, Vec<IdError>>>;
+        (*BundleEntryId::verdict(text)).clone()
+    }
+
+    /// [`BundleEntryId::parse_strict`]'s verdict, shared: the same few IDs
+    /// recur in every bundle a fuzzer or a library walk reads, so the last
+    /// verdicts (a pure function of the text) are remembered, a bounded
+    /// number of them, and handed out without copying.
+    pub(crate) fn verdict(text: &str) -> Verdict {
+        /// FNV-1a: the remembered texts are short, and SipHash cost more
+        /// than the lookup saved. Crafted collisions cost at most a scan of
+        /// the bounded table.
+        struct Fnv(u64);
+        impl Default for Fnv {
+            fn default() -> Fnv {
+                Fnv(0xcbf2_9ce4_8422_2325)
+            }
+        }
+        impl std::hash::Hasher for Fnv {
+            fn write(&mut self, bytes: &[u8]) {
+                for &b in bytes {
+                    self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+                }
+            }
+            fn finish(&self) -> u64 {
+                self.0
+            }
+        }
+        type Verdicts =
+            std::collections::HashMap<Box<str>, Verdict, std::hash::BuildHasherDefault<Fnv>>;
         thread_local! {
-            static SEEN: std::cell::RefCell<Verdicts> = std::cell::RefCell::new(Verdicts::new());
+            static SEEN: std::cell::RefCell<Verdicts> = std::cell::RefCell::new(Verdicts::default());
         }
         const REMEMBERED: usize = 1024;
         if text.len() > 256 {
-            return BundleEntryId::parse_strict_uncached(text);
+            return std::rc::Rc::new(BundleEntryId::parse_strict_uncached(text));
         }
         if let Some(v) = SEEN.with(|m| m.borrow().get(text).cloned()) {
             return v;
         }
-        let v = BundleEntryId::parse_strict_uncached(text);
+        let v = std::rc::Rc::new(BundleEntryId::parse_strict_uncached(text));
         SEEN.with(|m| {
             let mut m = m.borrow_mut();
             if m.len() >= REMEMBERED {

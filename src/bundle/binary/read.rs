@@ -4,10 +4,13 @@
 use super::{is_binary_bundle, scan, Entry, Stop};
 use crate::error::{Error, Errors, Result};
 use crate::format::bundle::{RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
-use crate::id::BundleEntryId;
+use crate::id::{BundleEntryId, Verdict};
 use crate::rules;
 use binrw::BinRead;
 use std::io::Cursor;
+
+/// Entry counts up to which a repeated ID (BIN-8) is found by scanning.
+const SCANNED: usize = 8;
 
 /// A binary bundle that passed the strict reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -142,37 +145,50 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
         .last()
         .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64);
     let mut hosts = 0;
-    let mut parsed: Vec<(usize, BundleEntryId)> = Vec::new();
-    // The first entry of each ID, for BIN-8 in one pass.
+    let mut verdicts: Vec<(usize, Verdict)> = Vec::with_capacity(entries.len());
+    // The first entry of each ID, for BIN-8 in one pass (a map only where
+    // a scan would cost more).
     let mut first_with_id: std::collections::HashMap<&[u8], usize> =
-        std::collections::HashMap::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        first_with_id.entry(e.id).or_insert(i);
+        std::collections::HashMap::new();
+    if entries.len() > SCANNED {
+        first_with_id.reserve(entries.len());
+        for (i, e) in entries.iter().enumerate() {
+            first_with_id.entry(e.id).or_insert(i);
+        }
     }
+    let first_with = |id: &[u8], i: usize| match entries.len() > SCANNED {
+        true => first_with_id[id],
+        false => entries[..i].iter().position(|e| e.id == id).unwrap_or(i),
+    };
     for (i, e) in entries.iter().enumerate() {
         match std::str::from_utf8(e.id) {
-            Ok(text) => match BundleEntryId::parse_strict(text) {
-                Ok(id) => {
-                    if id.kind == "host" {
-                        hosts += 1;
-                        if hosts == 2 {
-                            errs.push(Error::at(
-                                rules::BIN_13,
-                                e.record_pos,
-                                format!("entry {i} '{}' is a second host entry", e.id_str()),
-                            ));
+            Ok(text) => {
+                let v = BundleEntryId::verdict(text);
+                match &*v {
+                    Ok(id) => {
+                        if id.kind == "host" {
+                            hosts += 1;
+                            if hosts == 2 {
+                                errs.push(Error::at(
+                                    rules::BIN_13,
+                                    e.record_pos,
+                                    format!("entry {i} '{}' is a second host entry", e.id_str()),
+                                ));
+                            }
                         }
                     }
-                    parsed.push((i, id));
+                    Err(es) => errs.extend(es.iter().map(|ie| {
+                        Error::at(
+                            ie.rule,
+                            e.id_pos + ie.pos as u64,
+                            format!("entry {i}: {}", ie.message),
+                        )
+                    })),
                 }
-                Err(es) => errs.extend(es.into_iter().map(|ie| {
-                    Error::at(
-                        ie.rule,
-                        e.id_pos + ie.pos as u64,
-                        format!("entry {i}: {}", ie.message),
-                    )
-                })),
-            },
+                if v.is_ok() {
+                    verdicts.push((i, v));
+                }
+            }
             Err(u) => errs.push(Error::at(
                 rules::ID_1,
                 e.id_pos + u.valid_up_to() as u64,
@@ -217,7 +233,8 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
                 ),
             )),
         }
-        if let Some(&j) = first_with_id.get(e.id).filter(|&&j| j != i) {
+        let j = first_with(e.id, i);
+        if j != i {
             errs.push(Error::at(
                 rules::BIN_8,
                 e.id_pos,
@@ -225,6 +242,10 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
             ));
         }
     }
+    let parsed: Vec<(usize, &BundleEntryId)> = verdicts
+        .iter()
+        .filter_map(|(i, v)| v.as_ref().as_ref().ok().map(|id| (*i, id)))
+        .collect();
     errs.extend(composition_violations(&entries, &parsed));
     // Overlaps and padding: walk the in-range payloads sorted by offset.
     let mut spans: Vec<(u64, u64, usize)> = entries
@@ -306,7 +327,7 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
 
 /// COMPOSE-1: among entries of one kind, triple and processor, a feature
 /// left Any by one entry may not be set by another.
-fn composition_violations(entries: &[Entry<'_>], parsed: &[(usize, BundleEntryId)]) -> Vec<Error> {
+fn composition_violations(entries: &[Entry<'_>], parsed: &[(usize, &BundleEntryId)]) -> Vec<Error> {
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<String, Vec<(usize, &crate::id::target_id::TargetId)>> =
         BTreeMap::new();

@@ -35,9 +35,9 @@ pub(super) fn id_violations(id: &[u8], what: &str) -> Vec<(Rule, usize, String)>
     }
     match std::str::from_utf8(text) {
         Ok(t) => {
-            if let Err(es) = BundleEntryId::parse_strict(t) {
+            if let Err(es) = &*BundleEntryId::verdict(t) {
                 out.extend(
-                    es.into_iter()
+                    es.iter()
                         .map(|ie| (ie.rule, ie.pos, format!("{what}{}", ie.message))),
                 );
             }
