@@ -1,6 +1,6 @@
 //! offload-kit: a reference implementation of LLVM's offload container
 //! formats, with a strict layer that follows `spec/` and LLVM release
-//! profiles (14, 16, 19, 22) that reproduce what each release accepts and
+//! profiles (13, 14, 15, 16, 19, 22) that reproduce what each release accepts and
 //! writes.
 //!
 //! Data flows bytes → typed model → bytes:

@@ -1235,7 +1235,7 @@ fn bundlers(ns: &[u32]) -> Option<Vec<(u32, PathBuf)>> {
 /// `-inputs=a,b -outputs=c` for 14, `-input=a -input=b -output=c` after.
 fn io_args(n: u32, inputs: &[&str], outputs: &[&str]) -> Vec<String> {
     let mut a = Vec::new();
-    if n == 14 {
+    if n <= 14 {
         a.push(format!("-inputs={}", inputs.join(",")));
         if !outputs.is_empty() {
             a.push(format!("-outputs={}", outputs.join(",")));
@@ -1775,7 +1775,7 @@ fn llvm_convert_matches_llvm_versions() {
 /// The environment variables and option combinations of `-compress`.
 #[test]
 fn llvm_compress_options_and_environment() {
-    let Some(bs) = bundlers(&[14, 16, 19, 22]) else {
+    let Some(bs) = bundlers(&[13, 14, 15, 16, 19, 22]) else {
         return;
     };
     let root = tempfile::tempdir().expect("tempdir");
@@ -1912,7 +1912,7 @@ fn llvm_compress_options_and_environment() {
 /// drop-in does the same.
 #[test]
 fn llvm_reads_our_blobs() {
-    let Some(bs) = bundlers(&[14, 16, 19, 22]) else {
+    let Some(bs) = bundlers(&[13, 14, 15, 16, 19, 22]) else {
         return;
     };
     let root = tempfile::tempdir().expect("tempdir");
@@ -2201,7 +2201,7 @@ fn llvm_hip_fatbin_from_clang22() {
 /// exits 1 citing a rule.
 #[test]
 fn llvm_malformed_files_match_drop_in() {
-    let Some(bs) = bundlers(&[14, 16, 19, 22]) else {
+    let Some(bs) = bundlers(&[13, 14, 15, 16, 19, 22]) else {
         return;
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(MALFORMED_DIR)

@@ -122,7 +122,7 @@ fn matching_matches_each_release() {
         let bundle = binary::write_to_vec(&[(entry.as_bytes(), b"PAYLOAD")], 1).unwrap();
         for r in Release::ALL {
             let want = &m[r.to_string().as_str()];
-            if r == Release::L14 && hip_openmp {
+            if r <= Release::L14 && hip_openmp {
                 continue; // 14 has no such option: a command-line error, checked in tests/cli.rs
             }
             checked += 1;

@@ -23,7 +23,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-const RELEASES: [u32; 4] = [14, 16, 19, 22];
+const RELEASES: [u32; 6] = [13, 14, 15, 16, 19, 22];
 const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
 const MALFORMED_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/malformed");
 /// In `MALFORMED_DIR` but not a `-list` input here: `-list` decodes only its
@@ -93,7 +93,7 @@ fn run_kit(n: u32, dir: &Path, args: &[String]) -> Out {
 /// `-inputs=a,b -outputs=o` (14, or `legacy`) or `-input=a -input=b -output=o`.
 fn io_args(n: u32, legacy: bool, inputs: &[&str], outputs: &[&str]) -> Vec<String> {
     let mut a = Vec::new();
-    if n == 14 || legacy {
+    if n <= 14 || legacy {
         if !inputs.is_empty() {
             a.push(format!("-inputs={}", inputs.join(",")));
         }
@@ -471,6 +471,40 @@ fn bundle_cases() -> Vec<BundleCase> {
                 format!("openmp-nvptx64-nvidia-cuda--{c}"),
             ],
             sizes: vec![1, 2, 3],
+            align: None,
+            file_type: "bc",
+            legacy: false,
+        });
+    }
+    // Architectures some but not all releases know (13-22), the versioned
+    // ones included: unknown ones are refused with ID-3.
+    let arches = [
+        "spirv32",
+        "spirv64",
+        "spirv",
+        "dxil",
+        "loongarch32",
+        "loongarch64",
+        "xtensa",
+        "le32",
+        "le64",
+        "csky",
+        "m68k",
+        "dxilv1.0",
+        "dxilv1.8",
+        "dxilv1.9",
+        "dxilv1.10",
+        "dxilv1",
+        "spirv1.4",
+        "spirv1.5",
+        "spirv1.6",
+        "spirv1.7",
+    ];
+    for a in arches {
+        cases.push(BundleCase {
+            label: format!("architecture {a}"),
+            targets: vec![HOST.to_string(), format!("hip-{a}-amd-amdhsa--gfx906")],
+            sizes: vec![1, 2],
             align: None,
             file_type: "bc",
             legacy: false,
@@ -1047,7 +1081,7 @@ fn unbundling_matches_llvm() {
                 ]
             };
             for (hip_openmp, targets) in reqs {
-                if hip_openmp && r == 14 {
+                if hip_openmp && r <= 14 {
                     continue; // 14 has no such option (test 4 checks it).
                 }
                 for allow_missing in [false, true] {
@@ -1167,10 +1201,10 @@ struct CliCase {
 }
 
 fn cli_cases() -> Vec<CliCase> {
-    const ALL: &[u32] = &[14, 16, 19, 22];
-    const NEW: &[u32] = &[16, 19, 22];
-    const OLD: &[u32] = &[14, 16];
-    const ONLY14: &[u32] = &[14];
+    const ALL: &[u32] = &[13, 14, 15, 16, 19, 22];
+    const NEW: &[u32] = &[15, 16, 19, 22];
+    const OLD: &[u32] = &[13, 14, 15, 16];
+    const ONLY14: &[u32] = &[13, 14];
     let row = |name, releases, args: fn(u32) -> Vec<String>| CliCase {
         name,
         releases,

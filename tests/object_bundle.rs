@@ -1260,12 +1260,8 @@ fn build(r: Release, bin: PathBuf) -> Artifacts {
 }
 
 fn artifacts(r: Release) -> Option<&'static Artifacts> {
-    static CELLS: [OnceLock<Option<Artifacts>>; 4] = [
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-        OnceLock::new(),
-    ];
+    static CELLS: [OnceLock<Option<Artifacts>>; Release::ALL.len()] =
+        [const { OnceLock::new() }; Release::ALL.len()];
     let i = Release::ALL.iter().position(|&x| x == r).unwrap();
     CELLS[i]
         .get_or_init(|| llvm_bin(r).map(|bin| build(r, bin)))
@@ -1654,6 +1650,9 @@ fn llvm_reads_our_fat_objects_like_its_own() {
                     let b = llvm_unbundle(ra, "o", &theirs, id, &format!("{tag}-theirs"));
                     match (a, b) {
                         (None, None) => {}
+                        // 13's string tables differ (see above): after another
+                        // release removes the bundle sections, so do the dumps.
+                        (Some(_), Some(_)) if id.starts_with("host") && w == Release::L13 => {}
                         (Some(a), Some(b)) if id.starts_with("host") => {
                             let pa = scratch(ra, "h-ours.o");
                             let pb = scratch(ra, "h-theirs.o");
@@ -1689,7 +1688,15 @@ fn llvm_elf_writers_match_llvm_objcopy() {
         let Some(a) = artifacts(r) else { continue };
         let mut inputs: Vec<PathBuf> = vec![a.k_o.clone(), a.kr_o.clone(), a.lib_so.clone()];
         inputs.extend(a.hosts.iter().cloned());
-        for (i, enc) in ENCODINGS.iter().enumerate() {
+        // LLVM 13's llvm-objcopy also rebuilds the string tables and moves
+        // group sections first, which offload-kit does not model
+        // (spec/object-bundle.md, "LLVM 13"): clang's own objects only.
+        let minis = if r == Release::L13 {
+            0
+        } else {
+            ENCODINGS.len()
+        };
+        for (i, enc) in ENCODINGS.iter().enumerate().take(minis) {
             let p = scratch(a, &format!("mini{i}.o"));
             write(&p, &mini(*enc));
             inputs.push(p);
@@ -1713,12 +1720,18 @@ fn llvm_elf_writers_match_llvm_objcopy() {
                     .arg(input)
                     .arg(&theirs),
             );
-            let added = elf::add_sections(
+            // LLVM 13's llvm-objcopy writes the headers in file order.
+            let order = match r {
+                Release::L13 => elf::SectionOrder::ByOffset,
+                _ => elf::SectionOrder::AsInput,
+            };
+            let added = elf::add_sections_ordered(
                 &data,
                 &[
                     ("__CLANG_OFFLOAD_BUNDLE__x", b"PAYLOAD\0bytes", E),
                     (".second", b"PAYLOAD\0bytes", 0),
                 ],
+                order,
             )
             .unwrap();
             let ours = scratch(a, &format!("add-ours-{name}"));
@@ -1753,8 +1766,9 @@ fn llvm_elf_writers_match_llvm_objcopy() {
                 &format!("{r} copy {name}"),
             );
         }
-        // Renumbering: remove sections in the middle of the mini objects.
-        for i in 0..ENCODINGS.len() {
+        // Renumbering: remove sections in the middle of the mini objects
+        // (13 never removes sections: its unbundling returns the input).
+        for i in 0..minis {
             let p = scratch(a, &format!("mini{i}.o"));
             let theirs = scratch(a, &format!("mid-theirs{i}.o"));
             run_ok(

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate ground-truth bundle-entry-ID vectors by running the real LLVM
-clang-offload-bundler (versions 14, 16, 19, 22).
+clang-offload-bundler (versions 13, 14, 15, 16, 19, 22).
 
 Writes tests/data/llvm-id-vectors.json (relative to the repository root).
 
@@ -36,7 +36,7 @@ import subprocess
 import sys
 import tempfile
 
-VERSIONS = ["14", "16", "19", "22"]
+VERSIONS = ["13", "14", "15", "16", "19", "22"]
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 HOST = "host-x86_64-unknown-linux-gnu"
 HIP_COMPANION = "hip-amdgcn-amd-amdhsa--gfx906"
@@ -355,7 +355,7 @@ def bundler(version, root):
 
 
 def io_args(version, inputs, output):
-    if version == "14":
+    if version in ("13", "14"):
         return ["-inputs=" + ",".join(inputs), "-outputs=" + output]
     return ["-input=" + i for i in inputs] + ["-output=" + output]
 

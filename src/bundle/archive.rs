@@ -116,6 +116,23 @@ pub fn member_name(member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
     out
 }
 
+/// [`member_name`] as `release` writes it: LLVM 13 writes only
+/// `stem + "-" + id` (no second stem, no extension; observed), ':' as '_'.
+pub fn member_name_in(release: Release, member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
+    if release > Release::L13 {
+        return member_name(member, id, target_id);
+    }
+    let mut out = stem(filename(member)).to_vec();
+    out.push(b'-');
+    out.extend_from_slice(id);
+    for b in &mut out {
+        if *b == b':' {
+            *b = b'_';
+        }
+    }
+    out
+}
+
 /// Whether `release`, unbundling an archive, sends a code object with
 /// entry ID `entry` to the requested (written) `target` (AR-3). 16 and
 /// later use `isCodeObjectCompatible`, as plain unbundling does
@@ -123,13 +140,15 @@ pub fn member_name(member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
 /// target ID (the "GPU arch" with its features) as strings and the triples
 /// with `isCompatibleWith`, where its plain unbundling compares whole IDs.
 pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool) -> bool {
-    if release != Release::L14 {
+    if release > Release::L15 {
         return release.compatible(entry, target, hip_openmp);
     }
     let (Some(e), Some(t)) = (release.target_info(entry), release.target_info(target)) else {
         return false;
     };
-    e.kind == t.kind && e.triple.is_compatible_with_in(&t.triple, 14) && e.target_id == t.target_id
+    e.kind == t.kind
+        && e.triple.is_compatible_with_in(&t.triple, release.major())
+        && e.target_id == t.target_id
 }
 
 /// `parseTargetIDWithFormatCheckingOnly` on a whole entry ID: the

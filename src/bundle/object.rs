@@ -445,5 +445,10 @@ pub fn bundle(release: Release, targets: &[&str], inputs: &[&[u8]]) -> Result<Ve
         }
         new.push((name, contents, SHF_EXCLUDE));
     }
-    elf::add_sections(host_obj, &new)
+    // LLVM 13's llvm-objcopy writes the section headers in file order.
+    let order = match release {
+        Release::L13 => elf::SectionOrder::ByOffset,
+        _ => elf::SectionOrder::AsInput,
+    };
+    elf::add_sections_ordered(host_obj, &new, order)
 }

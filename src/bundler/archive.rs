@@ -248,7 +248,7 @@ impl Job {
             .map_err(|err| with_context(rebase(err, view.data_offset), view.context.clone()))?;
         let bytes = view.bytes(piece, owned);
         let target_id = r.target_info(&id).map(|i| i.target_id).unwrap_or_default();
-        let out_name = hda::member_name(view.name, e.id, &target_id);
+        let out_name = hda::member_name_in(r, view.name, e.id, &target_id);
         // LLVM keys its archives by the target's text: targets written
         // alike share one archive, which gets the member once per target.
         for t in targets {
@@ -323,7 +323,8 @@ impl Job {
             if ms.is_empty() && !self.allow_missing {
                 plan.error = Some(BundlerError::with(
                     format!(
-                        "no compatible code object found for the target '{t}' in heterogeneous archive library: {name}"
+                        "no compatible code object found for the target '{t}' in {} archive library: {name}",
+                        if self.release == Release::L13 { "heterogenous" } else { "heterogeneous" }
                     ),
                     Error::rule(
                         rules::AR_6,
@@ -332,9 +333,13 @@ impl Job {
                 ));
                 break;
             }
+            if ms.is_empty() && self.release == Release::L13 {
+                // 13 writes no empty archive for -allow-missing-bundles.
+                continue;
+            }
             plan.archives.push(ms);
             plan.outputs.push(v.last_alike(i));
-            let outs = plan.members(input, i);
+            let outs = plan.members(input, plan.archives.len() - 1);
             match hda::symbols(&outs) {
                 Ok(s) => plan.symbols.push(s),
                 Err((k, msg, err)) => {

@@ -94,7 +94,7 @@ impl Job {
     /// Bundling and unbundling need `-outputs` and `-targets`.
     fn check_required(&self) -> Result<(), BundlerError> {
         if self.outputs.is_empty() {
-            return Err(BundlerError::llvm(if self.release == Release::L14 {
+            return Err(BundlerError::llvm(if self.release <= Release::L14 {
                 "for the --outputs option: must be specified at least once!"
             } else {
                 "no output file specified!"

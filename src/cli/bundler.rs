@@ -51,7 +51,7 @@ OPTIONS:
   --input=<string>         - Input file. Can be specified multiple times for multiple input files.
   --inputs=<string>        - [<input file>,...] (deprecated)
   --list                   - List bundle IDs in the bundled file.
-  --llvm-version=<14|16|19|22> - (offload-kit) LLVM release whose behaviour is reproduced (default 22)
+  --llvm-version=<13..22> - (offload-kit) LLVM release whose behaviour is reproduced (default 22)
   --output=<string>        - Output file. Can be specified multiple times for multiple output files.
   --outputs=<string>       - [<output file>,...] (deprecated)
   --targets=<string>       - [<offload kind>-<target triple>,...]
@@ -115,7 +115,7 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
     };
     // Required options are checked by LLVM's option parser, before anything
     // else; 14 also requires -inputs.
-    let no_inputs = release == Release::L14 && !p.has("inputs") && !p.has("input");
+    let no_inputs = release <= Release::L14 && !p.has("inputs") && !p.has("input");
     if no_inputs {
         eprintln!(
             "clang-offload-bundler: for the --inputs option: must be specified at least once!"
@@ -134,7 +134,7 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
     if p.has("outputs") && p.has("output") {
         return err("-outputs and -output cannot be used together, use only -output instead");
     }
-    if release >= Release::L16 {
+    if release >= Release::L15 {
         if p.has("inputs") {
             eprintln!("{prog}: warning: -inputs is deprecated, use -input instead");
         }

@@ -162,8 +162,14 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
             }
         }
     }
-    if release == Release::L14 {
-        elog!("{argv0}: error: LLVM 14 has no clang-offload-packager (it appeared in LLVM 15)");
+    if release <= Release::L14 {
+        elog!(
+            "{argv0}: error: LLVM {release} has no clang-offload-packager (it appeared in LLVM 15)"
+        );
+        return 1;
+    }
+    if release == Release::L15 {
+        elog!("{argv0}: error: offload-kit's packager reproduces LLVM 16, 19 and 22, not LLVM 15's first packager");
         return 1;
     }
     let base = if direct {

@@ -290,7 +290,7 @@ mod release_opt {
                 .map(Some)
                 .map_err(serde::de::Error::custom),
             Some(other) => Err(serde::de::Error::custom(format!(
-                "release must be 14, 16, 19 or 22, not {other}"
+                "release must be 13, 14, 15, 16, 19 or 22, not {other}"
             ))),
         }
     }

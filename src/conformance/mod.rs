@@ -283,7 +283,7 @@ pub fn user_llvm(all: &[Adapter], bin: &Path) -> Result<Adapter, String> {
         .filter(|r| r.major() <= major)
         .max()
         .ok_or_else(|| {
-            format!("LLVM {major} is older than every modelled release (14, 16, 19, 22)")
+            format!("LLVM {major} is older than every modelled release (13, 14, 15, 16, 19, 22)")
         })?;
     let template = all
         .iter()

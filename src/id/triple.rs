@@ -301,7 +301,7 @@ impl Triple {
     }
 
     /// [`Triple::is_compatible_with`] as LLVM `major` has it: 14 does not
-    /// read `spirv` as an object format (observed, spec/archive.md AR-3).
+    /// read `spirv` as an object format (15 does; observed, spec/archive.md AR-3).
     pub fn is_compatible_with_in(&self, other: &Triple, major: u32) -> bool {
         parse_arch(&self.arch) == parse_arch(&other.arch)
             && sub_arch(&self.arch) == sub_arch(&other.arch)
@@ -313,13 +313,13 @@ impl Triple {
 
     /// The object format LLVM's `Triple` constructor sets: `parseFormat` of
     /// the environment (suffixes in LLVM's order; `dxcontainer` is none,
-    /// `spirv` one from 16, observed), else `getDefaultFormat` of the arch
+    /// `spirv` one from 15, observed), else `getDefaultFormat` of the arch
     /// and OS. So `…-amdhsa-xyzelf` and `…-amdhsa` are both ELF.
     fn object_format(&self, major: u32) -> &'static str {
         const SUFFIXES: &[&str] = &["xcoff", "coff", "elf", "goff", "macho", "wasm", "spirv"];
         if let Some(f) = SUFFIXES
             .iter()
-            .find(|f| self.env.ends_with(**f) && (major >= 16 || **f != "spirv"))
+            .find(|f| self.env.ends_with(**f) && (major >= 15 || **f != "spirv"))
         {
             return f;
         }

@@ -649,7 +649,7 @@ fn print_image(out: &mut String, img: &LlvmImage<'_>, i: usize, release: Release
 /// given on the command line). `None` for LLVM 14, which has no
 /// `--offloading`.
 pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<ObjdumpRun> {
-    if release == Release::L14 {
+    if release <= Release::L14 {
         return None;
     }
     let mut run = ObjdumpRun {

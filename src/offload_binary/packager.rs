@@ -128,8 +128,10 @@ pub fn package(
     release: Release,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
-    if release == Release::L14 {
-        return Err(LlvmError::llvm("LLVM 14 has no clang-offload-packager"));
+    if release <= Release::L15 {
+        return Err(LlvmError::llvm(format!(
+            "LLVM {release} has no clang-offload-packager that offload-kit reproduces (16, 19, 22)"
+        )));
     }
     let mut out = Vec::new();
     for args in images {
@@ -329,8 +331,8 @@ pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<
         .filter(|k| *k != b"file" && *k != b"kind")
         .collect();
     match release {
-        Release::L14 => None,
-        Release::L16 => Some(stringmap_order(&dense, djb_hash)),
+        Release::L13 | Release::L14 => None,
+        Release::L15 | Release::L16 => Some(stringmap_order(&dense, djb_hash)),
         Release::L19 | Release::L22 => Some(dense),
     }
 }

@@ -43,8 +43,12 @@ pub mod target_id;
 /// An LLVM release whose behaviour is reproduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Release {
+    /// LLVM 13 (13.0.1).
+    L13,
     /// LLVM 14 (14.0.6).
     L14,
+    /// LLVM 15 (15.0.6).
+    L15,
     /// LLVM 16 (16.0.6).
     L16,
     /// LLVM 19 (19.1.7).
@@ -55,12 +59,21 @@ pub enum Release {
 
 impl Release {
     /// All modelled releases, oldest first.
-    pub const ALL: [Release; 4] = [Release::L14, Release::L16, Release::L19, Release::L22];
+    pub const ALL: [Release; 6] = [
+        Release::L13,
+        Release::L14,
+        Release::L15,
+        Release::L16,
+        Release::L19,
+        Release::L22,
+    ];
 
     /// The major version number.
     pub fn major(self) -> u32 {
         match self {
+            Release::L13 => 13,
             Release::L14 => 14,
+            Release::L15 => 15,
             Release::L16 => 16,
             Release::L19 => 19,
             Release::L22 => 22,
@@ -78,12 +91,14 @@ impl FromStr for Release {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim_start_matches("llvm") {
+            "13" => Ok(Release::L13),
             "14" => Ok(Release::L14),
+            "15" => Ok(Release::L15),
             "16" => Ok(Release::L16),
             "19" => Ok(Release::L19),
             "22" => Ok(Release::L22),
             _ => Err(format!(
-                "unknown LLVM release '{s}' (expected 14, 16, 19 or 22)"
+                "unknown LLVM release '{s}' (expected 13, 14, 15, 16, 19 or 22)"
             )),
         }
     }
@@ -111,6 +126,28 @@ fn format_error(target: &str) -> LlvmError {
     )
 }
 
+/// Whether release `major`'s `Triple` knows the architecture `name`, which
+/// [`Triple::arch_kind`] classifies as `kind`. Observed with
+/// `-targets=hip-<arch>-…` for every architecture name of the table and the
+/// versioned `dxilv1.N`/`spirv1.N`, 13 to 22.
+fn arch_known_in(name: &str, kind: &str, major: u32) -> bool {
+    if let Some(v) = name.strip_prefix("dxilv") {
+        let minor = v.strip_prefix("1.").and_then(|m| m.parse::<u32>().ok());
+        return major >= 19 && minor.is_some_and(|m| m <= 8 || m == 9 && major >= 22);
+    }
+    if let Some(v) = name.strip_prefix("spirv").filter(|v| v.starts_with("1.")) {
+        return major >= 19 && matches!(v, "1.5" | "1.6");
+    }
+    match kind {
+        "spirv32" | "spirv64" => major >= 14,
+        "dxil" | "loongarch32" | "loongarch64" => major >= 15,
+        "xtensa" => major >= 16,
+        "spirv" => major >= 19,
+        "le32" | "le64" => major < 22,
+        _ => true,
+    }
+}
+
 /// `StringRef::split(Sep, MaxSplit)` semantics: at most `max + 1` pieces.
 fn split_max(s: &str, sep: char, max: usize) -> Vec<&str> {
     s.splitn(max + 1, sep).collect()
@@ -127,14 +164,27 @@ impl Release {
     /// `None` only for LLVM 22 when the ID does not have 5 or 6 pieces.
     pub fn target_info(self, target: &str) -> Option<TargetInfo> {
         match self {
-            Release::L14 | Release::L16 | Release::L19 => {
+            Release::L13 => {
+                // 13 splits at '-' into at most six pieces (kind, the four
+                // triple components, a target ID with its features) without
+                // a processor table, and spells the triple from its four
+                // components (observed: `hip-xyz` gives triple `xyz---`).
+                let pieces = split_max(target, '-', 5);
+                let part = |i: usize| pieces.get(i).copied().unwrap_or("");
+                Some(TargetInfo {
+                    kind: part(0).to_string(),
+                    triple: Triple::from_parts(part(1), part(2), part(3), part(4)),
+                    target_id: part(5).to_string(),
+                })
+            }
+            Release::L14 | Release::L15 | Release::L16 | Release::L19 => {
                 let before_colon = target.split_once(':').map_or(target, |(a, _)| a);
                 let (head, gpu) = before_colon.rsplit_once('-').unwrap_or(("", before_colon));
                 // 16 and 19 look the empty string up in a table whose sentinel
                 // entry has an empty name, so an ID ending in '-' takes the whole
                 // ID as its target ID (`OffloadTargetInfo` in 16.0.6 and 19.1.7).
                 let known = target_id::is_offload_arch_in(gpu, self.major())
-                    || gpu.is_empty() && self != Release::L14;
+                    || gpu.is_empty() && self > Release::L14;
                 let (kind, triple_text, tid) = if known {
                     let (k, t) = head.split_once('-').unwrap_or((head, ""));
                     let tid = target.find(gpu).map_or("", |p| &target[p..]);
@@ -181,7 +231,7 @@ impl Release {
     /// error it reports. 14/16 write the text verbatim.
     pub fn written_id(self, target: &str) -> Result<String, LlvmError> {
         match self {
-            Release::L14 | Release::L16 => Ok(target.to_string()),
+            Release::L13 | Release::L14 | Release::L15 | Release::L16 => Ok(target.to_string()),
             Release::L19 => {
                 let info = self.target_info(target).expect("19 always parses");
                 Ok(format!(
@@ -208,7 +258,11 @@ impl Release {
             .target_info(target)
             .ok_or_else(|| format_error(target))?;
         let kind_ok = OFFLOAD_KINDS.contains(&info.kind.as_str());
-        let triple_ok = !info.triple.as_str().is_empty() && info.triple.arch_kind().is_some();
+        let triple_ok = !info.triple.as_str().is_empty()
+            && info
+                .triple
+                .arch_kind()
+                .is_some_and(|a| arch_known_in(&info.triple.arch, a, self.major()));
         if kind_ok && triple_ok {
             return Ok(info);
         }
@@ -230,10 +284,10 @@ impl Release {
     }
 
     /// Whether a code object with entry ID `entry` satisfies the requested
-    /// `target` (unbundling). 14 compares strings; 16+ use
+    /// `target` (unbundling). 13-15 compare strings; 16+ use
     /// `isCodeObjectCompatible`.
     pub fn compatible(self, entry: &str, target: &str, hip_openmp: bool) -> bool {
-        if self == Release::L14 {
+        if self <= Release::L15 {
             return entry == target;
         }
         let (Some(co), Some(t)) = (self.target_info(entry), self.target_info(target)) else {

@@ -132,15 +132,18 @@ const SINCE_20: &[&str] = &[
     "sm_121a",
 ];
 
-/// Processors LLVM 14 does not know and 16 does (added in 15 and 16).
-/// Observed through `-unbundle -type=a` member names (AR-4: `.bc` or
-/// `.cubin` only for a known processor), every table name probed.
-const SINCE_16: &[&str] = &[
-    "gfx1036", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx940", "sm_87", "sm_89", "sm_90",
+/// Processors LLVM 14 does not know and 15 does (added in 15). Observed
+/// through `-unbundle -type=a` member names (AR-4: `.bc` or `.cubin` only
+/// for a known processor), every table name probed.
+const SINCE_15: &[&str] = &[
+    "gfx1036", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx940",
 ];
 
-/// Processors LLVM 14 and 16 do not know and 19 does (added in 17-19),
-/// observed as [`SINCE_16`].
+/// Processors LLVM 15 does not know and 16 does, observed as [`SINCE_15`].
+const SINCE_16: &[&str] = &["sm_87", "sm_89", "sm_90"];
+
+/// Processors LLVM 14-16 do not know and 19 does (added in 17-19),
+/// observed as [`SINCE_15`].
 const SINCE_19: &[&str] = &[
     "gfx1150",
     "gfx1151",
@@ -162,7 +165,10 @@ const SINCE_22: &[&str] = &["gfx1251", "sm_88"];
 /// `is_offload_arch` as LLVM `major` has it. LLVM 16 and 19 also know the
 /// name `generic`, so in `gfx9-generic` they take `generic` as the processor.
 pub fn is_offload_arch_in(name: &str, major: u32) -> bool {
-    if major < 16 && SINCE_16.contains(&name) || major < 19 && SINCE_19.contains(&name) {
+    if major < 15 && SINCE_15.contains(&name)
+        || major < 16 && SINCE_16.contains(&name)
+        || major < 19 && SINCE_19.contains(&name)
+    {
         return false;
     }
     if major < 20 {

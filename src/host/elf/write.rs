@@ -45,6 +45,27 @@ struct Out<'a> {
 /// given `sh_flags`, and its name is added to the section name table.
 /// `new` holds `(name, contents, flags)`.
 pub fn add_sections(elf: &[u8], new: &[(&str, &[u8], u64)]) -> Result<Vec<u8>> {
+    add_sections_ordered(elf, new, SectionOrder::AsInput)
+}
+
+/// The order in which a rebuild writes the input's section headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SectionOrder {
+    /// The input's header order (`llvm-objcopy` of LLVM 14 and later).
+    AsInput,
+    /// By file offset, ties in header order, section 0 first: LLVM 13's
+    /// `llvm-objcopy` (observed on clang-13 objects, whose `.strtab`
+    /// comes first in the headers and last in the file).
+    ByOffset,
+}
+
+/// [`add_sections`], the input's sections written in `order`; section
+/// indices are renumbered everywhere they are stored.
+pub fn add_sections_ordered(
+    elf: &[u8],
+    new: &[(&str, &[u8], u64)],
+    order: SectionOrder,
+) -> Result<Vec<u8>> {
     let parsed = Elf::parse(elf)?;
     if parsed.sections.is_empty() {
         return Err(Error::at(
@@ -62,7 +83,7 @@ pub fn add_sections(elf: &[u8], new: &[(&str, &[u8], u64)]) -> Result<Vec<u8>> {
         }
     }
     let keep = vec![true; parsed.sections.len()];
-    rebuild(&parsed, keep, new)
+    rebuild(&parsed, keep, new, order)
 }
 
 /// Remove every section for which `pred` is true, as
@@ -96,7 +117,7 @@ pub fn remove_sections(elf: &[u8], pred: impl Fn(&Section<'_>) -> bool) -> Resul
             keep[s.index] = false;
         }
     }
-    rebuild(&parsed, keep, &[])
+    rebuild(&parsed, keep, &[], SectionOrder::AsInput)
 }
 
 /// `v` rounded up to a multiple of `a` (alignment 0 counts as 1), or
@@ -109,8 +130,13 @@ fn align_up(v: u64, a: u64) -> Option<u64> {
 ///
 /// The phases run in this order, each failing before the next starts, so
 /// the first error is always the same one.
-fn rebuild<'a>(elf: &Elf<'a>, keep: Vec<bool>, new: &[(&str, &'a [u8], u64)]) -> Result<Vec<u8>> {
-    let plan = Rebuild::new(elf, keep, new.len());
+fn rebuild<'a>(
+    elf: &Elf<'a>,
+    keep: Vec<bool>,
+    new: &[(&str, &'a [u8], u64)],
+    order: SectionOrder,
+) -> Result<Vec<u8>> {
+    let plan = Rebuild::new(elf, keep, new.len(), order);
     plan.check_links()?;
     let mut names = plan.plan_names(new)?;
     let preserved = plan.preserved()?;
@@ -119,7 +145,7 @@ fn rebuild<'a>(elf: &Elf<'a>, keep: Vec<bool>, new: &[(&str, &'a [u8], u64)]) ->
     let mut out = plan.write_contents(&outs, &preserved, layout)?;
     plan.write_section_headers(&outs, layout.shoff, &mut out)?;
     plan.write_counts(layout.shoff, &mut out)?;
-    if plan.removed_any() {
+    if plan.removed_any() || plan.renumbered() {
         plan.renumber_symbols(&outs, &names.symbols, &mut out)?;
     }
     Ok(out)
@@ -133,6 +159,8 @@ struct Rebuild<'e, 'a> {
     shdr: Shdr,
     /// Whether each input section stays (by old index).
     keep: Vec<bool>,
+    /// The kept input sections (old indices) in output order.
+    order: Vec<usize>,
     /// Old index → new index (`u32::MAX` for a removed section).
     map: Vec<u32>,
     /// How many input sections stay.
@@ -188,22 +216,24 @@ struct Layout {
 }
 
 impl<'e, 'a> Rebuild<'e, 'a> {
-    /// Number the kept sections in header order; new sections follow them.
-    fn new(elf: &'e Elf<'a>, keep: Vec<bool>, added: usize) -> Self {
-        let mut map = vec![u32::MAX; elf.sections.len()];
-        let mut next = 0u32;
-        for (i, k) in keep.iter().enumerate() {
-            if *k {
-                map[i] = next;
-                next += 1;
-            }
+    /// Number the kept sections in `order`; new sections follow them.
+    fn new(elf: &'e Elf<'a>, keep: Vec<bool>, added: usize, order: SectionOrder) -> Self {
+        let mut kept_order: Vec<usize> = (0..elf.sections.len()).filter(|&i| keep[i]).collect();
+        if order == SectionOrder::ByOffset {
+            // A stable sort: equal offsets keep their header order.
+            kept_order.sort_by_key(|&i| (i != 0, elf.sections[i].offset));
         }
-        let kept = next as usize;
+        let mut map = vec![u32::MAX; elf.sections.len()];
+        for (new, &old) in kept_order.iter().enumerate() {
+            map[old] = new as u32;
+        }
+        let kept = kept_order.len();
         Rebuild {
             elf,
             enc: elf.encoding,
             shdr: Shdr::of(elf.encoding),
             keep,
+            order: kept_order,
             map,
             kept,
             total: kept + added,
@@ -224,9 +254,14 @@ impl<'e, 'a> Rebuild<'e, 'a> {
         self.kept < self.elf.sections.len()
     }
 
-    /// The input sections that stay, in header order.
+    /// Whether any kept section gets another index than it had.
+    fn renumbered(&self) -> bool {
+        self.order.iter().enumerate().any(|(new, &old)| new != old)
+    }
+
+    /// The input sections that stay, in output order.
     fn kept_sections(&self) -> impl Iterator<Item = &'e Section<'a>> + '_ {
-        self.elf.sections.iter().filter(|x| self.keep[x.index])
+        self.order.iter().map(|&i| &self.elf.sections[i])
     }
 
     /// Refuse a rebuild in which a kept section's `sh_link` names a removed
@@ -409,7 +444,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             };
             let src = if let Some(table) = table {
                 Src::Owned(Cow::Owned(table))
-            } else if sec.sh_type == SHT_GROUP && self.removed_any() {
+            } else if sec.sh_type == SHT_GROUP && (self.removed_any() || self.renumbered()) {
                 Src::Owned(Cow::Owned(self.pruned_group(sec, contents)?))
             } else if sec.has_file_data() {
                 Src::Input(contents)
