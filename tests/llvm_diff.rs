@@ -1336,6 +1336,24 @@ fn cli_cases() -> Vec<CliCase> {
             a.extend(io_args(n, false, &["h", "d", "d2"], &["o"]));
             a
         }),
+        // 19 and 22 write both five-field targets as `hip-amdgcn-amd-amdhsa--`:
+        // one worklist entry, whose output is the last (o2); o is never opened.
+        row("two targets written alike", ALL, |n| {
+            let mut a = s(&["-type=bc", "-unbundle"]);
+            a.push("-targets=hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx908".into());
+            a.extend(io_args(n, false, &["b5.bc"], &["o", "o2"]));
+            a
+        }),
+        row(
+            "two targets written alike, -allow-missing-bundles",
+            ALL,
+            |n| {
+                let mut a = s(&["-type=bc", "-unbundle", "-allow-missing-bundles"]);
+                a.push("-targets=hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx908".into());
+                a.extend(io_args(n, false, &["b5.bc"], &["o", "o2"]));
+                a
+            },
+        ),
         row("-hip-openmp-compatible", ALL, |n| {
             let mut a = s(&["-type=bc", "-unbundle", "-hip-openmp-compatible"]);
             a.push("-targets=openmp-amdgcn-amd-amdhsa--gfx906".into());
@@ -1445,6 +1463,11 @@ fn command_line_errors_match_llvm() {
         write_both(&ld, &kd, "d", b"DEVDATA");
         write_both(&ld, &kd, "d2", b"DEVDATA2");
         write_both(&ld, &kd, "b.bc", &good);
+        let five = common::bundle(&[
+            (HOST, b"HOSTDATA"),
+            ("hip-amdgcn-amd-amdhsa-gfx906", b"DEV"),
+        ]);
+        write_both(&ld, &kd, "b5.bc", &five);
         let args = (c.args)(n);
         let l = run_llvm(n, &ld, &args);
         tally.note(&l);
@@ -1502,6 +1525,7 @@ fn command_line_errors_match_llvm() {
                 }
             } else {
                 compare_file(&label, &ld, &kd, "o", &mut m);
+                compare_file(&label, &ld, &kd, "o2", &mut m);
             }
         }
         m

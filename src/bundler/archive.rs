@@ -61,7 +61,7 @@ impl MemberView<'_> {
                 offset: 0,
                 size: whole,
             },
-            (Piece::Empty, _) => Bytes::Input { offset: 0, size: 0 },
+            (Piece::Empty | Piece::NotWritten, _) => Bytes::Input { offset: 0, size: 0 },
             (Piece::Owned(o), _) => {
                 let size = o.len() as u64;
                 owned.push(o);

@@ -129,6 +129,10 @@ pub enum Piece {
     WholeInput,
     /// An empty file.
     Empty,
+    /// No file: the release never opens this output. Its target is
+    /// written like a later one, and LLVM keeps one output per target
+    /// text, the last (`Worklist` in `UnbundleFiles`).
+    NotWritten,
     /// Bytes computed by the plan (the host object of a fat object with its
     /// bundle sections removed, as LLVM 19 and 22 write it).
     Owned(Vec<u8>),

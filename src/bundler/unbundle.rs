@@ -65,7 +65,11 @@ impl Job {
         self.check_host_found(v, m.found_host)?;
         Ok(m.pieces
             .into_iter()
-            .map(|p| p.unwrap_or(Piece::Empty))
+            .enumerate()
+            .map(|(i, p)| match p {
+                _ if v.last_alike(i) != i => Piece::NotWritten,
+                p => p.unwrap_or(Piece::Empty),
+            })
             .collect())
     }
 
@@ -79,7 +83,12 @@ impl Job {
         walk: &mut Walk<'_>,
     ) -> Result<Matched<'v>, BundlerError> {
         let r = self.release;
-        let keys: Vec<&str> = v.targets.iter().map(String::as_str).collect();
+        // One worklist entry per target text (a StringMap): targets the
+        // release writes alike share it.
+        let keys: Vec<&str> = (0..v.targets.len())
+            .filter(|&i| v.first_alike(i) == i)
+            .map(|i| v.targets[i].as_str())
+            .collect();
         let mut m = Matched {
             worklist: r.stringmap_order(&keys),
             pieces: vec![None; v.targets.len()],
@@ -105,7 +114,12 @@ impl Job {
             };
             let e = self.read_matched(walk, &start)?;
             let t = m.worklist.remove(pos);
-            let idx = v.targets.iter().position(|x| x == t).expect("worklist key");
+            // The key's output is the last one given for its text.
+            let idx = v
+                .targets
+                .iter()
+                .rposition(|x| x == t)
+                .expect("worklist key");
             m.pieces[idx] = Some(self.piece_for(input, &e)?);
             if r.target_info(&id).is_some_and(|i| i.kind == "host") {
                 m.found_host = true;

@@ -348,6 +348,9 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
         for (piece, path) in pieces.iter().zip(&job.outputs) {
+            if *piece == Piece::NotWritten {
+                continue;
+            }
             let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
             match piece {
                 Piece::Range { offset, size } => {
@@ -357,7 +360,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
                     let len = input.bytes().len() as u64;
                     copy_range(&input, 0, len, &mut o).map_err(|e| e.to_string())?
                 }
-                Piece::Empty => {}
+                Piece::Empty | Piece::NotWritten => {}
                 Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
             }
             staged.push(o);
@@ -448,11 +451,14 @@ fn unbundle_streamed(
     let mut staged = Vec::new();
     let mut ranges = Vec::new();
     for (piece, path) in pieces.iter().zip(&job.outputs) {
+        if *piece == Piece::NotWritten {
+            continue;
+        }
         let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
         match piece {
             Piece::Range { offset, size } => ranges.push((staged.len(), *offset, *size)),
             Piece::WholeInput => ranges.push((staged.len(), 0, total)),
-            Piece::Empty => {}
+            Piece::Empty | Piece::NotWritten => {}
             Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
         }
         staged.push(o);

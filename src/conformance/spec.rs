@@ -17,8 +17,8 @@
 //! assert_eq!(compatible("hip-amdgcn-amd-amdhsa--gfx906", "hipv4-amdgcn-amd-amdhsa--gfx906", false), Ok(true));
 //! let v = id_verdict("hip-amdgcn-amd-amdhsa-gfx906");
 //! assert_eq!(v.canonical, Err("ID-5"));
-//! assert_eq!(v.written[0], (Release::L14, Ok("hip-amdgcn-amd-amdhsa-gfx906".to_string())));
-//! assert_eq!(v.written[3], (Release::L22, Ok("hip-amdgcn-amd-amdhsa--".to_string())));
+//! assert_eq!(v.written[1], (Release::L14, Ok("hip-amdgcn-amd-amdhsa-gfx906".to_string())));
+//! assert_eq!(v.written[5], (Release::L22, Ok("hip-amdgcn-amd-amdhsa--".to_string())));
 //! ```
 
 pub use crate::id::compat::kinds_compatible;
