@@ -52,7 +52,9 @@ size_t offloadkit_mutate(uint8_t *data, size_t size, size_t max_size, unsigned i
  Returns 0 when it conforms; 1 when it does not, with the first violated
  rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
  in `rule_out` and its absolute offset in `offset_out` (`UINT64_MAX` when
- the violation has no offset); [`OFFLOADKIT_EBADARG`] when `data` is NULL
+ the violation has no offset; inside a compressed bundle, the offset
+ within its decompressed bytes, which may lie past `size`);
+ [`OFFLOADKIT_EBADARG`] when `data` is NULL
  (with `size > 0`), `rule_out` or `offset_out` is NULL, or `rule_cap` is
  0; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails inside.
 

@@ -774,6 +774,17 @@ fn differential(r: Release) {
             &format!("alike{}", extra.len()),
         );
     }
+    // Five-field entries (14/15-built archives): 19 and 22 split them
+    // differently (AR-3, spec audit point 13).
+    let blob = bundle(&[
+        ("hip-amdgcn-amd-amdhsa-gfx906", b"\xa1six"),
+        ("hip-amdgcn-amd-amdhsa-gfx90a:xnack+", b"\xa1xnack"),
+    ]);
+    let five = b.dir.join("five.a");
+    std::fs::write(&five, archive(&[("k.o", &blob)])).unwrap();
+    for (k, t) in [GFX906, "hip-amdgcn-amd-amdhsa-gfx906"].iter().enumerate() {
+        compare(r, b, &five, &[t], &[], &format!("five{k}"));
+    }
     // Inputs that are not archives.
     let elf = b.dir.join("k.o");
     compare(r, b, &elf, &[GFX906], &[], "not-archive-elf");

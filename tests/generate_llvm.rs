@@ -6,8 +6,10 @@
 //! in the archive) by 14-22, and version 1 offload binaries extracted
 //! (`--image=` per triple and arch) by the packagers of 16, 19 and 22
 //! (`llvm-offload-binary`): the release succeeds and writes what the
-//! drop-in writes at that release, byte for byte. One trial per (kind,
-//! release). A missing release fails (see tests/common).
+//! drop-in writes at that release, byte for byte. Fat binaries are read by
+//! LLVM 22's `llvm-readobj --offloading` (its bundler does not read
+//! `.hip_fatbin`). One trial per (kind, release). A missing release fails
+//! (see tests/common).
 
 mod common;
 
@@ -256,6 +258,59 @@ fn offload_binary_trial(release: u32) -> Result<(), Failed> {
     })
 }
 
+/// Generated fat binaries read by LLVM 22's second bundle reader
+/// (`llvm-readobj --offloading`, llvm/lib/Object/OffloadBundle.cpp): it
+/// succeeds, prints only IDs the file holds, and, on files without
+/// compressed bundles, exactly the entries offload-kit lists with their
+/// offsets and sizes. (It skips what follows a CCOB, a documented finding:
+/// conformance/third-party/.)
+fn fatbin_trial() -> Result<(), Failed> {
+    let Some(readobj) = llvm_tool(22, "llvm-readobj") else {
+        return Ok(());
+    };
+    over_seeds(Kind::Fatbin, |seed, bytes| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.o");
+        std::fs::write(&path, bytes).unwrap();
+        let mut cmd = Command::new(&readobj);
+        cmd.arg("--offloading").arg(&path);
+        let out = exec(cmd, dir.path(), Duration::from_secs(60));
+        let listed = detect::list(&bytes, None).expect("valid").entries;
+        let mut want: Vec<String> = listed
+            .iter()
+            .map(|e| format!("{}#offset={}&size={}", e.id, e.offset, e.size))
+            .collect();
+        let mut got: Vec<String> = out
+            .stdout_text()
+            .lines()
+            .filter_map(|l| l.split_once("\tfile://"))
+            .map(|(id, uri)| {
+                let frag = uri.rsplit_once('#').map_or("", |(_, f)| f);
+                format!("{id}#{frag}")
+            })
+            .collect();
+        want.sort();
+        got.sort();
+        let ids = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .map(|x| x.split('#').next().unwrap().to_string())
+                .collect()
+        };
+        let plain = listed.iter().all(|e| e.ccob_offset.is_none());
+        let stray = ids(&got).into_iter().find(|id| !ids(&want).contains(id));
+        let problem = if !out.ok() {
+            Some(format!("exits {}: {}", out.status(), out.stderr.trim()))
+        } else if let Some(id) = stray {
+            Some(format!("prints '{id}', which the file does not hold"))
+        } else if plain && got != want {
+            Some(format!("lists {got:?}, offload-kit {want:?}"))
+        } else {
+            None
+        };
+        problem.map(|p| format!("seed {seed}: llvm-readobj-22 --offloading {p}"))
+    })
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -276,6 +331,7 @@ fn main() {
             archive_trial(r)
         }));
     }
+    trials.push(Trial::test("fatbin/llvm-readobj-22", fatbin_trial));
     for r in [16, 19, 22] {
         trials.push(Trial::test(format!("offload-binary/llvm-{r}"), move || {
             offload_binary_trial(r)
