@@ -21,7 +21,7 @@ use offload_kit::conformance::{
     self, judge::Status, load_corpus, random, run_case, Adapter, Case, Layout, Role, RunContext,
 };
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Spec chapters whose rules the corpus does not cover yet, with the issue
 /// that adds them. The coverage trial fails for every other uncovered rule.
@@ -145,9 +145,16 @@ fn main() {
     }
 
     // Every adapter of conformance/adapters, default or not: offload-kit at
-    // every release, its strict reader, and the LLVM releases.
+    // every release, its strict reader, and the LLVM releases. The default
+    // adapters' verdicts also make the dashboard (written after the run).
     let no_llvm = conformance::llvm_optional();
-    for a in adapters.iter().cloned() {
+    let site: Arc<Mutex<Vec<(usize, usize, conformance::Verdict)>>> = Arc::default();
+    let site_impls: Vec<String> = adapters
+        .iter()
+        .filter(|a| a.default && a.available(&rc.offload_kit))
+        .map(|a| a.name.clone())
+        .collect();
+    for (ai, a) in adapters.iter().cloned().enumerate() {
         let available = a.available(&rc.offload_kit);
         let missing = conformance::missing_message(&a, &rc.offload_kit);
         let a = Arc::new(a);
@@ -160,8 +167,15 @@ fn main() {
                 trials.push(t.with_ignored_flag(no_llvm && a.role != Role::Subject));
                 continue;
             }
+            let site = site.clone();
             trials.push(Trial::test(name, move || {
-                verdict_result(&run_case(&cases[i], &a, &rc))
+                let v = run_case(&cases[i], &a, &rc);
+                if a.default {
+                    site.lock()
+                        .expect("no panic holds it")
+                        .push((i, ai, v.clone()));
+                }
+                verdict_result(&v)
             }));
         }
     }
@@ -547,5 +561,32 @@ fn main() {
         });
         trials.push(t.with_ignored_flag(!available && no_llvm));
     }
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    write_dashboard(&cases, &site_impls, &site);
+    conclusion.exit();
+}
+
+/// The dashboard of the whole matrix, `target/conformance-site/` (as
+/// `offload-kit conformance --html` writes it), when every default adapter
+/// ran every case: an unfiltered run.
+fn write_dashboard(
+    cases: &[Case],
+    impls: &[String],
+    site: &Mutex<Vec<(usize, usize, conformance::Verdict)>>,
+) {
+    let mut runs = std::mem::take(&mut *site.lock().expect("trials are done"));
+    if runs.len() != cases.len() * impls.len() {
+        return;
+    }
+    runs.sort_by_key(|(case, adapter, _)| (*case, *adapter));
+    let verdicts: Vec<conformance::Verdict> = runs.into_iter().map(|(_, _, v)| v).collect();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/conformance-site");
+    let _ = std::fs::remove_dir_all(&dir);
+    match conformance::html::write_site(cases, impls, &verdicts, &dir) {
+        Ok(()) => eprintln!("conformance: dashboard written to {}", dir.display()),
+        Err(e) => {
+            eprintln!("conformance: writing the dashboard failed: {e}");
+            std::process::exit(1);
+        }
+    }
 }
