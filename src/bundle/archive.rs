@@ -93,38 +93,29 @@ pub fn extension(path: &[u8]) -> &[u8] {
 /// `.bc` when the target ID contains "gfx", `.cubin` when it contains
 /// "sm_", else the member's own extension; every ':' becomes '_'.
 pub fn member_name(member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
-    let file = filename(member);
-    let st = stem(file);
-    let ext: &[u8] = if target_id.contains("gfx") {
-        b".bc"
-    } else if target_id.contains("sm_") {
-        b".cubin"
-    } else {
-        extension(file)
-    };
-    let mut out = Vec::with_capacity(2 * st.len() + 1 + id.len() + ext.len());
-    out.extend_from_slice(st);
-    out.push(b'-');
-    out.extend_from_slice(id);
-    out.extend_from_slice(st);
-    out.extend_from_slice(ext);
-    for b in &mut out {
-        if *b == b':' {
-            *b = b'_';
-        }
-    }
-    out
+    member_name_in(Release::L22, member, id, target_id)
 }
 
 /// [`member_name`] as `release` writes it: LLVM 13 writes only
 /// `stem + "-" + id` (no second stem, no extension; observed), ':' as '_'.
 pub fn member_name_in(release: Release, member: &[u8], id: &[u8], target_id: &str) -> Vec<u8> {
-    if release > Release::L13 {
-        return member_name(member, id, target_id);
-    }
-    let mut out = stem(filename(member)).to_vec();
+    let file = filename(member);
+    let st = stem(file);
+    let mut out = Vec::with_capacity(2 * st.len() + 1 + id.len() + 6);
+    out.extend_from_slice(st);
     out.push(b'-');
     out.extend_from_slice(id);
+    if release > Release::L13 {
+        let ext: &[u8] = if target_id.contains("gfx") {
+            b".bc"
+        } else if target_id.contains("sm_") {
+            b".cubin"
+        } else {
+            extension(file)
+        };
+        out.extend_from_slice(st);
+        out.extend_from_slice(ext);
+    }
     for b in &mut out {
         if *b == b':' {
             *b = b'_';

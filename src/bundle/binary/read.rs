@@ -148,17 +148,18 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
     let mut verdicts: Vec<(usize, Verdict)> = Vec::with_capacity(entries.len());
     // The first entry of each ID, for BIN-8 in one pass (a map only where
     // a scan would cost more).
+    let scan = entries.len() <= SCANNED;
     let mut first_with_id: std::collections::HashMap<&[u8], usize> =
         std::collections::HashMap::new();
-    if entries.len() > SCANNED {
+    if !scan {
         first_with_id.reserve(entries.len());
         for (i, e) in entries.iter().enumerate() {
             first_with_id.entry(e.id).or_insert(i);
         }
     }
-    let first_with = |id: &[u8], i: usize| match entries.len() > SCANNED {
-        true => first_with_id[id],
-        false => entries[..i].iter().position(|e| e.id == id).unwrap_or(i),
+    let first_with = |id: &[u8], i: usize| match scan {
+        true => entries[..i].iter().position(|e| e.id == id).unwrap_or(i),
+        false => first_with_id[id],
     };
     for (i, e) in entries.iter().enumerate() {
         match std::str::from_utf8(e.id) {
