@@ -691,7 +691,8 @@ fn differential(r: Release) {
         (vec!["hip-amdgcn-amd-amdhsa--gfx906:xnack+"], vec![]),
     ];
     let mut sets = sets;
-    if r >= Release::L16 {
+    // -hip-openmp-compatible exists from 15.
+    if r >= Release::L15 {
         sets.push((
             vec!["openmp-amdgcn-amd-amdhsa--gfx906"],
             vec!["-hip-openmp-compatible"],
@@ -726,6 +727,28 @@ fn differential(r: Release) {
         &["-allow-missing-bundles"],
         "processors",
     );
+    // Offload kinds (COMPAT-1): each kind's entry requested by each kind,
+    // with -hip-openmp-compatible where the release has it (15+).
+    let kinds = ["hip", "hipv4", "openmp", "HIP", "hipx"];
+    let kind_ids: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{k}-amdgcn-amd-amdhsa--gfx906"))
+        .collect();
+    let kind_ids: Vec<&str> = kind_ids.iter().map(String::as_str).collect();
+    let flags: &[&[&str]] = if r >= Release::L15 {
+        &[
+            &["-allow-missing-bundles"],
+            &["-allow-missing-bundles", "-hip-openmp-compatible"],
+        ]
+    } else {
+        &[&["-allow-missing-bundles"]]
+    };
+    for (e, entry) in kind_ids.iter().enumerate() {
+        let one = one_entry_members(&b.dir.join(format!("kind{e}.a")), &[entry]);
+        for (f, extra) in flags.iter().enumerate() {
+            compare(r, b, &one, &kind_ids, extra, &format!("kind{e}-{f}"));
+        }
+    }
     // Environments that name an object format (or look as if they did):
     // a triple's format is compared, and defaults to ELF (COMPAT-2).
     let envs: Vec<String> = [

@@ -127,8 +127,10 @@ pub fn member_name_in(release: Release, member: &[u8], id: &[u8], target_id: &st
 /// Whether `release`, unbundling an archive, sends a code object with
 /// entry ID `entry` to the requested (written) `target` (AR-3). 16 and
 /// later use `isCodeObjectCompatible`, as plain unbundling does
-/// ([`Release::compatible`]); 14's archive path compares kinds and the
-/// target ID (the "GPU arch" with its features) as strings and the triples
+/// ([`Release::compatible`]); 13-15's archive path compares kinds as
+/// `isOffloadKindCompatible` does (hip/hipv4 and openmp alike under
+/// `-hip-openmp-compatible`, from 15), the target ID (the "GPU arch" with
+/// its features) as strings and the triples
 /// with `isCompatibleWith`, where its plain unbundling compares whole IDs.
 pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool) -> bool {
     if release > Release::L15 {
@@ -137,7 +139,7 @@ pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool)
     let (Some(e), Some(t)) = (release.target_info(entry), release.target_info(target)) else {
         return false;
     };
-    e.kind == t.kind
+    release.kinds_compatible(&e.kind, &t.kind, hip_openmp)
         && e.triple.is_compatible_with_in(&t.triple, release.major())
         && e.target_id == t.target_id
 }

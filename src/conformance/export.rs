@@ -36,8 +36,8 @@ const README: &str = "# offload-kit conformance corpus (exported)
 
 Each directory `<case id>/` holds `case.json` and the inputs of the case,
 built once per variant: `spec/` (IDs spelled canonically, ID-4) and
-`llvm-14/`, `llvm-16/`, `llvm-19/`, `llvm-22/` (IDs as that release writes
-them; byte-identical to `spec/` for most cases).
+`llvm-13/`, `llvm-14/`, `llvm-15/`, `llvm-16/`, `llvm-19/`, `llvm-22/` (IDs
+as that release writes them; byte-identical to `spec/` for most cases).
 
 case.json:
 - `op`: bundle, unbundle, list, parse-id, compatible, compress, decompress,

@@ -326,7 +326,8 @@ impl Release {
         {
             return true;
         }
-        if hip_openmp && self >= Release::L16 {
+        // -hip-openmp-compatible exists from 15 (13 and 14 refuse the option).
+        if hip_openmp && self >= Release::L15 {
             let hip = |k: &str| {
                 k.as_bytes()
                     .get(..3)
