@@ -9,7 +9,8 @@
 //! range_specifier ::= ( "#" | "?" ) "offset=" number "&" "size=" number
 //! ```
 //!
-//! `file_path` is percent-encoded: every byte outside `[a-zA-Z0-9/_.~-]` is
+//! The rules are spec/uri.md's (URI-1 … URI-4); errors cite them, at the
+//! byte position in the URI text. `file_path` is percent-encoded: every byte outside `[a-zA-Z0-9/_.~-]` is
 //! `%` and two uppercase hex digits, so a path holding `#`, `&` or `%`
 //! survives (LLVM 22's `OffloadBundleURI` reads the path up to the first
 //! `#` or `?` and decodes nothing: such paths are its trap). A `number` is a
@@ -36,6 +37,7 @@
 //! ```
 
 use crate::error::Error;
+use crate::rules::{self, Rule};
 use std::path::{Path, PathBuf};
 
 /// A parsed code object URI.
@@ -65,11 +67,13 @@ pub enum CodeObjectUri {
 pub fn file_uri(path: &Path, offset: u64, size: u64) -> String {
     format!(
         "file://{}#offset={offset}&size={size}",
-        encode(path.as_os_str().as_encoded_bytes())
+        encode_path(path.as_os_str().as_encoded_bytes())
     )
 }
 
-fn encode(bytes: &[u8]) -> String {
+/// A path's bytes percent-encoded as URI-2 writes them: every byte outside
+/// `[A-Za-z0-9/_.~-]` as `%XX` (upper-case hex).
+pub fn encode_path(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(bytes.len());
     for &b in bytes {
         if b.is_ascii_alphanumeric() || b"/_.~-".contains(&b) {
@@ -83,18 +87,22 @@ fn encode(bytes: &[u8]) -> String {
 
 /// Parse a code object URI. Errors name the byte position in `text`.
 pub fn parse(text: &str) -> Result<CodeObjectUri, Error> {
-    let bad = |at: usize, what: &str| {
-        Error::other(format!(
-            "'{}' is not a code object URI: {what} at byte {at}",
-            text.escape_debug()
-        ))
+    let bad = |rule: Rule, at: usize, what: &str| {
+        Error::rule(
+            rule,
+            format!(
+                "'{}' is not a code object URI: {what} at byte {at}",
+                text.escape_debug()
+            ),
+        )
     };
     if let Some(rest) = text.strip_prefix("file://") {
         let start = text.len() - rest.len();
         let end = rest.find(['#', '?']).unwrap_or(rest.len());
-        let path = decode(&rest[..end]).map_err(|i| bad(start + i, "a bad %-escape"))?;
+        let path =
+            decode(&rest[..end]).map_err(|i| bad(rules::URI_2, start + i, "a bad %-escape"))?;
         if path.is_empty() {
-            return Err(bad(start, "no file path"));
+            return Err(bad(rules::URI_1, start, "no file path"));
         }
         let (offset, size) = if end == rest.len() {
             (0, None)
@@ -112,18 +120,23 @@ pub fn parse(text: &str) -> Result<CodeObjectUri, Error> {
         let start = text.len() - rest.len();
         let end = rest
             .find(['#', '?'])
-            .ok_or_else(|| bad(text.len(), "no range (#offset=N&size=M)"))?;
+            .ok_or_else(|| bad(rules::URI_1, text.len(), "no range (#offset=N&size=M)"))?;
         let pid = rest[..end]
             .parse::<u64>()
-            .map_err(|_| bad(start, "no decimal process ID"))?;
+            .map_err(|_| bad(rules::URI_1, start, "no decimal process ID"))?;
         let (offset, size) = range(&rest[end + 1..], start + end + 1, &bad)?;
         return Ok(CodeObjectUri::Memory { pid, offset, size });
     }
-    Err(bad(0, "neither file:// nor memory://"))
+    Err(bad(rules::URI_1, 0, "neither file:// nor memory://"))
 }
 
 /// `offset=N&size=M` at byte `at` of the URI.
-fn range(text: &str, at: usize, bad: &dyn Fn(usize, &str) -> Error) -> Result<(u64, u64), Error> {
+fn range(
+    text: &str,
+    at: usize,
+    bad: &dyn Fn(Rule, usize, &str) -> Error,
+) -> Result<(u64, u64), Error> {
+    let bad = |at: usize, what: &str| bad(rules::URI_3, at, what);
     let rest = text
         .strip_prefix("offset=")
         .ok_or_else(|| bad(at, "no 'offset='"))?;

@@ -2695,6 +2695,73 @@ def hostile_cases():
                  source=f"issue 16 (hostile-input hardening), item 1; tests/hostile.rs ccob-v{v}-fcs-2pow35")
 
 
+URI = "spec/uri.md"
+
+
+def uri_cases():
+    """extract-uri: the bytes a code object URI names (spec/uri.md), as
+    roc-obj-extract and `offload-kit extract URI` read them. The input is
+    256 bytes 00..ff, so every slice shows where it was taken from; one
+    case extracts a code object of a clang-22 HIP object by the URI its
+    listing gives."""
+    data = bytes(range(256))
+    inp = {"file": hx(data)}
+    want = {"outputs": [hx(data[16:48])]}
+
+    def uri_case(name, title, rules, uri, expect, file_name=None, inputs=None, source=None):
+        args = {"inputs": ["file"], "uri": uri}
+        if file_name:
+            args["file_name"] = file_name
+        case(f"extract-uri/{name}", title, rules, "extract-uri", args, inputs or inp, expect,
+             source=source or f"{URI} " + rules[0])
+
+    def fails(rule):
+        return {"fail": rule, "no_outputs": True}
+
+    uri_case("decimal-range", "offset=16&size=32 in decimal", ["URI-3"], "file://{path}#offset=16&size=32", want)
+    uri_case("hex-range", "offset and size as hex literals (0x10, 0x20)", ["URI-3"], "file://{path}#offset=0x10&size=0x20", want)
+    uri_case("octal-range", "offset and size as octal literals (020, 040)", ["URI-3"], "file://{path}#offset=020&size=040", want)
+    uri_case("question-mark", "'?' opens the range specifier as '#' does", ["URI-3"], "file://{path}?offset=16&size=32", want)
+    uri_case("whole-file", "No range specifier: the whole file", ["URI-1", "URI-4"], "file://{path}",
+             {"outputs": [hx(data)]})
+    for name, fname, title in (("space-in-path", "my lib.so", "a space"),
+                               ("amp-hash-in-path", "a&b#c.so", "'&' and '#'"),
+                               ("quote-in-path", "it's.so", "a single quote"),
+                               ("percent-in-path", "100%.so", "'%'"),
+                               ("comma-in-path", "lib,v2.so", "a comma")):
+        uri_case(name, f"A path holding {title}, percent-encoded", ["URI-2"], "file://{path}#offset=16&size=32",
+                 want, file_name=fname)
+    uri_case("raw-comma-in-path", "A path holding a literal (unencoded) comma: only '#' and '?' end the path",
+             ["URI-2"], "file://{raw_path}#offset=16&size=32", want, file_name="lib,v3.so")
+    uri_case("bad-escape", "A '%' not followed by two hex digits", ["URI-2"], "file://{path}%zz#offset=0&size=1",
+             fails("URI-2"))
+    uri_case("range-past-end", "offset + size past the end of the file", ["URI-4"],
+             "file://{path}#offset=250&size=16", fails("URI-4"))
+    uri_case("range-overflows", "offset + size overflows 64 bits", ["URI-4"],
+             "file://{path}#offset=18446744073709551615&size=2", fails("URI-4"))
+    uri_case("number-too-big", "An offset of 2^64 does not fit in 64 bits", ["URI-3"],
+             "file://{path}#offset=18446744073709551616&size=1", fails("URI-3"))
+    uri_case("bad-octal", "'08' is no octal literal", ["URI-3"], "file://{path}#offset=08&size=1", fails("URI-3"))
+    uri_case("size-missing", "offset without size", ["URI-3"], "file://{path}#offset=16", fails("URI-3"))
+    uri_case("size-first", "size before offset", ["URI-3"], "file://{path}#size=32&offset=16", fails("URI-3"))
+    uri_case("unknown-scheme", "A scheme other than file:// and memory://", ["URI-1"], "http://{path}#offset=0&size=1",
+             fails("URI-1"))
+    # A real code object: clang-22's HIP object, its first code object by the URI `list --uri` prints.
+    with tempfile.TemporaryDirectory() as t:
+        shutil.copy(K_HIP, os.path.join(t, "k.hip"))
+        out = os.path.join(t, "k.o")
+        subprocess.run([llvm_bin(22, "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "-c", "k.hip", "-o", out,
+                        "--offload-arch=gfx906", "--offload-arch=gfx90a"], cwd=t, check=True)
+        obj = open(out, "rb").read()
+        listed = json.loads(subprocess.run([OK_BIN, "list", out, "--json"], check=True, capture_output=True,
+                                           text=True).stdout)["entries"]
+        e = [x for x in listed if "gfx90a" in x["id"]][0]
+        uri_case("clang-22-code-object", f"The gfx90a code object of a clang 22 HIP object ({e['size']} bytes at {e['offset']})",
+                 ["URI-3", "URI-4"], f"file://{{path}}#offset={e['offset']}&size={e['size']}",
+                 {"outputs": [hx(obj[e["offset"]:e["offset"] + e["size"]])]}, inputs={"file": b64(obj)},
+                 source="clang-22 -x hip --offload-arch=gfx906 --offload-arch=gfx90a -c k.hip; offload-kit list --json")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--offload-kit", default=os.path.join(ROOT, "target", "release", "offload-kit"))
@@ -2722,6 +2789,7 @@ def main():
     locate_cases()
     lookup_cases()
     hostile_cases()
+    uri_cases()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):

@@ -447,9 +447,19 @@ fn print_listing(l: &Listing, json: bool) {
     }
 }
 
+/// A `scheme://` argument that is not an existing file is read as a code
+/// object URI (an unknown scheme then fails URI-1).
 fn is_uri(file: &Path) -> bool {
     let f = file.to_string_lossy();
-    f.starts_with("file://") || f.starts_with("memory://")
+    f.starts_with("file://")
+        || f.starts_with("memory://")
+        || (!file.exists()
+            && f.split_once("://").is_some_and(|(scheme, _)| {
+                !scheme.is_empty()
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+            }))
 }
 
 /// `list --uri`: an entry per line, `<id>TAB<file URI>`; an entry inside a
@@ -491,11 +501,14 @@ fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
             let len = input.bytes().len() as u64;
             let size = size.unwrap_or(len.saturating_sub(offset));
             if offset.checked_add(size).is_none_or(|end| end > len) {
-                return Err(vec![Error::other(format!(
-                    "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
-                    offset.saturating_add(size),
-                    path.display()
-                ))]);
+                return Err(vec![Error::rule(
+                    offload_kit::rules::URI_4,
+                    format!(
+                        "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
+                        offset.saturating_add(size),
+                        path.display()
+                    ),
+                )]);
             }
             let mut o = OutputFile::create(out).map_err(|e| vec![e])?;
             copy_range(&input, offset, size, &mut o).map_err(|e| vec![e])?;

@@ -319,6 +319,8 @@ pub struct Invocation {
     pub images: Vec<String>,
     /// `{requests}`: the lookup requests, one argument each.
     pub requests: Vec<String>,
+    /// `{uri}`: the code object URI (extract-uri).
+    pub uri: String,
 }
 
 impl Adapter {
@@ -356,6 +358,7 @@ impl Adapter {
                 "objdump-offloading",
                 "locate",
                 "lookup",
+                "extract-uri",
             ]
             .contains(&op.as_str())
             {
@@ -413,6 +416,16 @@ impl Adapter {
             .unwrap_or_else(|_| dir.to_path_buf())
             .display()
             .to_string()
+    }
+
+    /// Whether `op`'s command names no output file: the program prints its
+    /// result (`roc-obj-extract -o -`), which is output 0.
+    pub fn prints_output(&self, op: Op) -> bool {
+        self.commands.get(op.name()).is_some_and(|tpl| {
+            !tpl.iter().any(|el| {
+                el.contains("{output}") || el.contains("{outputs}") || el == "{output_paths}"
+            })
+        })
     }
 
     /// The program path with `{offload_kit}` and `{adapter_dir}` resolved.
@@ -522,6 +535,7 @@ impl Adapter {
                         .replace("{targets}", &inv.targets.join(","))
                         .replace("{input}", &single(&inv.inputs))
                         .replace("{output}", &single(&inv.outputs))
+                        .replace("{uri}", &inv.uri)
                         .replace(
                             "{bundled}",
                             &inv.bundled

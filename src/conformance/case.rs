@@ -77,6 +77,11 @@ pub enum Op {
     /// compatible (COMPAT-1..3, asked as a `hip` target), or none when no
     /// entry is.
     Lookup,
+    /// Extract the bytes a code object URI names (`args.uri`, `{path}`
+    /// being the input's path percent-encoded as spec/uri.md URI-2 writes
+    /// it, `{raw_path}` the path as it is): one output, the bytes. How
+    /// `roc-obj-extract` and `offload-kit extract URI` are measured.
+    ExtractUri,
 }
 
 impl Op {
@@ -96,6 +101,7 @@ impl Op {
             Op::ObjdumpOffloading => "objdump-offloading",
             Op::Locate => "locate",
             Op::Lookup => "lookup",
+            Op::ExtractUri => "extract-uri",
         }
     }
 }
@@ -159,6 +165,14 @@ pub struct Args {
     /// (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
+    /// extract-uri: the URI template (`{path}`, `{raw_path}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// extract-uri: the input's file name in the run directory (a plain
+    /// name, to put `&`, `#`, `,`, `'` or spaces in the path); default
+    /// `in0-<input name>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_name: Option<String>,
 }
 
 fn default_type() -> String {
@@ -169,7 +183,12 @@ impl Args {
     /// Number of outputs for `op`.
     pub fn output_count(&self, op: Op) -> usize {
         self.outputs.unwrap_or(match op {
-            Op::Bundle | Op::ParseId | Op::Compress | Op::Decompress | Op::Package => 1,
+            Op::Bundle
+            | Op::ParseId
+            | Op::Compress
+            | Op::Decompress
+            | Op::Package
+            | Op::ExtractUri => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
             Op::Unpackage => self.output_files.len(),
             Op::List | Op::Verify | Op::ObjdumpOffloading | Op::Locate | Op::Lookup => 0,
@@ -564,7 +583,19 @@ impl Case {
                     return Err("package writes one output; output_files is for unpackage".into());
                 }
             }
+            Op::ExtractUri => {
+                if self.args.inputs.len() != 1 || self.args.uri.is_none() {
+                    return Err("extract-uri needs exactly one input and args.uri".into());
+                }
+            }
             Op::Bundle | Op::Unbundle => {}
+        }
+        if let Some(f) = &self.args.file_name {
+            if f.is_empty() || f.contains('/') || f.starts_with('.') || f.contains('\0') {
+                return Err(format!(
+                    "file_name: '{f}' must be a plain name in the run directory"
+                ));
+            }
         }
         for f in &self.args.output_files {
             if f.is_empty() || f.contains('/') || f.starts_with('.') {

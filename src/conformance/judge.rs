@@ -166,6 +166,19 @@ fn na(case: &Case, a: &Adapter, why: String) -> Verdict {
     }
 }
 
+/// `args.uri` with `{path}` (percent-encoded, URI-2) and `{raw_path}`
+/// replaced by the first input's path.
+fn code_object_uri(template: Option<&str>, inputs: &[PathBuf]) -> String {
+    let (Some(t), Some(p)) = (template, inputs.first()) else {
+        return String::new();
+    };
+    t.replace(
+        "{path}",
+        &crate::uri::encode_path(p.as_os_str().as_encoded_bytes()),
+    )
+    .replace("{raw_path}", &p.display().to_string())
+}
+
 fn safe_name(n: &str) -> String {
     n.chars()
         .map(|c| {
@@ -244,7 +257,10 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     let mut inputs = BTreeMap::new();
     let mut input_paths = Vec::new();
     for (i, (name, spec)) in specs.iter().enumerate() {
-        let path = dir.join(format!("in{i}-{}", safe_name(name)));
+        let path = match (&args.file_name, case.op) {
+            (Some(f), Op::ExtractUri) => dir.join(f),
+            _ => dir.join(format!("in{i}-{}", safe_name(name))),
+        };
         let built = match build(name, spec) {
             Ok(b) => b,
             Err(why) => return na(case, a, why),
@@ -380,7 +396,9 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     if let Some(m) = &args.method {
         options.push(("method".to_string(), Some(m.clone())));
     }
+    let uri = code_object_uri(args.uri.as_deref(), &input_paths);
     let inv = Invocation {
+        uri,
         file_type: args.file_type.clone(),
         targets,
         inputs: input_paths,

@@ -152,7 +152,11 @@ pub(super) fn observe(
             l.replace(program, "<prog>").trim()
         )));
     }
-    let outs: Vec<Option<Vec<u8>>> = outputs.iter().map(|p| std::fs::read(p).ok()).collect();
+    let mut outs: Vec<Option<Vec<u8>>> = outputs.iter().map(|p| std::fs::read(p).ok()).collect();
+    // An extraction printed to stdout (`roc-obj-extract -o -`) is output 0.
+    if ctx.op == Op::ExtractUri && code == 0 && ctx.adapter.prints_output(ctx.op) {
+        outs = vec![Some(res.stdout.clone())];
+    }
     if matches!(ctx.op, Op::Unbundle | Op::Compatible | Op::Unpackage) {
         // A compressed input legitimately unbundles to more bytes than it
         // has: what its stream decodes to is the bound.
@@ -257,7 +261,8 @@ pub(super) fn observe(
         | Op::Verify
         | Op::Package
         | Op::Unpackage
-        | Op::ObjdumpOffloading => {}
+        | Op::ObjdumpOffloading
+        | Op::ExtractUri => {}
     }
     facts.outputs = outs;
     Ok(Observation::Success(facts))
