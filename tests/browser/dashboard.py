@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Drive the conformance dashboard in headless Chromium, as a user would.
+
+Usage: /usr/bin/python3 tests/browser/dashboard.py SITE_DIR SCREENSHOT.png [CHROMIUM]
+
+Run by tests/conformance.rs (html::site_in_chromium) on a site written from
+the locate and lookup cases. Through Selenium and chromedriver (Debian's
+python3-selenium and chromium-driver, installed by tools/setup) it:
+
+1. loads index.html and checks the matrix rendered (pass cells, a column
+   per implementation, every cell's outcome written out);
+2. clicks the `locate` filter and checks the page lists only locate cases;
+3. clicks a case link and checks the case page (input dump, verdicts);
+4. goes back and works the keyboard: Tab reaches the first link with a
+   visible focus outline, and Enter on the next one opens its page;
+5. takes a screenshot of the matrix.
+
+Exits 0 when every check holds; 1 with the failed check on stderr; 2 when
+Selenium or chromedriver is missing (run tools/setup).
+"""
+
+import os
+import sys
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+except ImportError:
+    sys.exit(print("python3-selenium is not installed: run tools/setup", file=sys.stderr) or 2)
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def check(ok, what):
+    if not ok:
+        print(f"dashboard: {what}", file=sys.stderr)
+        sys.exit(1)
+
+
+def main():
+    site, shot = sys.argv[1], sys.argv[2]
+    if not os.path.exists(CHROMEDRIVER):
+        print(f"{CHROMEDRIVER} is missing: run tools/setup (Debian package chromium-driver)", file=sys.stderr)
+        sys.exit(2)
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1200,800"):
+        opts.add_argument(a)
+    opts.binary_location = sys.argv[3] if len(sys.argv) > 3 else "/usr/bin/chromium"
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    try:
+        index = "file://" + os.path.abspath(os.path.join(site, "index.html"))
+        driver.get(index)
+        # 1. The matrix.
+        cells = driver.find_elements(By.CSS_SELECTOR, "td.pass")
+        check(len(cells) > 10, f"the matrix has {len(cells)} pass cells")
+        heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "th")]
+        check(any("offload-kit-strict" in h for h in heads), f"no offload-kit-strict column in {heads[:12]}")
+        check(all(c.text.strip() for c in cells[:50]), "a pass cell shows no outcome text (colour alone)")
+        # 2. The format filter.
+        driver.find_element(By.LINK_TEXT, "locate").click()
+        check(driver.current_url.endswith("group-locate.html"), f"the locate filter led to {driver.current_url}")
+        links = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "a[href^='case/']")]
+        check(links and all(t.startswith("locate/") for t in links),
+              f"the locate page lists other cases: {[t for t in links if not t.startswith('locate/')][:3]}")
+        # 3. A case link.
+        driver.find_element(By.LINK_TEXT, "locate/fatbin-0").click()
+        check(driver.current_url.endswith("case/locate/fatbin-0.html"), f"the case link led to {driver.current_url}")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        check("Input host" in body, "the case page has no input dump")
+        check("offload-kit-strict: pass" in body, "the case page has no offload-kit-strict verdict")
+        # 4. The keyboard.
+        driver.back()
+        driver.back()
+        check(driver.current_url == index, f"back twice led to {driver.current_url}")
+        body_el = driver.find_element(By.TAG_NAME, "body")
+        body_el.send_keys(Keys.TAB)
+        first = driver.switch_to.active_element
+        check(first.tag_name == "a", f"Tab focused a <{first.tag_name}>, not the first link")
+        outline = first.value_of_css_property("outline-style")
+        check(outline not in ("", "none"), f"the focused link shows no focus outline ({outline!r})")
+        first.send_keys(Keys.TAB)
+        second = driver.switch_to.active_element
+        target = second.get_attribute("href")
+        second.send_keys(Keys.ENTER)
+        check(driver.current_url == target, f"Enter on {target} led to {driver.current_url}")
+        # 5. A screenshot of the matrix.
+        driver.get(index)
+        check(driver.save_screenshot(shot), "no screenshot")
+    finally:
+        driver.quit()
+    print("dashboard: matrix, filter, case link, keyboard and screenshot checked")
+
+
+if __name__ == "__main__":
+    main()
