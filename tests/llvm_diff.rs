@@ -1809,3 +1809,45 @@ fn real_fat_binaries_match_llvm() {
     }
     report("real_fat_binaries_match_llvm", checked, &tally, &m);
 }
+
+/// TID-4 (spec audit point 5): the clang driver of every release writes the
+/// target ID of `--offload-arch` canonically (features sorted) into the
+/// bundler's `-targets=`; the bundler itself writes target IDs as given,
+/// and so do the profiles.
+#[test]
+fn driver_canonicalises_target_ids_the_bundler_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.hip"),
+        "__global__ void k(int *p) { *p = 1; }\n",
+    )
+    .unwrap();
+    for n in [13, 14, 15, 16, 19, 22] {
+        let Some(bin) = common::llvm_bin(n, &["clang"]) else {
+            continue;
+        };
+        let out = Command::new(bin.join("clang"))
+            .args(["-###", "-x", "hip", "-nogpulib", "-nogpuinc"])
+            .arg("--offload-arch=gfx90a:xnack+:sramecc-")
+            .args(["-c", "k.hip"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr);
+        let targets = text
+            .split(['"', ' '])
+            .find(|a| a.starts_with("-targets="))
+            .unwrap_or_else(|| panic!("clang {n} -### shows no -targets=: {text}"));
+        assert!(
+            targets.ends_with(",hipv4-amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+"),
+            "clang {n} writes {targets}"
+        );
+        let r: offload_kit::Release = n.to_string().parse().unwrap();
+        assert_eq!(
+            r.written_id("hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-")
+                .unwrap(),
+            "hip-amdgcn-amd-amdhsa--gfx90a:xnack+:sramecc-",
+            "the {n} profile writes the bundler's spelling"
+        );
+    }
+}

@@ -256,6 +256,16 @@ def bundling():
                "reproduce the bytes (byte identity)", profile=True,
                ref="found by offload-kit conformance --random 100 --seed 42 (minimal case: bundle/align-empty-only-entry)")],
          source="offload-kit conformance --random")
+    written14 = build([(HOST.encode(), b"HOSTDATA"), (GFX906.encode(), b"")], 16)[:152]
+    for op, args, expect in (("list", {"inputs": ["in"]}, {"fail": "BIN-5"}),
+                             ("unbundle", {"targets": [HOST], "inputs": ["in"]}, {"fail": "BIN-5", "no_outputs": True})):
+        case(f"malformed/empty-last-entry-past-end-{op}",
+             f"-{op} of the bundle 13-16 write for -bundle-align=16 and an empty last input (its offset past the end)",
+             ["BIN-5", "BIN-11"], op, args, {"in": hx(written14)}, expect,
+             [note(ALL, "BIN-5", "crash", "every release dies of SIGSEGV reading the bundle 13-16 write themselves "
+                   "(the empty entry's offset 160 lies past the end of the 152-byte file); observed 2026-11-25",
+                   ref=f"{BIN} BIN-11 (Writer, step 5)")],
+             source="bundle/align-empty-last-entry (spec audit, issue 17 point 1)")
     case("bundle/align-empty-only-entry", "-bundle-align=7 with a single empty input (minimal reproducer from --random)",
          ["BIN-11", "BIN-5"], "bundle",
          {"targets": [GFX908X], "inputs": ["empty"], "bundle_align": 7}, {"empty": u("")}, {"bundle": {}},

@@ -67,7 +67,19 @@ pub fn compress_payload_threads(
         }
         Method::Zstd => Ok(zstd_compressor(level, threads)?.compress(bundle)?),
         Method::Zlib => {
-            let lvl = if level < 0 { 6 } else { level.min(9) as u32 };
+            // compress2: -1 is Z_DEFAULT_COMPRESSION (6); any other level
+            // outside 0..=9 is Z_STREAM_ERROR, which LLVM only asserts
+            // against (spec/ccob.md CCOB-8): refuse it.
+            let lvl = match level {
+                -1 => 6,
+                0..=9 => level as u32,
+                _ => {
+                    return Err(Error::rule(
+                        rules::CCOB_8,
+                        format!("zlib level {level} is outside -1..9 (compress2 refuses it)"),
+                    ))
+                }
+            };
             let mut z = flate2::Compress::new(flate2::Compression::new(lvl), true);
             let bound = bundle.len() + bundle.len() / 1000 + bundle.len() / 4096 + 64;
             let mut out = Vec::with_capacity(bound);
@@ -157,6 +169,18 @@ pub fn compress_payload_len(blob: &[u8]) -> usize {
 mod tests {
     use super::*;
     use crate::bundle::ccob::decompress_strict;
+
+    #[test]
+    fn zlib_levels_are_compress2s() {
+        let bundle = b"__CLANG_OFFLOAD_BUNDLE__ payload".repeat(20);
+        let z = |level| compress_payload(&bundle, Method::Zlib, level);
+        assert_eq!(z(-1).unwrap(), z(6).unwrap(), "-1 is Z_DEFAULT_COMPRESSION");
+        for bad in [-2, 10, 100] {
+            let e = z(bad).unwrap_err();
+            assert_eq!(e.rule_id(), Some("CCOB-8"), "level {bad}: {e}");
+        }
+        assert!(z(0).is_ok() && z(9).is_ok());
+    }
 
     #[test]
     fn round_trip_every_version_and_method() {
