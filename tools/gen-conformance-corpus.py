@@ -1748,6 +1748,18 @@ def ccob(content, **kw):
     return {"ccob": r}
 
 
+UB22_TEXT = ("undefined behaviour, never golden: getHeaderSize(0) reaches llvm_unreachable "
+             "(clang/lib/Driver/OffloadBundler.cpp, 22), which a release build does not check; Debian's 22.1.8 "
+             "says 'header size too small' below 17,778 bytes and from there on takes the header as read: 'Size "
+             "before decompression: 0 bytes', 'Hashes match: No', and the decoded data is no bundle")
+UB22_VERSION0 = {
+    "list": note([22], "CCOB-2", {"list": []}, UB22_TEXT + ": -list prints nothing and exits 0 (observed 2026-11-25)",
+                 ref="spec/ccob.md CCOB-2"),
+    "unbundle": note([22], "CCOB-2", {"fail": "CLI-4"}, UB22_TEXT + ": -unbundle fails 'Can't find bundles' "
+                     "(observed 2026-11-25)", ref="spec/ccob.md CCOB-2"),
+}
+
+
 def plain_notes(op):
     """14 and 16 on a compressed input: no bundles."""
     if op in ("list", "decompress"):
@@ -1848,6 +1860,16 @@ def ccob_cases():
           note([19], "CCOB-2", {"fail": "CCOB-5"}, "19 reads version 0 as version 1: the v3 size fields become "
                "compressed data and decoding fails", profile=True, ref=f"{CCOB} CCOB-2")],
          source=f"{CCOB} CCOB-2; tests/data/malformed/ccob_v3_ver0.bin")
+    # Version 0 from 17,778 bytes on (spec audit point 12): the trailing
+    # zeros only make the file long; no release reads past the frame.
+    long0 = {"concat": [ccob(good, version=3, version_field=0), {"zeros": 18000}]}
+    for op, args in (("list", {"inputs": ["blob"]}), ("unbundle", unb)):
+        case(f"ccob/ccob-2-version-0-long-{op}", f"Version 0, a file of 17,778 bytes or more (-{op})", ["CCOB-2"],
+             op, args, {"blob": long0}, {"fail": "CCOB-2"},
+             [plain_notes(op), UB22_VERSION0[op],
+              note([19], "CCOB-2", {"fail": "CCOB-5"}, "19 reads version 0 as version 1: the v3 size fields become "
+                   "compressed data and decoding fails", profile=True, ref=f"{CCOB} CCOB-2")],
+             source=f"{CCOB} CCOB-2 (spec audit, issue 17 point 12)")
     for ver in (4, 65535):
         case(f"ccob/ccob-2-version-{ver}-v2-blob-unbundle", f"Version {ver} (a v2 blob relabelled)", ["CCOB-2"],
              "unbundle", unb, {"blob": ccob(good, version=2, version_field=ver)}, {"fail": "CCOB-2"},
