@@ -1851,3 +1851,165 @@ fn driver_canonicalises_target_ids_the_bundler_does_not() {
         );
     }
 }
+
+/// `/tmp/clang-offload-bundler-XXXXXX.tmp` (any six characters) as `TMP`.
+fn mask_temp_names(s: &str) -> String {
+    let tmp = std::env::temp_dir().join("clang-offload-bundler-");
+    let key = tmp.display().to_string();
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find(&key) {
+        out.push_str(&rest[..at]);
+        out.push_str("TMP");
+        rest = &rest[at + key.len()..];
+        rest = rest
+            .get(6..)
+            .unwrap_or("")
+            .strip_prefix(".tmp")
+            .unwrap_or(rest);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Issue 13: `--help`, `-h` and `-###` as each release has them. The
+/// drop-in runs as `clang-offload-bundler` from a directory that also
+/// holds that release's `llvm-objcopy`, as LLVM's own bin directory does.
+#[test]
+fn help_and_dry_run_as_each_release() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/fixtures");
+    for n in [13, 14, 15, 16, 19, 22] {
+        let Some(bin) = common::llvm_bin(n, &["clang-offload-bundler", "llvm-objcopy"]) else {
+            continue;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::os::unix::fs::symlink(KIT, d.join("clang-offload-bundler")).unwrap();
+        std::os::unix::fs::symlink(bin.join("llvm-objcopy"), d.join("llvm-objcopy")).unwrap();
+        std::fs::copy(fixtures.join("host-x86_64.o"), d.join("h.o")).unwrap();
+        std::fs::write(d.join("dev.bin"), b"DEVICE").unwrap();
+        let version = format!("--llvm-version={n}");
+        // Both run in `d`, with paths relative to it.
+        let llvm = |args: &[&str]| {
+            Command::new(bin.join("clang-offload-bundler"))
+                .args(args)
+                .current_dir(d)
+                .output()
+                .unwrap()
+        };
+        let kit = |args: &[&str]| {
+            Command::new(d.join("clang-offload-bundler"))
+                .arg(&version)
+                .args(args)
+                .current_dir(d)
+                .output()
+                .unwrap()
+        };
+        let same = |what: &str, args: &[&str], outputs: &[&str]| {
+            let mut results = Vec::new();
+            for who in ["llvm", "kit"] {
+                for o in outputs {
+                    let _ = std::fs::remove_file(d.join(o));
+                }
+                let r = if who == "llvm" { llvm(args) } else { kit(args) };
+                let err = String::from_utf8_lossy(&r.stderr)
+                    .replace(&bin.join("llvm-objcopy").display().to_string(), "OBJCOPY")
+                    .replace(&d.join("llvm-objcopy").display().to_string(), "OBJCOPY")
+                    .replace(
+                        &bin.join("clang-offload-bundler").display().to_string(),
+                        "PROG",
+                    )
+                    .replace(
+                        &d.join("clang-offload-bundler").display().to_string(),
+                        "PROG",
+                    );
+                let files: Vec<Option<Vec<u8>>> = outputs
+                    .iter()
+                    .map(|o| std::fs::read(d.join(o)).ok())
+                    .collect();
+                results.push((r.status.code(), r.stdout, mask_temp_names(&err), files));
+            }
+            assert_eq!(
+                results[0], results[1],
+                "LLVM {n}, {what}: LLVM (left) vs offload-kit"
+            );
+        };
+        same("--help", &["--help"], &[]);
+        same("-h", &["-h"], &[]);
+        let inputs = |files: &[&str]| -> Vec<String> {
+            if n <= 14 {
+                vec![format!("-inputs={}", files.join(","))]
+            } else {
+                files.iter().map(|f| format!("-input={f}")).collect()
+            }
+        };
+        let output = |f: &str| {
+            if n <= 14 {
+                format!("-outputs={f}")
+            } else {
+                format!("-output={f}")
+            }
+        };
+        let mut args = vec!["-###".to_string(), "-type=o".into()];
+        args.push("-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906".into());
+        args.extend(inputs(&["h.o", "dev.bin"]));
+        args.push(output("fat.o"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        same("-### -type=o bundling", &args, &["fat.o"]);
+        if n >= 19 {
+            let rdc = format!("k-rdc-{n}.o");
+            std::fs::copy(fixtures.join(&rdc), d.join(&rdc)).unwrap();
+            let mut args = vec!["-###".to_string(), "-type=o".into(), "-unbundle".into()];
+            args.push("-targets=host-x86_64-pc-linux-gnu,hip-amdgcn-amd-amdhsa--gfx906".into());
+            args.extend(inputs(&[&rdc]));
+            args.push(output("host.o"));
+            args.push(output("dev.o"));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            same("-### -type=o host unbundling", &args, &["host.o", "dev.o"]);
+        }
+    }
+}
+
+/// `tools/lit-llvm` (issue 13) on an LLVM-style test file of this
+/// repository: every RUN line passes with LLVM 19 and 22 and with the
+/// drop-in at each, `--help` and `-###` lines included.
+#[test]
+fn lit_llvm_runs_llvm_style_test_files() {
+    if common::llvm_bin(22, &["clang", "FileCheck", "not", "clang-offload-bundler"]).is_none()
+        || common::llvm_bin(19, &["clang", "clang-offload-bundler"]).is_none()
+    {
+        return;
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let json = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new(root.join("tools/lit-llvm"))
+        .arg("/nonexistent-llvm-project")
+        .arg("--test")
+        .arg(root.join("tests/data/lit/drop-in.c"))
+        .arg("--offload-kit")
+        .arg(KIT)
+        .arg("--json")
+        .arg(json.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let runs: Value = serde_json::from_slice(&std::fs::read(json.path()).unwrap()).unwrap();
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 4, "releases 19 and 22 × llvm and offload-kit");
+    for r in runs {
+        let lines = r["lines"].as_array().unwrap();
+        assert_eq!(lines.len(), 7, "{r}");
+        assert!(
+            lines.iter().all(|l| l["pass"] == true),
+            "{} at {}: {lines:?}",
+            r["impl"],
+            r["release"]
+        );
+    }
+}

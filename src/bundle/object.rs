@@ -445,10 +445,7 @@ pub fn bundle(release: Release, targets: &[&str], inputs: &[&[u8]]) -> Result<Ve
         }
         new.push((name, contents, SHF_EXCLUDE));
     }
-    // LLVM 13's llvm-objcopy writes the section headers in file order.
-    let order = match release {
-        Release::L13 => elf::SectionOrder::ByOffset,
-        _ => elf::SectionOrder::AsInput,
-    };
-    elf::add_sections_ordered(host_obj, &new, order)
+    // The release's own llvm-objcopy (13: headers in file order; 13-16:
+    // .llvm_addrsig without its link).
+    elf::add_sections_as(host_obj, &new, elf::Objcopy::of_llvm(release.major()))
 }

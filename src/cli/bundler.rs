@@ -36,41 +36,47 @@ pub(super) const SPECS: &[Spec] = &[
     Spec::value("llvm-version"),
 ];
 
-const HELP: &str = "OVERVIEW: A tool to bundle several input files of the specified type <type>
-referring to the same source file but different targets into a single
-one. The resulting file can also be unbundled into different files by
-this tool if -unbundle is provided.
+/// `--help` of each release, as its `clang-offload-bundler` prints it
+/// (13 = 14, 19 = 22; captured from Debian's builds).
+fn release_help(release: Release) -> &'static str {
+    match release {
+        Release::L13 | Release::L14 => include_str!("help/clang-offload-bundler-13.txt"),
+        Release::L15 => include_str!("help/clang-offload-bundler-15.txt"),
+        Release::L16 => include_str!("help/clang-offload-bundler-16.txt"),
+        Release::L19 | Release::L22 => include_str!("help/clang-offload-bundler-19.txt"),
+    }
+}
 
-USAGE: clang-offload-bundler [options]
+/// offload-kit's own option, listed by `offload-kit bundler --help` only:
+/// under LLVM's name the help is the release's, line for line.
+const OWN_OPTIONS: &str = "
+offload-kit options:
 
-OPTIONS:
-  --allow-missing-bundles  - Create empty files if bundles are missing when unbundling.
-  --bundle-align=<uint>    - Alignment of bundle for binary files
-  --check-input-archive    - Check if input heterogeneous archive is valid in terms of TargetID rules.
-  --hip-openmp-compatible  - Treat hip and hipv4 offload kinds as compatible with openmp kind, and vice versa.
-  --input=<string>         - Input file. Can be specified multiple times for multiple input files.
-  --inputs=<string>        - [<input file>,...] (deprecated)
-  --list                   - List bundle IDs in the bundled file.
-  --llvm-version=<13..22> - (offload-kit) LLVM release whose behaviour is reproduced (default 22)
-  --output=<string>        - Output file. Can be specified multiple times for multiple output files.
-  --outputs=<string>       - [<output file>,...] (deprecated)
-  --targets=<string>       - [<offload kind>-<target triple>,...]
-  --type=<string>          - Type of the files to be bundled/unbundled.
-                             Current supported types are:
-                               i    - cpp-output
-                               ii   - c++-cpp-output
-                               cui  - cuda-cpp-output
-                               hipi - hip-cpp-output
-                               d    - dependency
-                               ll   - llvm
-                               bc   - llvm-bc
-                               s    - assembler
-                               o    - object
-                               a    - archive of objects
-                               gch  - precompiled-header
-                               ast  - clang AST file
-  --unbundle               - Unbundle bundled file into several output files.
+  --llvm-version=<13|14|15|16|19|22> - LLVM release whose behaviour is reproduced (default 22)
 ";
+
+/// `--help` for `prog`: the release's text with LLVM's program name
+/// (the basename it was invoked as), plus offload-kit's option when it
+/// was invoked as `offload-kit bundler`.
+fn help(prog: &str, release: Release) -> String {
+    let native = prog == "offload-kit bundler";
+    let name = if native {
+        prog.to_string()
+    } else {
+        std::path::Path::new(prog)
+            .file_name()
+            .map_or_else(|| prog.to_string(), |n| n.to_string_lossy().into_owned())
+    };
+    let mut text = release_help(release).replacen(
+        "USAGE: clang-offload-bundler [options]",
+        &format!("USAGE: {name} [options]"),
+        1,
+    );
+    if native {
+        text.push_str(OWN_OPTIONS);
+    }
+    text
+}
 
 /// Run the drop-in bundler. `prog` is argv[0] as invoked (LLVM prefixes its
 /// errors with it). Returns the exit status.
@@ -91,10 +97,6 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    if p.flag("help") || p.flag("h") {
-        outln!("{}", HELP.trim_end_matches('\n'));
-        return 0;
-    }
     let release: Release = match p.value("llvm-version").unwrap_or("22").parse() {
         Ok(r) => r,
         Err(e) => {
@@ -102,6 +104,11 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             return 1;
         }
     };
+    // `-h` is a hidden option of every release that does nothing.
+    if p.flag("help") {
+        outln!("{}", help(prog, release).trim_end_matches('\n'));
+        return 0;
+    }
     if p.flag("version") {
         outln!(
             "offload-kit clang-offload-bundler (reproducing LLVM {release}) version {}",
@@ -167,7 +174,8 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
         hip_openmp: p.flag("hip-openmp-compatible"),
         check_input_archive: p.flag("check-input-archive"),
     };
-    match run(&job, &comp, prog) {
+    let dry_run = p.flag("###");
+    match run(&job, &comp, prog, dry_run) {
         Ok(()) => 0,
         Err(m) => err(&m),
     }
@@ -306,7 +314,59 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
     }
 }
 
-fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
+/// Where LLVM finds `llvm-objcopy`: beside the bundler (`argv[0]`, or the
+/// running executable when `argv[0]` names no file), else on `PATH`.
+fn objcopy_path(prog: &str) -> Result<String, String> {
+    let beside = if std::path::Path::new(prog).exists() {
+        std::path::Path::new(prog)
+            .parent()
+            .map(std::path::Path::to_path_buf)
+    } else {
+        std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+    };
+    let path_dirs = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    beside
+        .into_iter()
+        .chain(path_dirs)
+        .map(|d| d.join("llvm-objcopy"))
+        .find(|c| c.is_file())
+        .map(|c| c.display().to_string())
+        .ok_or_else(|| "unable to find 'llvm-objcopy' in path".to_string())
+}
+
+/// A name like the temporary files LLVM hands to `llvm-objcopy`
+/// (`createTemporaryFile("clang-offload-bundler", "tmp")`); `-###` only
+/// prints it.
+fn temp_name() -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos())
+        ^ std::process::id();
+    std::env::temp_dir()
+        .join(format!("clang-offload-bundler-{:06x}.tmp", n & 0xff_ffff))
+        .display()
+        .to_string()
+}
+
+/// `-###`: print a command line as LLVM does (every argument in double
+/// quotes, unescaped) on standard error.
+fn print_command(args: &[String]) {
+    let line: Vec<String> = args.iter().map(|a| format!("\"{a}\"")).collect();
+    eprintln!("{}", line.join(" "));
+}
+
+/// An empty output file, as LLVM leaves the file `llvm-objcopy` would
+/// have written under `-###`.
+fn write_empty(path: &std::path::Path) -> Result<(), String> {
+    let o = OutputFile::create(path).map_err(|e| e.to_string())?;
+    o.commit().map_err(|e| e.to_string())
+}
+
+fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
     let header_only = !comp.verbose && matches!(v.file_type, FileType::Binary | FileType::Object);
     if job.list {
@@ -347,8 +407,31 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
         let pieces = job.plan_unbundle(&v, &input).map_err(|e| e.to_string())?;
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
-        for (piece, path) in pieces.iter().zip(&job.outputs) {
+        for (i, (piece, path)) in pieces.iter().zip(&job.outputs).enumerate() {
             if *piece == Piece::NotWritten {
+                continue;
+            }
+            // 19 and 22 strip a fat object's host with llvm-objcopy, which
+            // `-###` prints instead of running: the output stays empty.
+            let objcopy_host = matches!(piece, Piece::Owned(_))
+                && v.file_type == FileType::Object
+                && job.release >= Release::L19
+                && job.targets[i].starts_with("host-");
+            if dry_run && objcopy_host {
+                let mut cmd = vec![objcopy_path(prog)?];
+                cmd.extend(
+                    [
+                        "--regex",
+                        "--remove-section=__CLANG_OFFLOAD_BUNDLE__.*",
+                        "--",
+                    ]
+                    .map(String::from),
+                );
+                cmd.push(job.inputs[0].display().to_string());
+                cmd.push(temp_name());
+                print_command(&cmd);
+                let o = OutputFile::create(path).map_err(|e| e.to_string())?;
+                staged.push(o);
                 continue;
             }
             let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
@@ -380,6 +463,27 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     // HIP-only bundle has none): an object file gets an object-file bundle.
     if v.file_type == FileType::Object {
         let host = v.host_index.unwrap_or(0);
+        if object::is_object_file(inputs[host].bytes()) && dry_run {
+            // `-###`: the llvm-objcopy command that adds the sections (the
+            // host's marker from a temporary file), not run.
+            let mut cmd = vec![objcopy_path(prog)?];
+            for (i, id) in v.targets.iter().enumerate() {
+                let file = if i == host {
+                    temp_name()
+                } else {
+                    job.inputs[i].display().to_string()
+                };
+                cmd.push(format!("--add-section=__CLANG_OFFLOAD_BUNDLE__{id}={file}"));
+                cmd.push(format!(
+                    "--set-section-flags=__CLANG_OFFLOAD_BUNDLE__{id}=readonly,exclude"
+                ));
+            }
+            cmd.push("--".into());
+            cmd.push(job.inputs[host].display().to_string());
+            cmd.push(job.outputs[0].display().to_string());
+            print_command(&cmd);
+            return write_empty(&job.outputs[0]);
+        }
         if object::is_object_file(inputs[host].bytes()) {
             let targets: Vec<&str> = job.targets.iter().map(String::as_str).collect();
             let bytes: Vec<&[u8]> = inputs.iter().map(Input::bytes).collect();
@@ -429,7 +533,7 @@ fn run(job: &Job, comp: &Compression, _prog: &str) -> Result<(), String> {
     }
     if let Some(i) = (0..sizes.len()).find(|&i| layout.offsets[i] > pos) {
         eprintln!(
-            "offload-kit: warning: as LLVM {} does, entry {i} ('{}') is empty and recorded at offset {}, past the end of the file ({pos} bytes): the bundle violates BIN-5 and LLVM 14/16 crash reading it back",
+            "offload-kit: warning: as LLVM {} does, entry {i} ('{}') is empty and recorded at offset {}, past the end of the file ({pos} bytes): the bundle violates BIN-5 and every LLVM release crashes reading it back",
             job.release, v.targets[i], layout.offsets[i]
         );
     }

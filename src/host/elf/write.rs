@@ -45,8 +45,45 @@ struct Out<'a> {
 /// given `sh_flags`, and its name is added to the section name table.
 /// `new` holds `(name, contents, flags)`.
 pub fn add_sections(elf: &[u8], new: &[(&str, &[u8], u64)]) -> Result<Vec<u8>> {
-    add_sections_ordered(elf, new, SectionOrder::AsInput)
+    add_sections_as(elf, new, Objcopy::default())
 }
+
+/// What tells one release's `llvm-objcopy` rebuild from another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Objcopy {
+    /// The order of the input's section headers.
+    pub order: SectionOrder,
+    /// Whether `.llvm_addrsig` keeps its `sh_link` to the symbol table
+    /// (LLVM 19 and later); 13 … 16 write 0.
+    pub addrsig_link: bool,
+}
+
+impl Default for Objcopy {
+    /// LLVM 19's and 22's.
+    fn default() -> Self {
+        Objcopy {
+            order: SectionOrder::AsInput,
+            addrsig_link: true,
+        }
+    }
+}
+
+impl Objcopy {
+    /// The `llvm-objcopy` of LLVM `major` (observed on 13 … 22).
+    pub fn of_llvm(major: u32) -> Objcopy {
+        Objcopy {
+            order: if major <= 13 {
+                SectionOrder::ByOffset
+            } else {
+                SectionOrder::AsInput
+            },
+            addrsig_link: major >= 19,
+        }
+    }
+}
+
+/// `SHT_LLVM_ADDRSIG`: the address-significance table of LLVM objects.
+const SHT_LLVM_ADDRSIG: u32 = 0x6fff_4c03;
 
 /// The order in which a rebuild writes the input's section headers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,12 +96,12 @@ pub enum SectionOrder {
     ByOffset,
 }
 
-/// [`add_sections`], the input's sections written in `order`; section
-/// indices are renumbered everywhere they are stored.
-pub fn add_sections_ordered(
+/// [`add_sections`] as the `llvm-objcopy` described by `objcopy` does it;
+/// section indices are renumbered everywhere they are stored.
+pub fn add_sections_as(
     elf: &[u8],
     new: &[(&str, &[u8], u64)],
-    order: SectionOrder,
+    objcopy: Objcopy,
 ) -> Result<Vec<u8>> {
     let parsed = Elf::parse(elf)?;
     if parsed.sections.is_empty() {
@@ -83,7 +120,7 @@ pub fn add_sections_ordered(
         }
     }
     let keep = vec![true; parsed.sections.len()];
-    rebuild(&parsed, keep, new, order)
+    rebuild(&parsed, keep, new, objcopy)
 }
 
 /// Remove every section for which `pred` is true, as
@@ -117,7 +154,7 @@ pub fn remove_sections(elf: &[u8], pred: impl Fn(&Section<'_>) -> bool) -> Resul
             keep[s.index] = false;
         }
     }
-    rebuild(&parsed, keep, &[], SectionOrder::AsInput)
+    rebuild(&parsed, keep, &[], Objcopy::default())
 }
 
 /// `v` rounded up to a multiple of `a` (alignment 0 counts as 1), or
@@ -134,9 +171,9 @@ fn rebuild<'a>(
     elf: &Elf<'a>,
     keep: Vec<bool>,
     new: &[(&str, &'a [u8], u64)],
-    order: SectionOrder,
+    objcopy: Objcopy,
 ) -> Result<Vec<u8>> {
-    let plan = Rebuild::new(elf, keep, new.len(), order);
+    let plan = Rebuild::new(elf, keep, new.len(), objcopy);
     plan.check_links()?;
     let mut names = plan.plan_names(new)?;
     let preserved = plan.preserved()?;
@@ -145,7 +182,7 @@ fn rebuild<'a>(
     let mut out = plan.write_contents(&outs, &preserved, layout)?;
     plan.write_section_headers(&outs, layout.shoff, &mut out)?;
     plan.write_counts(layout.shoff, &mut out)?;
-    if plan.removed_any() || plan.renumbered() {
+    if plan.removed_any() || plan.renumbered() || !names.symbols.is_empty() {
         plan.renumber_symbols(&outs, &names.symbols, &mut out)?;
     }
     Ok(out)
@@ -167,6 +204,8 @@ struct Rebuild<'e, 'a> {
     kept: usize,
     /// How many sections the output has (kept and new).
     total: usize,
+    /// Whether `.llvm_addrsig` keeps its `sh_link`.
+    addrsig_link: bool,
 }
 
 /// The output's section name table and the offsets that point into it.
@@ -176,7 +215,7 @@ struct Names {
     /// The `sh_name` of each new section.
     added: Vec<u32>,
     /// Per symbol table sharing the name table (old index): the new
-    /// `st_name` of each symbol. Empty unless the table was pruned.
+    /// `st_name` of each symbol. Empty unless the table was rebuilt.
     symbols: Vec<(usize, Vec<u32>)>,
     /// The table's new contents, when they change.
     table: Option<Vec<u8>>,
@@ -217,9 +256,9 @@ struct Layout {
 
 impl<'e, 'a> Rebuild<'e, 'a> {
     /// Number the kept sections in `order`; new sections follow them.
-    fn new(elf: &'e Elf<'a>, keep: Vec<bool>, added: usize, order: SectionOrder) -> Self {
+    fn new(elf: &'e Elf<'a>, keep: Vec<bool>, added: usize, objcopy: Objcopy) -> Self {
         let mut kept_order: Vec<usize> = (0..elf.sections.len()).filter(|&i| keep[i]).collect();
-        if order == SectionOrder::ByOffset {
+        if objcopy.order == SectionOrder::ByOffset {
             // A stable sort: equal offsets keep their header order.
             kept_order.sort_by_key(|&i| (i != 0, elf.sections[i].offset));
         }
@@ -237,6 +276,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             map,
             kept,
             total: kept + added,
+            addrsig_link: objcopy.addrsig_link,
         }
     }
 
@@ -294,11 +334,13 @@ impl<'e, 'a> Rebuild<'e, 'a> {
         Ok(())
     }
 
-    /// Decide the section name table: when sections go, it is rebuilt with
-    /// the names still in use: section names, and symbol names when the
-    /// table is shared with symbol tables (`.strtab` in LLVM objects). A
-    /// table shared with anything else (dynamic sections, version tables)
-    /// keeps its bytes. New names are appended.
+    /// Decide the section name table. As `llvm-objcopy` does, it is
+    /// rebuilt from the names in use (section names, new names, and symbol
+    /// names when the table is shared with symbol tables, as `.strtab` is
+    /// in LLVM objects) by LLVM's `StringTableBuilder` ([`string_table`]).
+    /// A table shared with anything else (dynamic sections, version
+    /// tables), or naming a symbol outside itself, keeps its bytes, and
+    /// new names are appended.
     fn plan_names(&self, new: &[(&str, &'a [u8], u64)]) -> Result<Names> {
         let elf = self.elf;
         let strtab = *elf
@@ -310,17 +352,18 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             .kept_sections()
             .filter(|x| x.link as usize == elf.shstrndx && x.index != 0)
             .collect();
-        let pruned = if self.removed_any() && sharers.iter().all(|x| x.sh_type == SHT_SYMTAB) {
-            self.pruned_names(names, &sharers)?
-        } else {
-            None
-        };
-        let mut plan = pruned.unwrap_or_else(|| Names {
+        let changed = self.removed_any() || !new.is_empty();
+        if changed && sharers.iter().all(|x| x.sh_type == SHT_SYMTAB) {
+            if let Some(plan) = self.rebuilt_names(names, &sharers, new)? {
+                return Ok(plan);
+            }
+        }
+        let mut plan = Names {
             sections: elf.sections.iter().map(|x| x.sh_name).collect(),
             added: Vec::new(),
             symbols: Vec::new(),
             table: None,
-        });
+        };
         if !new.is_empty() {
             let table = plan.table.get_or_insert_with(|| {
                 let mut table = names.to_vec();
@@ -340,33 +383,23 @@ impl<'e, 'a> Rebuild<'e, 'a> {
         Ok(plan)
     }
 
-    /// The name table of only the names in use (`names` is the input's):
-    /// the new `sh_name` of each section, the new `st_name` of each symbol
-    /// of the `sharers`, and the table. `None` when a symbol's name lies
-    /// outside the table, which then keeps its bytes.
-    fn pruned_names(&self, names: &'a [u8], sharers: &[&Section<'a>]) -> Result<Option<Names>> {
+    /// The name table of the names in use (`names` is the input's), built
+    /// by [`string_table`]: the new `sh_name` of each kept section, of each
+    /// new section, the new `st_name` of each symbol of the `sharers`, and
+    /// the table. `None` when a symbol's name lies outside the table.
+    fn rebuilt_names(
+        &self,
+        names: &'a [u8],
+        sharers: &[&Section<'a>],
+        new: &[(&'a str, &'a [u8], u64)],
+    ) -> Result<Option<Names>> {
         let enc = self.enc;
-        let mut new_names: Vec<u32> = self.elf.sections.iter().map(|x| x.sh_name).collect();
-        let mut sym_names: Vec<(usize, Vec<u32>)> = Vec::new();
-        let mut table: Vec<u8> = vec![0];
-        let mut seen: HashMap<&[u8], u32> = HashMap::new();
-        let mut intern = |name: &'a [u8], table: &mut Vec<u8>| -> Result<u32> {
-            if name.is_empty() {
-                return Ok(0);
-            }
-            if let Some(&off) = seen.get(name) {
-                return Ok(off);
-            }
-            let off = u32::try_from(table.len())
-                .map_err(|_| Error::other("section name table exceeds 4 GiB"))?;
-            table.extend_from_slice(name);
-            table.push(0);
-            seen.insert(name, off);
-            Ok(off)
-        };
-        for sec in self.kept_sections() {
-            new_names[sec.index] = intern(sec.name, &mut table)?;
+        let mut wanted: Vec<&[u8]> = Vec::new();
+        for sec in self.kept_sections().filter(|x| x.index != 0) {
+            wanted.push(sec.name);
         }
+        wanted.extend(new.iter().map(|(n, _, _)| n.as_bytes()));
+        let mut sym_names: Vec<(usize, Vec<&[u8]>)> = Vec::new();
         for st in sharers {
             let contents = st.data_or_err(self.elf.data)?;
             let mut v = Vec::with_capacity(contents.len() / enc.sym_size() as usize);
@@ -377,14 +410,24 @@ impl<'e, 'a> Rebuild<'e, 'a> {
                     return Ok(None);
                 };
                 let len = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-                v.push(intern(&tail[..len], &mut table)?);
+                v.push(&tail[..len]);
             }
+            wanted.extend(v.iter().copied());
             sym_names.push((st.index, v));
         }
+        let (table, offsets) = string_table(&wanted)?;
+        let at = |n: &[u8]| offsets.get(n).copied().unwrap_or(0);
+        let mut sections: Vec<u32> = self.elf.sections.iter().map(|x| x.sh_name).collect();
+        for sec in self.kept_sections().filter(|x| x.index != 0) {
+            sections[sec.index] = at(sec.name);
+        }
         Ok(Some(Names {
-            sections: new_names,
-            added: Vec::new(),
-            symbols: sym_names,
+            sections,
+            added: new.iter().map(|(n, _, _)| at(n.as_bytes())).collect(),
+            symbols: sym_names
+                .into_iter()
+                .map(|(i, v)| (i, v.into_iter().map(at).collect()))
+                .collect(),
             table: Some(table),
         }))
     }
@@ -557,8 +600,14 @@ impl<'e, 'a> Rebuild<'e, 'a> {
                 }
                 o.offset = at;
                 cursor = at.checked_add(o.size).ok_or_else(overflow)?;
+            } else if at - cursor <= budget && o.old.is_none_or(|x| x.index != 0) {
+                // llvm-objcopy aligns the cursor for every section, an
+                // empty or NOBITS one too: what follows starts there.
+                padding += at - cursor;
+                o.offset = at;
+                cursor = at;
             } else {
-                o.offset = if at - cursor > budget { cursor } else { at };
+                o.offset = cursor;
             }
         }
         for o in outs.iter_mut() {
@@ -629,7 +678,10 @@ impl<'e, 'a> Rebuild<'e, 'a> {
                         .copy_from_slice(src);
                     if old.index != 0 {
                         let link = self.renumber(old.link).filter(|_| old.link != 0);
-                        let link = link.unwrap_or(0);
+                        let link = match old.sh_type {
+                            SHT_LLVM_ADDRSIG if !self.addrsig_link => 0,
+                            _ => link.unwrap_or(0),
+                        };
                         enc.put_u32(out, at + s.link, u64::from(link))?;
                         if old.info_is_section() && old.info != 0 {
                             let info = self.renumber(old.info).ok_or_else(|| {
@@ -694,8 +746,8 @@ impl<'e, 'a> Rebuild<'e, 'a> {
         Ok(())
     }
 
-    /// After a removal, the symbols of every symbol table: `st_name` from
-    /// the pruned name table (`sym_names`), and `st_shndx` (or its
+    /// After a rebuild, the symbols of every symbol table: `st_name` from
+    /// the rebuilt name table (`sym_names`), and `st_shndx` (or its
     /// `SHT_SYMTAB_SHNDX` entry) renumbered. A symbol defined in a removed
     /// section fails: offload-kit does not remove symbols.
     fn renumber_symbols(
@@ -776,5 +828,62 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// Where each string of a [`string_table`] starts.
+pub type Offsets<'s> = HashMap<&'s [u8], u32>;
+
+/// A string table as LLVM's `StringTableBuilder` (kind ELF) finalises it,
+/// which `llvm-objcopy` and LLVM's assembler use: a NUL first, then the
+/// distinct non-empty strings sorted by their bytes read from the end, in
+/// descending order (a string before its own suffixes), each written with
+/// its NUL unless it is a suffix of the string written before it, whose
+/// tail it then shares. Returns the table and each string's offset.
+pub fn string_table<'s>(strings: &[&'s [u8]]) -> Result<(Vec<u8>, Offsets<'s>)> {
+    let mut distinct: Vec<&[u8]> = strings.iter().copied().filter(|s| !s.is_empty()).collect();
+    distinct.sort_unstable_by(|a, b| b.iter().rev().cmp(a.iter().rev()));
+    distinct.dedup();
+    let mut table = vec![0u8];
+    let mut offsets = HashMap::with_capacity(distinct.len() + 1);
+    offsets.insert(&b""[..], 0u32);
+    let mut previous: &[u8] = b"";
+    for s in distinct {
+        let off = if previous.ends_with(s) {
+            table.len() - s.len() - 1
+        } else {
+            let off = table.len();
+            table.extend_from_slice(s);
+            table.push(0);
+            previous = s;
+            off
+        };
+        let off = u32::try_from(off).map_err(|_| Error::other("string table exceeds 4 GiB"))?;
+        offsets.insert(s, off);
+    }
+    Ok((table, offsets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_table;
+
+    #[test]
+    fn string_table_sorts_from_the_end_and_shares_tails() {
+        let names: [&[u8]; 6] = [
+            b".text",
+            b".rela.text",
+            b"host_fn",
+            b".strtab",
+            b".symtab",
+            b"",
+        ];
+        let (table, at) = string_table(&names).unwrap();
+        assert_eq!(table, b"\0.rela.text\0host_fn\0.strtab\0.symtab\0");
+        assert_eq!(
+            names.map(|n| at[n]),
+            [6, 1, 12, 20, 28, 0],
+            ".text shares .rela.text's tail"
+        );
     }
 }
