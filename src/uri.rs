@@ -10,9 +10,9 @@
 //! ```
 //!
 //! The rules are spec/uri.md's (URI-1 … URI-4); errors cite them, at the
-//! byte position in the URI text. `file_path` is percent-encoded: every byte outside `[a-zA-Z0-9/_.~-]` is
-//! `%` and two uppercase hex digits, so a path holding `#`, `&` or `%`
-//! survives (LLVM 22's `OffloadBundleURI` reads the path up to the first
+//! byte position in the URI text. `file_path` is percent-encoded: every
+//! byte outside `[a-zA-Z0-9/_.~-]` is `%` and two uppercase hex digits, so
+//! a path holding `#`, `&` or `%` survives (LLVM 22's `OffloadBundleURI` reads the path up to the first
 //! `#` or `?` and decodes nothing: such paths are its trap). A `number` is a
 //! C literal: `0x` hex, a leading `0` octal, else decimal.
 //!
@@ -121,9 +121,11 @@ pub fn parse(text: &str) -> Result<CodeObjectUri, Error> {
         let end = rest
             .find(['#', '?'])
             .ok_or_else(|| bad(rules::URI_1, text.len(), "no range (#offset=N&size=M)"))?;
-        let pid = rest[..end]
-            .parse::<u64>()
-            .map_err(|_| bad(rules::URI_1, start, "no decimal process ID"))?;
+        let digits = &rest[..end];
+        let pid = Some(digits)
+            .filter(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()))
+            .and_then(|d| d.parse::<u64>().ok())
+            .ok_or_else(|| bad(rules::URI_1, start, "no decimal process ID"))?;
         let (offset, size) = range(&rest[end + 1..], start + end + 1, &bad)?;
         return Ok(CodeObjectUri::Memory { pid, offset, size });
     }
@@ -171,6 +173,10 @@ fn decode(s: &str) -> Result<Vec<u8>, usize> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = b.get(i + 1..i + 3).ok_or(i)?;
+            // Two hex digits exactly (`from_str_radix` alone takes "+1").
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return Err(i);
+            }
             let hex = std::str::from_utf8(hex).map_err(|_| i)?;
             out.push(u8::from_str_radix(hex, 16).map_err(|_| i)?);
             i += 3;
@@ -233,6 +239,9 @@ mod tests {
         assert!(parse("file://a.so#size=1&offset=1").is_err());
         assert!(parse("memory://12").is_err());
         assert!(parse("http://x").is_err());
+        // A sign is neither a hex digit nor a decimal one.
+        assert!(parse("file://a%+1.so").is_err());
+        assert!(parse("memory://+5#offset=0&size=1").is_err());
         assert_eq!(
             parse("file://a.so").unwrap(),
             CodeObjectUri::File {

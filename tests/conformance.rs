@@ -66,7 +66,12 @@ fn verdict_result(v: &conformance::Verdict) -> Result<(), Failed> {
 }
 
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // Trials wait on the processes they start: twice as many as the cores,
+    // as the runner's own default (`--test-threads` still decides).
+    if args.test_threads.is_none() {
+        args.test_threads = Some(conformance::default_jobs());
+    }
     let root = layout();
     let mut trials = Vec::new();
     let cases = match load_corpus(&root.corpus()) {

@@ -10,7 +10,7 @@ use offload_kit::output::OutputFile;
 use offload_kit::source::{Prefix, Source};
 use offload_kit::Release;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The options, in `llvm::cl`'s order (suggestions take the first nearest).
 pub(super) const SPECS: &[Spec] = &[
@@ -63,7 +63,7 @@ fn help(prog: &str, release: Release) -> String {
     let name = if native {
         prog.to_string()
     } else {
-        std::path::Path::new(prog)
+        Path::new(prog)
             .file_name()
             .map_or_else(|| prog.to_string(), |n| n.to_string_lossy().into_owned())
     };
@@ -314,17 +314,17 @@ fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input
     }
 }
 
-/// Where LLVM finds `llvm-objcopy`: beside the bundler (`argv[0]`, or the
-/// running executable when `argv[0]` names no file), else on `PATH`.
+/// Where LLVM finds `llvm-objcopy`: in the directory of `argv[0]` when
+/// that names an existing file (symbolic links not followed), else in the
+/// directory of the running executable (`getMainExecutable`, links
+/// followed), else on `PATH`.
 fn objcopy_path(prog: &str) -> Result<String, String> {
-    let beside = if std::path::Path::new(prog).exists() {
-        std::path::Path::new(prog)
-            .parent()
-            .map(std::path::Path::to_path_buf)
+    let beside = if Path::new(prog).exists() {
+        Path::new(prog).parent().map(Path::to_path_buf)
     } else {
         std::env::current_exe()
             .ok()
-            .and_then(|e| e.parent().map(std::path::Path::to_path_buf))
+            .and_then(|e| e.parent().map(Path::to_path_buf))
     };
     let path_dirs = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
@@ -361,7 +361,7 @@ fn print_command(args: &[String]) {
 
 /// An empty output file, as LLVM leaves the file `llvm-objcopy` would
 /// have written under `-###`.
-fn write_empty(path: &std::path::Path) -> Result<(), String> {
+fn write_empty(path: &Path) -> Result<(), String> {
     let o = OutputFile::create(path).map_err(|e| e.to_string())?;
     o.commit().map_err(|e| e.to_string())
 }
@@ -407,16 +407,16 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
         let pieces = job.plan_unbundle(&v, &input).map_err(|e| e.to_string())?;
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
-        for (i, (piece, path)) in pieces.iter().zip(&job.outputs).enumerate() {
+        for (piece, path) in pieces.iter().zip(&job.outputs) {
             if *piece == Piece::NotWritten {
                 continue;
             }
             // 19 and 22 strip a fat object's host with llvm-objcopy, which
             // `-###` prints instead of running: the output stays empty.
+            // (A device entry holding the host marker is stripped alike: C11.)
             let objcopy_host = matches!(piece, Piece::Owned(_))
                 && v.file_type == FileType::Object
-                && job.release >= Release::L19
-                && job.targets[i].starts_with("host-");
+                && job.release >= Release::L19;
             if dry_run && objcopy_host {
                 let mut cmd = vec![objcopy_path(prog)?];
                 cmd.extend(
@@ -463,28 +463,28 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
     // HIP-only bundle has none): an object file gets an object-file bundle.
     if v.file_type == FileType::Object {
         let host = v.host_index.unwrap_or(0);
-        if object::is_object_file(inputs[host].bytes()) && dry_run {
-            // `-###`: the llvm-objcopy command that adds the sections (the
-            // host's marker from a temporary file), not run.
-            let mut cmd = vec![objcopy_path(prog)?];
-            for (i, id) in v.targets.iter().enumerate() {
-                let file = if i == host {
-                    temp_name()
-                } else {
-                    job.inputs[i].display().to_string()
-                };
-                cmd.push(format!("--add-section=__CLANG_OFFLOAD_BUNDLE__{id}={file}"));
-                cmd.push(format!(
-                    "--set-section-flags=__CLANG_OFFLOAD_BUNDLE__{id}=readonly,exclude"
-                ));
-            }
-            cmd.push("--".into());
-            cmd.push(job.inputs[host].display().to_string());
-            cmd.push(job.outputs[0].display().to_string());
-            print_command(&cmd);
-            return write_empty(&job.outputs[0]);
-        }
         if object::is_object_file(inputs[host].bytes()) {
+            if dry_run {
+                // `-###`: the llvm-objcopy command that adds the sections (the
+                // host's marker from a temporary file), not run.
+                let mut cmd = vec![objcopy_path(prog)?];
+                for (i, id) in v.targets.iter().enumerate() {
+                    let file = if i == host {
+                        temp_name()
+                    } else {
+                        job.inputs[i].display().to_string()
+                    };
+                    cmd.push(format!("--add-section=__CLANG_OFFLOAD_BUNDLE__{id}={file}"));
+                    cmd.push(format!(
+                        "--set-section-flags=__CLANG_OFFLOAD_BUNDLE__{id}=readonly,exclude"
+                    ));
+                }
+                cmd.push("--".into());
+                cmd.push(job.inputs[host].display().to_string());
+                cmd.push(job.outputs[0].display().to_string());
+                print_command(&cmd);
+                return write_empty(&job.outputs[0]);
+            }
             let targets: Vec<&str> = job.targets.iter().map(String::as_str).collect();
             let bytes: Vec<&[u8]> = inputs.iter().map(Input::bytes).collect();
             let out = object::bundle(job.release, &targets, &bytes)

@@ -591,6 +591,9 @@ impl Case {
             Op::Bundle | Op::Unbundle => {}
         }
         if let Some(f) = &self.args.file_name {
+            if self.op != Op::ExtractUri {
+                return Err("args.file_name is for extract-uri only".into());
+            }
             if f.is_empty() || f.contains('/') || f.starts_with('.') || f.contains('\0') {
                 return Err(format!(
                     "file_name: '{f}' must be a plain name in the run directory"

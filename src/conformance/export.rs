@@ -41,10 +41,15 @@ as that release writes them; byte-identical to `spec/` for most cases).
 
 case.json:
 - `op`: bundle, unbundle, list, parse-id, compatible, compress, decompress,
-  verify, package, unpackage, objdump-offloading, locate, lookup (see
-  offload-kit's conformance/README.md for what each asks);
+  verify, package, unpackage, objdump-offloading, locate, lookup,
+  extract-uri (see offload-kit's conformance/README.md for what each asks);
 - `args`: the operation's arguments; `args.inputs` names inputs, found at
   `<variant>/<name>` (`inputs[name][variant]` is null for a missing file);
+  for extract-uri, `args.uri` is the code object URI with `{path}` standing
+  for the input's path percent-encoded (spec/uri.md URI-2) and `{raw_path}`
+  for the path as it is, and `args.file_name` (when given) is the name to
+  copy the input to before running, so the path holds the characters the
+  case is about;
 - `expect`: the spec's outcome, one of `fail` (a rule ID, or `*`),
   `outputs`, `bundle`, `list`, `id`, `compatible`, `compressed`, `locate`,
   `lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;

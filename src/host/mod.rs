@@ -27,4 +27,5 @@
 pub mod ar;
 pub mod elf;
 pub mod hash_order;
+pub mod strtab;
 pub mod symtab;

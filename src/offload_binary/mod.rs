@@ -29,7 +29,7 @@ pub mod kinds;
 pub mod llvm;
 pub mod packager;
 mod read;
-pub mod strtab;
+pub use crate::host::strtab;
 mod write;
 
 pub use compressed::inflate;

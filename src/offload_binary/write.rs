@@ -3,13 +3,13 @@
 //! offsets) and emitted after, byte-identical to what each release writes
 //! (OB-17); [`write_multi`] may compress a version 3 body (OB-19).
 
-use super::strtab::StrTab;
 use super::{align8, show, Compression, ImageSpec, OwnedImage};
 use crate::error::{Error, Result};
 use crate::format::offload_binary::{
     header_size, ENTRY_SIZE, HEADER_SIZE_V1, HEADER_SIZE_V3, MAGIC, STRING_ENTRY_SIZE_V1,
     STRING_ENTRY_SIZE_V2,
 };
+use crate::host::strtab::StrTab;
 use crate::rules;
 use std::io::{self, Write};
 

@@ -55,9 +55,7 @@ mod read;
 mod write;
 
 pub use read::{Elf, Section, Segment};
-pub use write::{
-    add_sections, add_sections_as, remove_sections, string_table, Objcopy, SectionOrder,
-};
+pub use write::{add_sections, add_sections_as, remove_sections, Objcopy, SectionOrder};
 // Field offsets, also for the archive symbol reader (`host::symtab`).
 pub(crate) use read::{Ehdr, Shdr};
 

@@ -9,9 +9,9 @@ use super::{
     SHT_GROUP, SHT_PROGBITS, SHT_SYMTAB, SHT_SYMTAB_SHNDX,
 };
 use crate::error::{Error, Result};
+use crate::host::strtab::StrTab;
 use crate::rules;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// Where an output section's contents come from.
 enum Src<'a> {
@@ -337,7 +337,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
     /// Decide the section name table. As `llvm-objcopy` does, it is
     /// rebuilt from the names in use (section names, new names, and symbol
     /// names when the table is shared with symbol tables, as `.strtab` is
-    /// in LLVM objects) by LLVM's `StringTableBuilder` ([`string_table`]).
+    /// in LLVM objects) by LLVM's `StringTableBuilder` ([`StrTab`]).
     /// A table shared with anything else (dynamic sections, version
     /// tables), or naming a symbol outside itself, keeps its bytes, and
     /// new names are appended.
@@ -384,7 +384,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
     }
 
     /// The name table of the names in use (`names` is the input's), built
-    /// by [`string_table`]: the new `sh_name` of each kept section, of each
+    /// by [`StrTab`]: the new `sh_name` of each kept section, of each
     /// new section, the new `st_name` of each symbol of the `sharers`, and
     /// the table. `None` when a symbol's name lies outside the table.
     fn rebuilt_names(
@@ -415,8 +415,12 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             wanted.extend(v.iter().copied());
             sym_names.push((st.index, v));
         }
-        let (table, offsets) = string_table(&wanted)?;
-        let at = |n: &[u8]| offsets.get(n).copied().unwrap_or(0);
+        let table = StrTab::build(wanted.iter().copied());
+        if table.len() > u64::from(u32::MAX) {
+            return Err(Error::other("section name table exceeds 4 GiB"));
+        }
+        // Every name was added, so each has an offset below 2^32.
+        let at = |n: &[u8]| table.offset(n).map_or(0, |o| o as u32);
         let mut sections: Vec<u32> = self.elf.sections.iter().map(|x| x.sh_name).collect();
         for sec in self.kept_sections().filter(|x| x.index != 0) {
             sections[sec.index] = at(sec.name);
@@ -428,7 +432,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
                 .into_iter()
                 .map(|(i, v)| (i, v.into_iter().map(at).collect()))
                 .collect(),
-            table: Some(table),
+            table: Some(table.bytes),
         }))
     }
 
@@ -600,7 +604,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
                 }
                 o.offset = at;
                 cursor = at.checked_add(o.size).ok_or_else(overflow)?;
-            } else if at - cursor <= budget && o.old.is_none_or(|x| x.index != 0) {
+            } else if padding + (at - cursor) <= budget && o.old.is_none_or(|x| x.index != 0) {
                 // llvm-objcopy aligns the cursor for every section, an
                 // empty or NOBITS one too: what follows starts there.
                 padding += at - cursor;
@@ -828,62 +832,5 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             }
         }
         Ok(())
-    }
-}
-
-/// Where each string of a [`string_table`] starts.
-pub type Offsets<'s> = HashMap<&'s [u8], u32>;
-
-/// A string table as LLVM's `StringTableBuilder` (kind ELF) finalises it,
-/// which `llvm-objcopy` and LLVM's assembler use: a NUL first, then the
-/// distinct non-empty strings sorted by their bytes read from the end, in
-/// descending order (a string before its own suffixes), each written with
-/// its NUL unless it is a suffix of the string written before it, whose
-/// tail it then shares. Returns the table and each string's offset.
-pub fn string_table<'s>(strings: &[&'s [u8]]) -> Result<(Vec<u8>, Offsets<'s>)> {
-    let mut distinct: Vec<&[u8]> = strings.iter().copied().filter(|s| !s.is_empty()).collect();
-    distinct.sort_unstable_by(|a, b| b.iter().rev().cmp(a.iter().rev()));
-    distinct.dedup();
-    let mut table = vec![0u8];
-    let mut offsets = HashMap::with_capacity(distinct.len() + 1);
-    offsets.insert(&b""[..], 0u32);
-    let mut previous: &[u8] = b"";
-    for s in distinct {
-        let off = if previous.ends_with(s) {
-            table.len() - s.len() - 1
-        } else {
-            let off = table.len();
-            table.extend_from_slice(s);
-            table.push(0);
-            previous = s;
-            off
-        };
-        let off = u32::try_from(off).map_err(|_| Error::other("string table exceeds 4 GiB"))?;
-        offsets.insert(s, off);
-    }
-    Ok((table, offsets))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::string_table;
-
-    #[test]
-    fn string_table_sorts_from_the_end_and_shares_tails() {
-        let names: [&[u8]; 6] = [
-            b".text",
-            b".rela.text",
-            b"host_fn",
-            b".strtab",
-            b".symtab",
-            b"",
-        ];
-        let (table, at) = string_table(&names).unwrap();
-        assert_eq!(table, b"\0.rela.text\0host_fn\0.strtab\0.symtab\0");
-        assert_eq!(
-            names.map(|n| at[n]),
-            [6, 1, 12, 20, 28, 0],
-            ".text shares .rela.text's tail"
-        );
     }
 }

@@ -1,4 +1,4 @@
-// offload-kit's own lit-style test of tools/lit-llvm (tests/cli.rs runs it
+// offload-kit's own lit-style test of tools/lit-llvm (tests/llvm_diff.rs runs it
 // against LLVM 19 and 22 and the drop-in): the runner's substitutions,
 // FileCheck, `not`, pipes and a `-###` line, as LLVM's own test files use
 // them.

@@ -1,12 +1,23 @@
-//! The string table every release writes: LLVM's
-//! `StringTableBuilder(StringTableBuilder::ELF)` finalized with
-//! optimization (tail merging). See `spec/offload-binary.md`, OB-16.
+//! The string tables LLVM writes: `StringTableBuilder(StringTableBuilder::ELF)`
+//! finalized with optimization (tail merging), as every release's offload
+//! binary writer (spec/offload-binary.md, OB-16) and `llvm-objcopy`
+//! (spec/object-bundle.md, OBJ-10) lay them out.
 //!
 //! * Offset 0 holds a NUL; the empty string is at offset 0.
 //! * The distinct strings are sorted by their reversed bytes, descending
 //!   (`multikeySort`); a string that is a suffix of another sorts after it.
 //! * Each string in that order is appended NUL-terminated, unless the
 //!   string appended last ends with it: then it points into that string.
+
+//! # Example
+//!
+//! ```
+//! use offload_kit::host::strtab::StrTab;
+//!
+//! let t = StrTab::build([&b".text"[..], b".rela.text", b"host_fn"]);
+//! assert_eq!(t.bytes, b"\0.rela.text\0host_fn\0");
+//! assert_eq!(t.offset(b".text"), Some(6)); // the tail of ".rela.text"
+//! ```
 
 use std::collections::HashMap;
 
