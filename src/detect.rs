@@ -23,13 +23,15 @@ pub enum Container {
     CompressedBundle,
     /// An ELF file: object-file bundle sections and/or `.hip_fatbin`.
     Elf,
+    /// A COFF object (`.hip_fatbin`) or PE image (`.hip_fat`): Windows.
+    Coff,
     /// A text bundle (`-type=i/ii/cui/hipi/d/ll/s`).
     TextBundle,
     /// Offload binaries (magic `10 FF 10 AD`, clang-offload-packager).
     OffloadBinary,
     /// A GNU/BSD `ar` archive (members holding bundles or offload binaries).
     Archive,
-    /// An object file in a format other than ELF (COFF, Mach-O, …): not supported.
+    /// An object file in a format other than ELF and COFF/PE (Mach-O, …): not supported.
     OtherObject,
 }
 
@@ -52,6 +54,7 @@ impl Container {
             Container::BinaryBundle => "binary-bundle",
             Container::CompressedBundle => "compressed-bundle",
             Container::Elf => "elf",
+            Container::Coff => "coff",
             Container::TextBundle => "text-bundle",
             Container::OffloadBinary => "offload-binary",
             Container::Archive => "archive",
@@ -106,8 +109,15 @@ pub fn detect(data: &[u8]) -> Option<Container> {
     if data.starts_with(b"!<arch>\n") || data.starts_with(b"!<thin>\n") {
         return Some(Container::Archive);
     }
-    if crate::host::elf::detect(data).is_object_file() {
-        return Some(Container::OtherObject);
+    use crate::host::elf::ObjectFormat;
+    match crate::host::elf::detect(data) {
+        // Big-object COFF and import libraries (`00 00 FF FF`) are not read.
+        ObjectFormat::Pe => return Some(Container::Coff),
+        ObjectFormat::Coff if !data.starts_with(&[0, 0, 0xff, 0xff]) => {
+            return Some(Container::Coff)
+        }
+        f if f.is_object_file() => return Some(Container::OtherObject),
+        _ => {}
     }
     None
 }
@@ -311,44 +321,63 @@ fn list_in(
             }
             entries
         }
+        Container::Coff => {
+            let l = fatbin::inspect_coff(src).map_err(|e| vec![e.rebase(base)])?;
+            if release.is_none() && !l.problems.is_empty() {
+                return Err(rebase(l.problems.into()));
+            }
+            fat_entries(src, l, base, release, opts)?
+        }
         Container::Elf => {
             let l = match release {
                 None => fatbin::list_strict(src).map_err(rebase)?,
                 Some(_) => fatbin::inspect(src).map_err(|e| vec![e.rebase(base)])?,
             };
-            let mut entries = Vec::new();
-            for e in l.entries {
-                match e.kind {
-                    fatbin::Kind::Compressed { .. } => {
-                        let mut inner =
-                            ccob_entries(src, e.offset, e.size, base, e.bundle, release, opts)?;
-                        for i in inner.iter_mut() {
-                            i.section = Some(e.section.clone());
-                        }
-                        entries.extend(inner);
-                    }
-                    kind => entries.push(ListedEntry {
-                        id: e.id,
-                        offset: base + e.offset,
-                        size: e.size,
-                        bundle: e.bundle,
-                        container: if kind == fatbin::Kind::Section {
-                            EntryContainer::ObjectBundle
-                        } else {
-                            EntryContainer::BinaryBundle
-                        },
-                        ccob_offset: None,
-                        section: Some(e.section),
-                        image: None,
-                        member: None,
-                        member_index: None,
-                    }),
-                }
-            }
+            let mut entries = fat_entries(src, l, base, release, opts)?;
             entries.extend(images(data, base, release)?);
             entries
         }
     };
+    Ok(entries)
+}
+
+/// The entries of a host file's fat binary sections and bundle sections
+/// (`l`), compressed bundles opened.
+fn fat_entries(
+    src: &dyn Source,
+    l: fatbin::Listing,
+    base: u64,
+    release: Option<Release>,
+    opts: ListOptions,
+) -> Result<Vec<ListedEntry>, Errors> {
+    let mut entries = Vec::new();
+    for e in l.entries {
+        match e.kind {
+            fatbin::Kind::Compressed { .. } => {
+                let mut inner = ccob_entries(src, e.offset, e.size, base, e.bundle, release, opts)?;
+                for i in inner.iter_mut() {
+                    i.section = Some(e.section.clone());
+                }
+                entries.extend(inner);
+            }
+            kind => entries.push(ListedEntry {
+                id: e.id,
+                offset: base + e.offset,
+                size: e.size,
+                bundle: e.bundle,
+                container: if kind == fatbin::Kind::Section {
+                    EntryContainer::ObjectBundle
+                } else {
+                    EntryContainer::BinaryBundle
+                },
+                ccob_offset: None,
+                section: Some(e.section),
+                image: None,
+                member: None,
+                member_index: None,
+            }),
+        }
+    }
     Ok(entries)
 }
 
@@ -479,6 +508,7 @@ fn member_strict(
             Container::BinaryBundle
             | Container::CompressedBundle
             | Container::Elf
+            | Container::Coff
             | Container::OffloadBinary
             | Container::OtherObject,
         ) => list_in(src, base, None, opts),

@@ -550,3 +550,107 @@ fn kit(dir: &Path, args: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// Issue 14, PE/COFF hosts: clang-22's HIP object for Windows (COFF,
+/// `.hip_fatbin`) and a DLL linked from it by lld-link (PE, `.hip_fat`):
+/// listed, inspected, checked and extracted like ELF hosts, the code
+/// objects of both byte-identical (the linker copies the section).
+#[test]
+fn coff_objects_and_pe_images() {
+    let Some(b) = built() else { return };
+    let Some(bin) = llvm_bin(22, &["lld-link"]) else {
+        return;
+    };
+    let d = &b.dir;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k.hip");
+    run_ok(
+        Command::new(b.bin.join("clang"))
+            .current_dir(d)
+            .args([
+                "-x",
+                "hip",
+                "--target=x86_64-pc-windows-msvc",
+                "-nogpulib",
+                "-nogpuinc",
+            ])
+            .args([
+                "--offload-arch=gfx906",
+                "--offload-arch=gfx90a:xnack+",
+                "-c",
+            ])
+            .arg(&src)
+            .args(["-o", "kw.obj"]),
+    );
+    // The HIP runtime's entry points stay unresolved: a DLL to read, not to run.
+    run_ok(Command::new(bin.join("lld-link")).current_dir(d).args([
+        "/dll",
+        "/noentry",
+        "/force:unresolved",
+        "/out:kw.dll",
+        "kw.obj",
+    ]));
+    let mut payloads = Vec::new();
+    for (file, section) in [("kw.obj", ".hip_fatbin"), ("kw.dll", ".hip_fat")] {
+        let out = kit(d, &["list", file, "--json"]);
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["container"], "coff", "{file}");
+        let entries = doc["entries"].as_array().unwrap();
+        let ids: Vec<&str> = entries.iter().map(|e| e["id"].as_str().unwrap()).collect();
+        // (clang-22 names the host entry of a Windows build with its
+        // default Linux triple.)
+        assert_eq!(ids.len(), 3, "{file}: {ids:?}");
+        assert!(ids[0].starts_with("host-"), "{file}: {ids:?}");
+        assert_eq!(
+            ids[1..],
+            [
+                "hipv4-amdgcn-amd-amdhsa--gfx906",
+                "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+            ],
+            "{file}"
+        );
+        assert!(
+            entries.iter().all(|e| e["section"] == section),
+            "{file}: {entries:?}"
+        );
+        let (code, doc) = inspect(d, &[file]);
+        assert_eq!(code, 0, "{file}: {doc}");
+        let text = doc.to_string();
+        assert!(
+            text.contains("gfx906") && text.contains("gfx90a"),
+            "{file}: {text}"
+        );
+        let ok = kit(
+            d,
+            &["check", file, "--gpu", "gfx90a:xnack+", "--gpu", "gfx906"],
+        );
+        assert!(
+            ok.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&ok.stdout)
+        );
+        let none = kit(d, &["check", file, "--gpu", "gfx1100"]);
+        assert_eq!(
+            none.status.code(),
+            Some(1),
+            "{file}: no code object for gfx1100"
+        );
+        let co = format!("{file}.gfx906.co");
+        let x = kit(d, &["extract", file, "--gpu", "gfx906", "-o", &co]);
+        assert!(
+            x.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&x.stderr)
+        );
+        payloads.push(std::fs::read(d.join(&co)).unwrap());
+    }
+    assert!(payloads[0].starts_with(b"\x7fELF"), "an AMDGPU code object");
+    assert_eq!(
+        payloads[0], payloads[1],
+        "the DLL holds the object's code object"
+    );
+}

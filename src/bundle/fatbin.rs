@@ -369,6 +369,29 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
     Ok(out)
 }
 
+/// The fat binary sections of a COFF object (`.hip_fatbin`) or PE image
+/// (`.hip_fat`: image section names are cut to 8 bytes), walked as
+/// [`inspect`] walks ELF ones. COFF has no bundle sections.
+pub fn inspect_coff(src: &dyn Source) -> Result<Listing> {
+    let c = crate::host::coff::parse(src.bytes())?;
+    let mut out = Listing::default();
+    for s in c
+        .sections
+        .iter()
+        .filter(|s| s.name == HIP_FATBIN.as_bytes() || s.name == HIP_FAT_PE)
+    {
+        let (offset, size) = (s.offset, s.size);
+        let name = String::from_utf8_lossy(&s.name).into_owned();
+        let rest_at = |pos: u64| src.window(offset + pos, size - pos);
+        walk(&rest_at, size, offset, &name, s.index, &mut out);
+    }
+    out.problems.sort_by_key(|e| e.offset());
+    Ok(out)
+}
+
+/// `.hip_fatbin` as a PE image names it.
+const HIP_FAT_PE: &[u8] = b".hip_fat";
+
 /// [`inspect`], failing with every problem when there is any.
 pub fn list_strict(src: &dyn Source) -> Result<Listing, Errors> {
     let l = inspect(src).map_err(|e| vec![e])?;

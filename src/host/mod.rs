@@ -25,6 +25,7 @@
 //! ```
 
 pub mod ar;
+pub mod coff;
 pub mod elf;
 pub mod hash_order;
 pub mod strtab;
