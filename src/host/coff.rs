@@ -65,7 +65,8 @@ fn u32_at(d: &[u8], at: usize) -> Option<u32> {
 /// table or section outside the file is an OBJ-2 error at the field that
 /// points there.
 pub fn parse(data: &[u8]) -> Result<Coff> {
-    let bad = |at: usize, what: String| Error::at(rules::OBJ_2, at as u64, what);
+    // A field cut off by the end of the input is reported at that end.
+    let bad = |at: usize, what: String| Error::at(rules::OBJ_2, at.min(data.len()) as u64, what);
     // The COFF file header: at 0 in an object, after `PE\0\0` in an image.
     let (image, hdr) = if data.starts_with(b"MZ") {
         let pe = u32_at(data, 0x3c)
@@ -168,6 +169,11 @@ mod tests {
                 obj[2..4].copy_from_slice(&3u16.to_le_bytes());
             }
             let _ = parse(&obj);
+        }
+        // Offsets stay within the input (the C ABI harness's finding).
+        for cut in [&b"MZ"[..], b"MZ\0\0", &[0x64, 0x86, 1, 0]] {
+            let e = parse(cut).unwrap_err();
+            assert!(e.offset().is_some_and(|o| o <= cut.len() as u64), "{e}");
         }
         let mut img = b"MZ".to_vec();
         img.resize(0x40, 0);
