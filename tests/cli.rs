@@ -277,3 +277,166 @@ fn outputs_follow_links_the_user_named_only() {
         .is_symlink());
     assert_eq!(std::fs::read(planted).unwrap(), b"DEV");
 }
+
+/// The subcommands `offload-kit --help` lists (clap's help, two spaces
+/// before each name).
+fn subcommands() -> Vec<String> {
+    let (code, out, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    let after = out.split("Commands:").nth(1).expect("a Commands: section");
+    let names: Vec<String> = after
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| *n != "help")
+        .map(str::to_string)
+        .collect();
+    assert!(
+        names.len() >= 10,
+        "too few subcommands in --help: {names:?}"
+    );
+    names
+}
+
+#[test]
+fn completions_for_every_shell() {
+    let subs = subcommands();
+    for (shell, marker) in [
+        ("bash", "complete -F _offload__kit"),
+        ("zsh", "#compdef offload-kit"),
+        ("fish", "complete -c offload-kit"),
+        ("elvish", "edit:completion:arg-completer[offload-kit]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let (code, out, err) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains(marker), "{shell}: no '{marker}'");
+        for s in &subs {
+            assert!(out.contains(s.as_str()), "{shell}: no completion for '{s}'");
+        }
+        if shell == "bash" {
+            let d = tempfile::tempdir().unwrap();
+            let f = d.path().join("c.bash");
+            std::fs::write(&f, &out).unwrap();
+            let o = Command::new("bash").arg("-n").arg(&f).output().unwrap();
+            assert!(
+                o.status.success(),
+                "bash -n: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            // What bash offers for `offload-kit ins<TAB>`.
+            let tab = format!(
+                "source '{}'; COMP_WORDS=(offload-kit ins); COMP_CWORD=1; \
+                 COMP_LINE='offload-kit ins'; COMP_POINT=15; \
+                 _offload__kit offload-kit ins offload-kit; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                f.display()
+            );
+            let o = Command::new("bash").args(["-c", &tab]).output().unwrap();
+            assert_eq!(String::from_utf8_lossy(&o.stdout), "inspect\n");
+        }
+    }
+    let (code, _, err) = run(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("tcsh"), "{err}");
+}
+
+#[test]
+fn man_pages_for_every_command() {
+    let groff = std::path::Path::new("/usr/bin/groff");
+    assert!(
+        groff.exists(),
+        "groff is missing: run tools/setup (groff-base)"
+    );
+    let lint = |page: &std::path::Path| {
+        // -ww: every warning; -z: no output. A page groff warns about is broken.
+        let o = Command::new(groff)
+            .args(["-man", "-ww", "-z"])
+            .arg(page)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success() && err.is_empty(),
+            "{}: {err}",
+            page.display()
+        );
+    };
+    let (code, top, _) = run(&["man"]);
+    assert_eq!(code, 0);
+    assert!(
+        top.contains(".TH offload-kit 1"),
+        "{}",
+        &top[..top.len().min(300)]
+    );
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("man1");
+    let (code, _, err) = run(&["man", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let top_file = dir.join("offload-kit.1");
+    assert_eq!(std::fs::read_to_string(&top_file).unwrap(), top);
+    lint(&top_file);
+    for s in subcommands() {
+        let page = dir.join(format!("offload-kit-{s}.1"));
+        let text = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert!(text.contains(&format!(".TH offload-kit-{s} 1")), "{s}");
+        lint(&page);
+    }
+    // A file in the way of --dir: an error naming it, nothing written.
+    let blocked = d.path().join("blocked");
+    std::fs::write(&blocked, b"x").unwrap();
+    let (code, _, err) = run(&["man", "--dir", blocked.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("blocked"), "{err}");
+}
+
+/// Runs `offload-kit args` on a pseudo-terminal (util-linux `script`) and
+/// returns what it printed there.
+fn on_a_terminal(env: &[(&str, &str)], args: &[&str]) -> String {
+    let cmd = std::iter::once(env!("CARGO_BIN_EXE_offload-kit"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{a}'"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let script = std::path::Path::new("/usr/bin/script");
+    assert!(script.exists(), "util-linux's script is missing");
+    let mut c = Command::new(script);
+    c.args(["-qec", &cmd, "/dev/null"]).env_remove("NO_COLOR");
+    c.env("TERM", "xterm");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn colour_only_on_a_terminal() {
+    let missing = ["list", "/nonexistent/offload-kit-input"];
+    let red = "\x1b[1;31merror\x1b[0m";
+    // Into a pipe: plain, unless asked.
+    let (code, _, err) = run(&missing);
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("offload-kit: error: ") && !err.contains('\x1b'),
+        "{err:?}"
+    );
+    let (_, _, err) = run(&["--color", "always", "list", missing[1]]);
+    assert!(err.contains(red), "{err:?}");
+    // On a terminal: coloured, unless NO_COLOR, TERM=dumb or --color never.
+    assert!(on_a_terminal(&[], &missing).contains(red));
+    for (env, args) in [
+        (&[("NO_COLOR", "1")][..], &missing[..]),
+        (&[("TERM", "dumb")][..], &missing[..]),
+        (&[][..], &["--color", "never", "list", missing[1]][..]),
+    ] {
+        let text = on_a_terminal(env, args);
+        assert!(
+            text.contains("offload-kit: error: "),
+            "{env:?} {args:?}: {text:?}"
+        );
+        assert!(!text.contains('\x1b'), "{env:?} {args:?}: {text:?}");
+    }
+    // An empty NO_COLOR does not count (no-color.org).
+    assert!(on_a_terminal(&[("NO_COLOR", "")], &missing).contains(red));
+}

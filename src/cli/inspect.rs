@@ -7,6 +7,7 @@
 //! the code object the HIP runtime would load in each bundle, or why none
 //! fits; exit 0 when every file runs on every GPU.
 
+use super::term::{paint, Color, Stream};
 use super::Input;
 use offload_kit::detect;
 use offload_kit::inspect::check::{self, Gpu, Verdict};
@@ -110,6 +111,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
 fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
     let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
+    let progress = super::term::Progress::new("files read", files.len());
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(files.len().max(1));
@@ -122,6 +124,7 @@ fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
                 };
                 let o = inspect_file(path, *walked);
                 *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(o);
+                progress.advance();
             });
         }
     });
@@ -209,7 +212,7 @@ fn print_file(path: &Path, o: &Outcome) {
         }
     }
     for f in &r.findings {
-        outln!("  finding: {f}");
+        outln!("  {}: {f}", paint(Stream::Stdout, Color::Yellow, "finding"));
     }
 }
 
@@ -355,7 +358,10 @@ fn print_verdict(name: &str, v: &Verdict) {
         outln!("{name}: {}: no device code object at all", v.gpu);
         return;
     }
-    let verdict = if v.runs { "runs" } else { "DOES NOT RUN" };
+    let verdict = match v.runs {
+        true => paint(Stream::Stdout, Color::Green, "runs"),
+        false => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+    };
     outln!(
         "{name}: {}: {verdict}: {fits} of {n} bundle(s) have a code object ({})",
         v.gpu,

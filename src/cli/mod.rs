@@ -33,6 +33,7 @@ pub mod generate;
 pub mod inspect;
 pub mod native;
 pub mod packager;
+pub mod term;
 
 use offload_kit::output::io_text;
 use offload_kit::Error;
@@ -146,14 +147,15 @@ impl offload_kit::source::Source for Input {
 /// most `shown` of them and then a count of the rest, in one buffered write.
 pub fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
     use std::io::Write;
+    let error = term::paint(term::Stream::Stderr, term::Color::Red, "error");
     let mut w = std::io::BufWriter::new(std::io::stderr().lock());
     for e in errs.iter().take(shown) {
-        let _ = writeln!(w, "offload-kit: error: {prefix}{e}");
+        let _ = writeln!(w, "offload-kit: {error}: {prefix}{e}");
     }
     if let Some(more) = errs.len().checked_sub(shown).filter(|&n| n > 0) {
         let _ = writeln!(
             w,
-            "offload-kit: error: {prefix}... and {more} more ('offload-kit validate --json' lists every one)"
+            "offload-kit: {error}: {prefix}... and {more} more ('offload-kit validate --json' lists every one)"
         );
     }
     let _ = w.flush();

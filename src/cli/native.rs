@@ -1,7 +1,8 @@
 //! The native commands: `list`, `extract`, `validate`, `demo`.
 
+use super::term::ColorChoice;
 use super::{copy_range, Input};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use offload_kit::bundle::{ccob, object};
 use offload_kit::detect::{self, Listing};
 use offload_kit::output::{self, OutputFile};
@@ -18,6 +19,9 @@ pub struct Cli {
     /// OFFLOAD_KIT_MAX_MEMORY.
     #[arg(long = "max-memory", global = true, value_parser = parse_budget)]
     max_memory: Option<u64>,
+    /// When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -192,6 +196,18 @@ enum Cmd {
         #[arg(long = "list-kinds")]
         list_kinds: bool,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (roff) generated from these definitions: the
+    /// command's page on stdout, or one page per command into --dir.
+    Man {
+        /// Directory for offload-kit.1 and offload-kit-<command>.1.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
     /// Build a built-in example bundle, then list, validate and extract it.
     Demo {
         /// Where to write the example files.
@@ -233,7 +249,14 @@ pub fn main(args: Vec<String>) -> i32 {
     if let Some(b) = cli.max_memory {
         offload_kit::budget::set(b);
     }
+    super::term::set_color(cli.color);
     let r = match cli.cmd {
+        Cmd::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "offload-kit", &mut out);
+            write_stdout(&out)
+        }
+        Cmd::Man { dir } => man_pages(dir.as_deref()),
         Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
         Cmd::Packager { args } => {
             return super::packager::main("offload-kit packager", args, false)
@@ -417,7 +440,14 @@ impl Select<'_> {
 
 fn print_listing(l: &Listing, json: bool) {
     if json {
-        outln!("{}", serde_json::to_string_pretty(l).expect("serialisable"));
+        let mut v = serde_json::to_value(l).expect("serialisable");
+        if let Some(o) = v.as_object_mut() {
+            o.insert("schema".into(), LIST_SCHEMA.into());
+        }
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
     } else {
         let several_bundles = l.entries.iter().any(|x| x.bundle != 0);
         for e in &l.entries {
@@ -711,15 +741,73 @@ fn fit_name(name: &str, index: usize) -> String {
     format!("{}-{index}", &name[..cut])
 }
 
+/// The `validate --json` document's schema name and version
+/// (docs/schema/offload-kit-validate-1.schema.json).
+const VALIDATE_SCHEMA: &str = "offload-kit-validate/1";
+
+/// The `list --json` document's schema name and version
+/// (docs/schema/offload-kit-list-1.schema.json).
+const LIST_SCHEMA: &str = "offload-kit-list/1";
+
+/// Write `bytes` to stdout; a closed pipe ends the program quietly.
+fn write_stdout(bytes: &[u8]) -> Result<i32, Vec<Error>> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(vec![Error::other(format!(
+            "cannot write to standard output: {}",
+            output::io_text(&e)
+        ))]),
+        _ => Ok(0),
+    }
+}
+
+/// `man`: the command's page on stdout, or every command's page into `dir`
+/// (written all or none, CLI-5).
+fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
+    let render = |cmd: clap::Command| {
+        let mut out = Vec::new();
+        clap_mangen::Man::new(cmd)
+            .render(&mut out)
+            .map(|()| out)
+            .map_err(|e| vec![Error::from(e)])
+    };
+    let top = Cli::command();
+    let Some(dir) = dir else {
+        return write_stdout(&render(top)?);
+    };
+    let mut pages = vec![("offload-kit.1".to_string(), render(top.clone())?)];
+    for sub in top.get_subcommands() {
+        let name = format!("offload-kit-{}", sub.get_name());
+        let page = render(sub.clone().name(name.clone()))?;
+        pages.push((format!("{name}.1"), page));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        vec![Error::other(format!(
+            "'{}': {}",
+            dir.display(),
+            output::io_text(&e)
+        ))]
+    })?;
+    let mut files = Vec::new();
+    for (name, page) in &pages {
+        let mut f = OutputFile::create(&dir.join(name)).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, page).map_err(|e| vec![Error::from(e)])?;
+        files.push(f);
+    }
+    output::commit_all(files).map_err(|e| vec![e])?;
+    Ok(0)
+}
+
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let res = detect::list(&input, None);
     if json {
         let v = match &res {
             Ok(l) => {
-                serde_json::json!({"file": file, "valid": true, "container": l.container, "violations": []})
+                serde_json::json!({"schema": VALIDATE_SCHEMA, "file": file, "valid": true, "container": l.container, "violations": []})
             }
             Err(es) => serde_json::json!({
+                "schema": VALIDATE_SCHEMA,
                 "file": file,
                 "valid": false,
                 "violations": &es[..]

@@ -1,0 +1,146 @@
+//! What the CLI shows only on a terminal: colours and a progress line.
+//!
+//! Colour follows `--color auto|always|never` (default `auto`): `auto`
+//! colours a stream only when it is a terminal, `NO_COLOR` (any non-empty
+//! value, <https://no-color.org>) is unset and `TERM` is not `dumb`. The
+//! colour only repeats what the words say ("error", "runs", "DOES NOT
+//! RUN"), so nothing is lost without it. The progress line goes to stderr
+//! only when stderr is a terminal, and only once work has taken a second.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// `--color`: when to colour output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set or `TERM` is `dumb`.
+    Auto,
+    /// Always, also into pipes and files.
+    Always,
+    /// Never.
+    Never,
+}
+
+const AUTO: u8 = 0;
+const ALWAYS: u8 = 1;
+const NEVER: u8 = 2;
+
+/// The process-wide choice, set once from the command line.
+static CHOICE: AtomicU8 = AtomicU8::new(AUTO);
+
+/// Set the colour choice for the rest of the run.
+pub fn set_color(c: ColorChoice) {
+    let v = match c {
+        ColorChoice::Auto => AUTO,
+        ColorChoice::Always => ALWAYS,
+        ColorChoice::Never => NEVER,
+    };
+    CHOICE.store(v, Ordering::Relaxed);
+}
+
+/// Which stream a piece of text goes to.
+#[derive(Clone, Copy)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// Whether text for `stream` gets colours.
+pub fn colored(stream: Stream) -> bool {
+    match CHOICE.load(Ordering::Relaxed) {
+        ALWAYS => true,
+        NEVER => false,
+        _ => {
+            let tty = match stream {
+                Stream::Stdout => std::io::stdout().is_terminal(),
+                Stream::Stderr => std::io::stderr().is_terminal(),
+            };
+            tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+        }
+    }
+}
+
+/// A colour of the few the CLI uses.
+#[derive(Clone, Copy)]
+pub enum Color {
+    /// Errors and failed verdicts.
+    Red,
+    /// Passed verdicts.
+    Green,
+    /// Findings that are not errors of the file itself.
+    Yellow,
+}
+
+/// `text` in bold `color` when `stream` is coloured, else as it is.
+pub fn paint(stream: Stream, color: Color, text: &str) -> String {
+    if !colored(stream) {
+        return text.to_string();
+    }
+    let code = match color {
+        Color::Red => "1;31",
+        Color::Green => "1;32",
+        Color::Yellow => "1;33",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// A count of finished items shown on stderr as `what: done/total` once
+/// the work has taken a second, at most ten times a second, and erased
+/// when dropped. Safe to advance from several threads.
+pub struct Progress {
+    what: &'static str,
+    total: usize,
+    done: AtomicUsize,
+    start: Instant,
+    /// When the line was last drawn (`None`: never), behind a lock so one
+    /// thread draws at a time.
+    drawn: Mutex<Option<Instant>>,
+    enabled: bool,
+}
+
+impl Progress {
+    /// Progress over `total` items, shown only when stderr is a terminal.
+    pub fn new(what: &'static str, total: usize) -> Progress {
+        Progress {
+            what,
+            total,
+            done: AtomicUsize::new(0),
+            start: Instant::now(),
+            drawn: Mutex::new(None),
+            enabled: std::io::stderr().is_terminal() && total > 1,
+        }
+    }
+
+    /// One more item done.
+    pub fn advance(&self) {
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if !self.enabled || self.start.elapsed() < Duration::from_secs(1) {
+            return;
+        }
+        let Ok(mut drawn) = self.drawn.try_lock() else {
+            return; // another thread is drawing
+        };
+        if drawn.is_some_and(|t| t.elapsed() < Duration::from_millis(100)) && done < self.total {
+            return;
+        }
+        *drawn = Some(Instant::now());
+        let mut e = std::io::stderr().lock();
+        let _ = write!(e, "\r\x1b[2K{}: {done}/{}", self.what, self.total);
+        let _ = e.flush();
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if self.drawn.get_mut().is_ok_and(|d| d.is_some()) {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[2K");
+            let _ = e.flush();
+        }
+    }
+}
