@@ -26,5 +26,6 @@ pub mod archive;
 pub mod binary;
 pub mod ccob;
 pub mod fatbin;
+pub mod llvm_object;
 pub mod object;
 pub mod text;

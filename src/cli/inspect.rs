@@ -270,8 +270,12 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
         .zip(outcomes)
         .filter_map(|((path, _), o)| match o {
             Outcome::NoOffloadCode => None,
-            Outcome::Read(r) => Some(serde_json::json!({"file": path, "report": r})),
-            Outcome::Failed(es) => Some(serde_json::json!({"file": path, "errors": es})),
+            Outcome::Read(r) => {
+                Some(serde_json::json!({"file": path.to_string_lossy(), "report": r}))
+            }
+            Outcome::Failed(es) => {
+                Some(serde_json::json!({"file": path.to_string_lossy(), "errors": es}))
+            }
         })
         .collect();
     let v = serde_json::json!({"schema": SCHEMA, "files": docs});
@@ -300,7 +304,7 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
             Outcome::Failed(es) => {
                 all_run = false;
                 super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
-                docs.push(serde_json::json!({"file": path, "errors": es}));
+                docs.push(serde_json::json!({"file": path.to_string_lossy(), "errors": es}));
                 continue;
             }
             Outcome::Read(r) => r,
@@ -318,7 +322,7 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
                 print_verdict(&name.to_string(), v);
             }
         }
-        docs.push(serde_json::json!({"file": path, "gpus": verdicts}));
+        docs.push(serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts}));
     }
     if json {
         let v = serde_json::json!({"schema": "offload-kit-check/1", "files": docs});

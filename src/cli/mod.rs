@@ -32,6 +32,7 @@ pub mod conformance;
 pub mod generate;
 pub mod inspect;
 pub mod native;
+pub mod offloading;
 pub mod packager;
 pub mod term;
 

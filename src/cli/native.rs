@@ -228,6 +228,20 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// The drop-in `llvm-objdump --offloading` of LLVM 22 (offload images, bundle entries extracted next to the input).
+    #[command(disable_help_flag = true)]
+    Objdump {
+        /// Options and files as llvm-objdump takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// The drop-in `llvm-readobj --offloading` of LLVM 22 (a code object URI per bundle entry).
+    #[command(disable_help_flag = true)]
+    Readobj {
+        /// Options and files as llvm-readobj takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=13|14|15|16|19|22).
     #[command(disable_help_flag = true)]
     Bundler {
@@ -238,7 +252,7 @@ enum Cmd {
 }
 
 /// Run the native CLI; returns the exit status.
-pub fn main(args: Vec<String>) -> i32 {
+pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -262,6 +276,20 @@ pub fn main(args: Vec<String>) -> i32 {
             return super::packager::main("offload-kit packager", args, false)
         }
         Cmd::Conformance { args } => return super::conformance::main(args),
+        Cmd::Objdump { args } => {
+            return super::offloading::main(
+                "offload-kit objdump",
+                super::offloading::Tool::Objdump,
+                args,
+            )
+        }
+        Cmd::Readobj { args } => {
+            return super::offloading::main(
+                "offload-kit readobj",
+                super::offloading::Tool::Readobj,
+                args,
+            )
+        }
         Cmd::List {
             file, uri: true, ..
         } => list_uris(&file),
@@ -804,11 +832,11 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     if json {
         let v = match &res {
             Ok(l) => {
-                serde_json::json!({"schema": VALIDATE_SCHEMA, "file": file, "valid": true, "container": l.container, "violations": []})
+                serde_json::json!({"schema": VALIDATE_SCHEMA, "file": file.to_string_lossy(), "valid": true, "container": l.container, "violations": []})
             }
             Err(es) => serde_json::json!({
                 "schema": VALIDATE_SCHEMA,
-                "file": file,
+                "file": file.to_string_lossy(),
                 "valid": false,
                 "violations": &es[..]
             }),

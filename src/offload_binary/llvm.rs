@@ -564,11 +564,39 @@ fn llvm_archive_message(data: &[u8], base: u64, e: &Error) -> String {
     }
 }
 
+/// LLVM's words (`ELFFile::create`, `ELFFile::sections`) for an ELF file
+/// whose section header table runs past its end, the commonest way a cut
+/// object fails; `None` for other failures.
+pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
+    let is64 = *data.get(4)? == 2;
+    let big = *data.get(5)? == 2;
+    let field = |at: usize, n: usize| -> Option<u64> {
+        let b = data.get(at..at + n)?;
+        Some(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
+            let shift = if big { (n - 1 - i) * 8 } else { i * 8 };
+            v | u64::from(x) << shift
+        }))
+    };
+    let (shoff, shentsize, shnum) = match is64 {
+        true => (field(0x28, 8)?, field(0x3a, 2)?, field(0x3c, 2)?),
+        false => (field(0x20, 4)?, field(0x2e, 2)?, field(0x30, 2)?),
+    };
+    let end = shoff.checked_add(shentsize.checked_mul(shnum.max(1))?);
+    (shoff != 0 && end.is_none_or(|e| e > data.len() as u64)).then(|| {
+        format!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}")
+    })
+}
+
 /// The file format name `llvm-objdump` prints for an ELF file.
 pub fn elf_format_name(elf: &Elf<'_>) -> String {
-    let le = !elf.encoding.big_endian;
-    let m = elf.machine;
-    let s = if elf.encoding.is64 {
+    elf_format_name_of(elf.machine, elf.encoding.is64, elf.encoding.big_endian).to_string()
+}
+
+/// [`elf_format_name`] from the ELF header's fields alone (`e_machine`,
+/// the class and the byte order), for a file whose sections do not parse.
+pub fn elf_format_name_of(m: u16, is64: bool, big_endian: bool) -> &'static str {
+    let le = !big_endian;
+    if is64 {
         match m {
             3 => "elf64-i386",
             62 => "elf64-x86-64",
@@ -609,8 +637,7 @@ pub fn elf_format_name(elf: &Elf<'_>) -> String {
             94 => "elf32-xtensa",
             _ => "elf32-unknown",
         }
-    };
-    s.to_string()
+    }
 }
 
 /// What `llvm-objdump --offloading <file>` of a release does.
@@ -773,7 +800,8 @@ fn objdump_elf(
     let elf = match Elf::parse(data) {
         Ok(e) => e,
         Err(e) => {
-            run.error = Some(format!("'{shown}': {}", e.message()));
+            let m = llvm_elf_error(data).unwrap_or_else(|| e.message().to_string());
+            run.error = Some(format!("'{shown}': {m}"));
             run.detail = Some(e.rebase(base));
             return;
         }

@@ -1,0 +1,636 @@
+//! The drop-ins `llvm-objdump --offloading` and `llvm-readobj --offloading`
+//! of LLVM 22 (spec/object-bundle.md, "LLVM 22's second reader"): the same
+//! standard output, files and exit codes as the release on ELF files,
+//! archives and offload binaries, under those program names or as
+//! `offload-kit objdump|readobj`.
+//!
+//! Where LLVM 22 reads memory it does not own (an entry past the end of
+//! the file: SIGSEGV, or heap bytes in the output) or dies (`llvm-readobj`
+//! on an offload binary), the drop-in reports the violation instead and
+//! writes nothing for that file. Entry IDs that would make an output path
+//! leave the input's directory (`/`, NUL) are refused (CLI-5); LLVM writes
+//! through them. Only `--offloading` (and `llvm-objdump`'s
+//! `--arch-name`) are modelled.
+
+use super::Input;
+use offload_kit::bundle::llvm_object::{self, FoundEntry};
+use offload_kit::host::ar;
+use offload_kit::host::elf::Elf;
+use offload_kit::offload_binary::llvm::{self, InputKind};
+use offload_kit::output::{self, strip_os_error, OutputFile};
+use offload_kit::{rules, Error, Release};
+use std::io::Write;
+use std::path::Path;
+
+/// Which tool the drop-in stands in for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `llvm-objdump --offloading`: images printed, bundle entries written.
+    Objdump,
+    /// `llvm-readobj --offloading`: a summary and a URI per bundle entry.
+    Readobj,
+}
+
+/// Run the drop-in; returns the exit status.
+pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
+    let mut offloading = false;
+    let mut arch_name: Option<String> = None;
+    let mut files = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--offloading" | "-offloading" => offloading = true,
+            "--arch-name" | "-arch-name" if tool == Tool::Objdump => match it.next() {
+                Some(v) => arch_name = Some(v),
+                None => {
+                    elog(&format!("{argv0}: error: --arch-name: requires a value"));
+                    return 1;
+                }
+            },
+            _ if tool == Tool::Objdump
+                && (a.starts_with("--arch-name=") || a.starts_with("-arch-name=")) =>
+            {
+                arch_name = a.split_once('=').map(|(_, v)| v.to_string());
+            }
+            "-" => files.push(a),
+            _ if a.starts_with('-') => {
+                elog(&format!(
+                    "{argv0}: error: '{a}': offload-kit's drop-in models only --offloading{} of LLVM 22",
+                    if tool == Tool::Objdump { " and --arch-name" } else { "" }
+                ));
+                return 1;
+            }
+            _ => files.push(a),
+        }
+    }
+    if !offloading {
+        elog(&format!(
+            "{argv0}: error: offload-kit's drop-in models only --offloading (LLVM prints its --help and exits 2 without a dump option)"
+        ));
+        return 2;
+    }
+    match tool {
+        Tool::Objdump => {
+            if files.is_empty() {
+                files.push("a.out".into());
+            }
+            let mut out = std::io::stdout().lock();
+            for f in &files {
+                if let Err(code) = objdump_file(argv0, f, arch_name.as_deref(), &mut out) {
+                    return code;
+                }
+            }
+            0
+        }
+        Tool::Readobj => {
+            if files.is_empty() {
+                elog(&format!("{argv0}: error: no input files specified"));
+                return 1;
+            }
+            let mut s = Summary::for_stdout();
+            let mut code = 0;
+            for f in &files {
+                if let Err(c) = readobj_file(argv0, f, &mut s) {
+                    code = c;
+                    break;
+                }
+            }
+            s.flush();
+            code
+        }
+    }
+}
+
+fn elog(line: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}
+
+/// An input as LLVM names it, and its bytes.
+struct Opened {
+    name: String,
+    input: Input,
+}
+
+/// Open `f` as LLVM 22 does (`-` is standard input, named `<stdin>`);
+/// the error line on failure.
+fn open(argv0: &str, f: &str) -> Result<Opened, String> {
+    let name = if f == "-" { "<stdin>" } else { f }.to_string();
+    if f != "-" && Path::new(f).is_dir() {
+        return Err(format!("{argv0}: error: '{name}': Is a directory"));
+    }
+    match Input::open(Path::new(f)) {
+        Ok(input) => Ok(Opened { name, input }),
+        Err(e) => {
+            let m = e.message();
+            let m = match m.rfind("': ") {
+                Some(p) if m.starts_with('\'') => &m[p + 3..],
+                _ => m,
+            };
+            Err(format!("{argv0}: error: '{name}': {}", strip_os_error(m)))
+        }
+    }
+}
+
+const NOT_AN_OBJECT: &str = "The file was not recognized as a valid object file";
+
+/// An ELF member of an archive (or the file itself): its bytes, where they
+/// start in the file, the name LLVM prints and the name its outputs and
+/// URIs start with.
+struct Object<'a> {
+    data: &'a [u8],
+    base: u64,
+    shown: String,
+    stem: String,
+}
+
+/// The ELF objects of an archive, or why LLVM stops on it (an offload
+/// binary member: the release's own error).
+fn archive_objects<'a>(data: &'a [u8], archive: &str) -> Result<Vec<Object<'a>>, Error> {
+    let mut v = Vec::new();
+    for m in ar::members(data, 0)? {
+        let body = &data[m.data_offset as usize..][..m.size as usize];
+        match llvm::input_kind(body) {
+            InputKind::Elf => v.push(Object {
+                data: body,
+                base: m.data_offset,
+                shown: format!("{archive}({})", m.name),
+                stem: m.name.clone(),
+            }),
+            InputKind::OffloadBinary => {
+                return Err(Error::at(
+                    rules::OB_21,
+                    m.data_offset,
+                    format!(
+                        "member '{}' is an offload binary: LLVM 22 reads it as an object file and fails",
+                        m.name
+                    ),
+                ))
+            }
+            // Text, bitcode and other members are passed over silently.
+            _ => {}
+        }
+    }
+    Ok(v)
+}
+
+// ---------------------------------------------------------------------------
+// llvm-objdump --offloading
+
+fn objdump_file(
+    argv0: &str,
+    f: &str,
+    arch_name: Option<&str>,
+    out: &mut impl Write,
+) -> Result<(), i32> {
+    let o = open(argv0, f).map_err(|line| {
+        elog(&line);
+        1
+    })?;
+    let data = o.input.bytes();
+    match llvm::input_kind(data) {
+        InputKind::OffloadBinary => {
+            // Images only, as the packager's --objdump-offloading prints them.
+            let run = llvm::objdump_offloading(data, &o.name, Release::L22).expect("22 has it");
+            emit(out, &run.stdout);
+            image_failure(argv0, &run)
+        }
+        InputKind::Elf => {
+            let obj = Object {
+                data,
+                base: 0,
+                shown: o.name.clone(),
+                stem: o.name.clone(),
+            };
+            objdump_object(argv0, &obj, arch_name, out)
+        }
+        InputKind::Archive => {
+            let objects = match archive_objects(data, &o.name) {
+                Ok(v) => v,
+                Err(_) => {
+                    // LLVM's own error for the archive (its images model).
+                    let run =
+                        llvm::objdump_offloading(data, &o.name, Release::L22).expect("22 has it");
+                    emit(out, &run.stdout);
+                    return image_failure(argv0, &run);
+                }
+            };
+            for obj in &objects {
+                objdump_object(argv0, obj, arch_name, out)?;
+            }
+            Ok(())
+        }
+        _ => {
+            elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
+            Err(1)
+        }
+    }
+}
+
+fn emit(out: &mut impl Write, text: &str) {
+    let _ = out.write_all(text.as_bytes());
+}
+
+/// The exit for a finished images run: its error, if any, on stderr.
+fn image_failure(argv0: &str, run: &llvm::ObjdumpRun) -> Result<(), i32> {
+    if let Some(e) = &run.unsafe_read {
+        elog(&format!("{argv0}: error: {e}"));
+        return Err(1);
+    }
+    match (&run.error, &run.detail) {
+        (Some(e), Some(d)) => elog(&format!("{argv0}: error: {e} [{d}]")),
+        (Some(e), None) => elog(&format!("{argv0}: error: {e}")),
+        (None, _) => return Ok(()),
+    }
+    Err(1)
+}
+
+/// One ELF object: the header and images, then every bundle entry
+/// written to `<stem>.<bundle>.<id>` and named on stdout once written.
+fn objdump_object(
+    argv0: &str,
+    obj: &Object<'_>,
+    arch_name: Option<&str>,
+    out: &mut impl Write,
+) -> Result<(), i32> {
+    let run = llvm::objdump_offloading(obj.data, &obj.shown, Release::L22).expect("22 has it");
+    emit(out, &run.stdout);
+    let fail = |out: &mut dyn Write, line: String| {
+        let _ = out.flush();
+        elog(&format!("{argv0}: error: '{}': {line}", obj.shown));
+        Err(1)
+    };
+    if run.error.is_some() || run.unsafe_read.is_some() {
+        let _ = out.flush();
+        return image_failure(argv0, &run);
+    }
+    let elf = match Elf::parse(obj.data) {
+        Ok(e) => e,
+        Err(e) => return fail(out, e.rebase(obj.base).to_string()),
+    };
+    let entries = match llvm_object::find_bundles(&elf).into_result() {
+        Ok(v) => v,
+        Err((m, d)) => {
+            return fail(
+                out,
+                format!(
+                    "while extracting offload FatBin bundles: {m} [{}]",
+                    d.rebase(obj.base)
+                ),
+            )
+        }
+    };
+    // --arch-name=X: LLVM 22 skips the entries whose ID contains X.
+    let entries: Vec<&FoundEntry> = entries
+        .iter()
+        .filter(|e| arch_name.is_none_or(|a| !contains(&e.id, a.as_bytes())))
+        .collect();
+    let mut planned = Vec::new();
+    for e in &entries {
+        let Some((at, len)) = e.file_range(obj.data.len() as u64) else {
+            let d = Error::at(
+                rules::BIN_5,
+                obj.base + e.record,
+                format!(
+                    "entry '{}' [{:#x}, +{:#x}) does not lie inside the {} bytes of the object; LLVM 22 copies memory it does not own here (SIGSEGV, or heap bytes in the output){}",
+                    String::from_utf8_lossy(&e.id).escape_debug(),
+                    e.offset,
+                    e.size,
+                    obj.data.len(),
+                    if e.compressed { " (the offset is within the decompressed bundle, yet LLVM 22 reads the host file)" } else { "" }
+                ),
+            );
+            return fail(out, format!("while extracting offload Bundle Entries: {d}"));
+        };
+        if e.id.contains(&b'/') || e.id.contains(&0) {
+            let d = Error::at(
+                rules::CLI_5,
+                obj.base + e.record,
+                format!(
+                    "entry ID '{}' would put its file outside the input's directory; LLVM 22 writes through it",
+                    String::from_utf8_lossy(&e.id).escape_debug()
+                ),
+            );
+            return fail(out, format!("while extracting offload Bundle Entries: {d}"));
+        }
+        let name = format!(
+            "{}.{}.{}",
+            obj.stem,
+            e.bundle,
+            String::from_utf8_lossy(&e.id)
+        );
+        planned.push((name, &obj.data[at as usize..][..len as usize]));
+    }
+    // Every file of the object, then the lines (LLVM prints each once written).
+    let mut files = Vec::new();
+    for (name, bytes) in &planned {
+        let written = OutputFile::create_replacing(Path::new(name)).and_then(|mut f| {
+            f.write_all(bytes)?;
+            Ok(f)
+        });
+        match written {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                return fail(
+                    out,
+                    format!(
+                        "while extracting offload Bundle Entries: {}",
+                        io_message(&e)
+                    ),
+                )
+            }
+        }
+    }
+    if let Err(e) = output::commit_all(files) {
+        return fail(
+            out,
+            format!(
+                "while extracting offload Bundle Entries: {}",
+                io_message(&e)
+            ),
+        );
+    }
+    for (name, _) in &planned {
+        let _ = writeln!(out, "Extracting offload bundle: {name}");
+    }
+    Ok(())
+}
+
+/// LLVM's text for an I/O error: the OS's words without offload-kit's
+/// path prefix or " (os error N)".
+fn io_message(e: &Error) -> String {
+    let m = e.message();
+    let m = match m.rfind("': ") {
+        Some(p) => &m[p + 3..],
+        None => m,
+    };
+    strip_os_error(m).to_string()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(hay, needle).is_some()
+}
+
+// ---------------------------------------------------------------------------
+// llvm-readobj --offloading
+
+/// llvm-readobj's summary stream (`fouts()`): buffered in blocks of the
+/// output's preferred size (`st_blksize`) unless standard output is a
+/// terminal, while the URI lines go to standard output unbuffered. In a
+/// pipe or file the summaries therefore come after the URI lines, in
+/// blocks, as `raw_ostream::write` flushes them.
+struct Summary {
+    buf: Vec<u8>,
+    /// The block size; 0 when unbuffered.
+    cap: usize,
+}
+
+impl Summary {
+    fn for_stdout() -> Summary {
+        use std::io::IsTerminal;
+        use std::os::unix::fs::MetadataExt;
+        let cap = if std::io::stdout().is_terminal() {
+            0
+        } else {
+            std::fs::metadata("/dev/stdout")
+                .map(|m| m.blksize() as usize)
+                .unwrap_or(4096)
+                .max(1)
+        };
+        Summary {
+            buf: Vec::new(),
+            cap,
+        }
+    }
+
+    /// `raw_ostream::write`.
+    fn write(&mut self, mut data: &[u8]) {
+        let mut out = std::io::stdout().lock();
+        if self.cap == 0 {
+            let _ = out.write_all(data);
+            return;
+        }
+        loop {
+            let space = self.cap - self.buf.len();
+            if data.len() <= space {
+                self.buf.extend_from_slice(data);
+                return;
+            }
+            if self.buf.is_empty() {
+                // Larger than the whole buffer: whole blocks straight through.
+                let n = data.len() - data.len() % self.cap;
+                let _ = out.write_all(&data[..n]);
+                data = &data[n..];
+                continue;
+            }
+            self.buf.extend_from_slice(&data[..space]);
+            let _ = out.write_all(&self.buf);
+            self.buf.clear();
+            data = &data[space..];
+        }
+    }
+
+    fn flush(&mut self) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&self.buf);
+        let _ = out.flush();
+        self.buf.clear();
+    }
+}
+
+fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
+    let o = match open(argv0, f) {
+        Ok(o) => o,
+        Err(line) => {
+            s.flush();
+            elog(&line);
+            return Err(1);
+        }
+    };
+    let data = o.input.bytes();
+    let error = |s: &mut Summary, line: String| {
+        s.flush();
+        elog(&format!("{argv0}: error: '{}': {line}", o.name));
+        Err(1)
+    };
+    match llvm::input_kind(data) {
+        InputKind::Elf => readobj_object(
+            argv0,
+            &Object {
+                data,
+                base: 0,
+                shown: o.name.clone(),
+                stem: o.name.clone(),
+            },
+            s,
+        ),
+        InputKind::Archive => match archive_objects(data, &o.name) {
+            Ok(objects) => {
+                for obj in &objects {
+                    readobj_object(argv0, obj, s)?;
+                }
+                Ok(())
+            }
+            Err(e) => error(
+                s,
+                format!("Invalid data was encountered while parsing the file [{e}]"),
+            ),
+        },
+        InputKind::OffloadBinary => {
+            let d = Error::at(
+                rules::OB_1,
+                0,
+                "llvm-readobj 22 dies of SIGSEGV on an offload binary file (offload-kit reports instead)",
+            );
+            error(s, format!("{d}"))
+        }
+        InputKind::Bitcode => {
+            s.flush();
+            elog(&format!(
+                "{argv0}: warning: '{}': bitcode files are not supported",
+                o.name
+            ));
+            Ok(())
+        }
+        InputKind::Other => error(s, NOT_AN_OBJECT.to_string()),
+    }
+}
+
+fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), i32> {
+    let summary = |machine: u16, is64: bool, big: bool, load_name: Option<String>| {
+        format!(
+            "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\nLoadName: {}\n",
+            obj.shown,
+            llvm::elf_format_name_of(machine, is64, big),
+            arch_name(machine, is64, big),
+            if is64 { 64 } else { 32 },
+            load_name.unwrap_or_else(|| "<Not found>".into())
+        )
+    };
+    let elf = match Elf::parse(obj.data) {
+        Ok(e) => e,
+        Err(e) => {
+            // The ELF header alone makes the summary; LLVM prints it, then
+            // gives up on the rest.
+            let d = obj.data;
+            if d.len() >= 20 {
+                let (is64, big) = (d[4] == 2, d[5] == 2);
+                let m = [d[18], d[19]];
+                let machine = if big {
+                    u16::from_be_bytes(m)
+                } else {
+                    u16::from_le_bytes(m)
+                };
+                s.write(summary(machine, is64, big, None).as_bytes());
+            }
+            s.flush();
+            let e = e.rebase(obj.base);
+            match llvm::llvm_elf_error(d) {
+                Some(m) => elog(&format!(
+                    "{argv0}: error: '{}': unable to continue dumping, the file is corrupt: {m} [{e}]",
+                    obj.shown
+                )),
+                None => elog(&format!(
+                    "{argv0}: error: '{}': unable to continue dumping, the file is corrupt: {e}",
+                    obj.shown
+                )),
+            }
+            return Err(1);
+        }
+    };
+    let (machine, is64, big) = (elf.machine, elf.encoding.is64, elf.encoding.big_endian);
+    s.write(summary(machine, is64, big, soname(&elf)).as_bytes());
+    let found = llvm_object::find_bundles(&elf);
+    if let Some((m, d)) = &found.failure {
+        s.flush();
+        elog(&format!(
+            "{argv0}: warning: '{}': {m} [{}]",
+            obj.shown,
+            d.clone().rebase(obj.base)
+        ));
+    }
+    let mut out = std::io::stdout().lock();
+    for e in &found.entries {
+        // The ID is printed as a C string: up to its first NUL.
+        let id = e.id.split(|&b| b == 0).next().unwrap_or_default();
+        let _ = out.write_all(id);
+        let _ = writeln!(
+            out,
+            "\tfile://{}#offset={}&size={}",
+            obj.stem, e.offset, e.size
+        );
+    }
+    let _ = out.flush();
+    Ok(())
+}
+
+/// `Triple::getArchTypeName` of the ELF file's architecture, as
+/// `ELFObjectFile::getArch` derives it.
+fn arch_name(machine: u16, is64: bool, big_endian: bool) -> &'static str {
+    let le = !big_endian;
+    match (machine, is64) {
+        (3, _) => "i386",
+        (62, true) => "x86_64",
+        (62, false) => "x86_64",
+        (183, _) if le => "aarch64",
+        (183, _) => "aarch64_be",
+        (40, _) if le => "arm",
+        (40, _) => "armeb",
+        (21, _) if le => "powerpc64le",
+        (21, _) => "powerpc64",
+        (20, _) if le => "powerpcle",
+        (20, _) => "powerpc",
+        (243, true) => "riscv64",
+        (243, false) => "riscv32",
+        (22, _) => "s390x",
+        (43, _) => "sparcv9",
+        (2 | 18, _) => "sparc",
+        (8, true) if le => "mips64el",
+        (8, true) => "mips64",
+        (8, false) if le => "mipsel",
+        (8, false) => "mips",
+        (224, true) => "amdgcn",
+        (224, false) => "r600",
+        (247, _) if le => "bpfel",
+        (247, _) => "bpfeb",
+        (251, _) => "ve",
+        (258, true) => "loongarch64",
+        (258, false) => "loongarch32",
+        (164, _) => "hexagon",
+        (190, _) => "nvptx64",
+        _ => "unknown",
+    }
+}
+
+/// DT_SONAME from the `SHT_DYNAMIC` section and the string table it links.
+fn soname(elf: &Elf<'_>) -> Option<String> {
+    const SHT_DYNAMIC: u32 = 6;
+    const DT_SONAME: u64 = 14;
+    let dynamic = elf.sections.iter().find(|s| s.sh_type == SHT_DYNAMIC)?;
+    let strtab = elf.sections.get(dynamic.link as usize)?.data(elf.data)?;
+    let d = dynamic.data(elf.data)?;
+    let word = if elf.encoding.is64 { 8 } else { 4 };
+    let read = |b: &[u8]| -> u64 {
+        let mut v = 0u64;
+        let bytes: Vec<u8> = match elf.encoding.big_endian {
+            true => b.to_vec(),
+            false => b.iter().rev().copied().collect(),
+        };
+        for x in bytes {
+            v = v << 8 | u64::from(x);
+        }
+        v
+    };
+    for rec in d.chunks_exact(2 * word) {
+        let tag = read(&rec[..word]);
+        if tag == 0 {
+            break;
+        }
+        if tag == DT_SONAME {
+            let at = usize::try_from(read(&rec[word..])).ok()?;
+            let s = strtab.get(at..)?;
+            let end = s.iter().position(|&b| b == 0)?;
+            return Some(String::from_utf8_lossy(&s[..end]).into_owned());
+        }
+    }
+    None
+}

@@ -1,0 +1,288 @@
+//! The drop-ins `llvm-objdump --offloading` and `llvm-readobj --offloading`
+//! against LLVM 22's own tools, one trial per tool and input: clang-built
+//! HIP objects (one and two architectures, `--offload-compress`), a shared
+//! library of two bundles, an OpenMP object, an archive, an offload binary,
+//! and bad inputs. Each tool runs in a fresh directory under its LLVM name
+//! (a symbolic link for offload-kit); stdout, the exit code and every file
+//! written must be the same, and stderr the same up to offload-kit's
+//! `[detail (at offset …, rule …)]`. Where LLVM 22 dies or copies memory it
+//! does not own, offload-kit must exit 1 naming a rule and write nothing.
+
+mod common;
+
+use common::{llvm_bin, run_ok};
+use libtest_mimic::{Arguments, Failed, Trial};
+use std::collections::BTreeMap;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+const EXE: &str = env!("CARGO_BIN_EXE_offload-kit");
+
+fn art() -> &'static PathBuf {
+    static A: OnceLock<PathBuf> = OnceLock::new();
+    A.get_or_init(|| {
+        let bin = llvm_bin(22, &["clang", "llvm-ar", "llvm-offload-binary"])
+            .expect("LLVM 22 (run tools/setup)");
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("offloading-dropins/art");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k.hip");
+        let text = std::fs::read_to_string(&src).unwrap();
+        std::fs::write(dir.join("k2.hip"), text.replace("void k(", "void k2(")).unwrap();
+        let clang = |args: &[&str]| {
+            run_ok(Command::new(bin.join("clang")).current_dir(&dir).args(args));
+        };
+        let hip = ["-x", "hip", "-nogpulib", "-nogpuinc", "-c"];
+        let s = src.to_str().unwrap();
+        clang(&[&hip[..], &["--offload-arch=gfx906", s, "-o", "k.o"]].concat());
+        clang(
+            &[
+                &hip[..],
+                &[
+                    "--offload-arch=gfx906",
+                    "--offload-arch=gfx90a",
+                    s,
+                    "-o",
+                    "k2arch.o",
+                ],
+            ]
+            .concat(),
+        );
+        clang(
+            &[
+                &hip[..],
+                &[
+                    "--offload-arch=gfx906",
+                    "--offload-compress",
+                    s,
+                    "-o",
+                    "kc.o",
+                ],
+            ]
+            .concat(),
+        );
+        clang(
+            &[
+                &hip[..],
+                &["--offload-arch=gfx906", "-fPIC", s, "-o", "kp.o"],
+            ]
+            .concat(),
+        );
+        clang(
+            &[
+                &hip[..],
+                &["--offload-arch=gfx906", "-fPIC", "k2.hip", "-o", "k2p.o"],
+            ]
+            .concat(),
+        );
+        clang(&[
+            "-shared",
+            "-nostdlib",
+            "-fuse-ld=lld",
+            "-Wl,-soname,libk.so.1",
+            "kp.o",
+            "k2p.o",
+            "-o",
+            "libk.so",
+        ]);
+        std::fs::write(
+            dir.join("omp.c"),
+            "void f(int *p) {\n#pragma omp target map(tofrom: p[0:1])\n  *p = 1;\n}\n",
+        )
+        .unwrap();
+        clang(&[
+            "-fopenmp",
+            "--offload-arch=gfx906",
+            "-nogpulib",
+            "-c",
+            "omp.c",
+            "-o",
+            "omp.o",
+        ]);
+        run_ok(
+            Command::new(bin.join("llvm-ar"))
+                .current_dir(&dir)
+                .args(["rcs", "lib.a", "k.o", "omp.o"]),
+        );
+        run_ok(
+            Command::new(bin.join("llvm-offload-binary"))
+                .current_dir(&dir)
+                .args([
+                    "-o",
+                    "pk.bin",
+                    "--image=file=k.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip",
+                ]),
+        );
+        // Bad inputs.
+        std::fs::write(dir.join("empty"), b"").unwrap();
+        std::fs::write(dir.join("text.txt"), b"not an object\n").unwrap();
+        let k = std::fs::read(dir.join("k.o")).unwrap();
+        std::fs::write(dir.join("trunc100.o"), &k[..100]).unwrap();
+        // The device entry's size made to run past the end of the file
+        // (LLVM 22's objdump copies what is not there).
+        let at = memchr::memmem::find(&k, b"__CLANG_OFFLOAD_BUNDLE__").unwrap();
+        let mut big = k.clone();
+        // Second record: after magic(24) + count(8) + host record (24 + ID).
+        let host_id = u64::from_le_bytes(big[at + 48..at + 56].try_into().unwrap()) as usize;
+        let size_field = at + 32 + 24 + host_id + 8;
+        big[size_field..size_field + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        std::fs::write(dir.join("size_big.o"), &big).unwrap();
+        std::fs::create_dir_all(dir.join("adir")).unwrap();
+        dir
+    })
+}
+
+/// What one run did.
+#[derive(Debug)]
+struct Run {
+    stdout: Vec<u8>,
+    stderr: String,
+    code: Option<i32>,
+    signal: Option<i32>,
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+/// Runs `exe --offloading input` (as `name`, through a link for
+/// offload-kit) in a fresh directory holding a copy of the input.
+fn run(name: &str, exe: &Path, input: &str, dir: &Path) -> Run {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let from = art().join(input);
+    if from.is_file() {
+        std::fs::copy(&from, dir.join(input)).unwrap();
+    } else if from.is_dir() {
+        std::fs::create_dir_all(dir.join(input)).unwrap();
+    }
+    let tool = dir.join("..").join(format!(
+        "{}-tool",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    let _ = std::fs::remove_dir_all(&tool);
+    std::fs::create_dir_all(&tool).unwrap();
+    let link = tool.join(name);
+    std::os::unix::fs::symlink(exe, &link).unwrap();
+    let o = Command::new(&link)
+        .current_dir(dir)
+        .args(["--offloading", input])
+        .output()
+        .unwrap();
+    let mut files = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let n = p.file_name().unwrap().to_string_lossy().into_owned();
+        if n != input && p.is_file() {
+            files.insert(n, std::fs::read(&p).unwrap());
+        }
+    }
+    Run {
+        stdout: o.stdout,
+        stderr: String::from_utf8_lossy(&o.stderr).replace(link.to_str().unwrap(), "TOOL"),
+        code: o.status.code(),
+        signal: o.status.signal(),
+        files,
+    }
+}
+
+/// offload-kit's stderr without its `[detail]` suffixes.
+fn without_details(s: &str) -> String {
+    s.lines()
+        .map(|l| match l.rfind(" [") {
+            Some(p) if l.ends_with(']') && l[p..].contains("rule ") => &l[..p],
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
+fn compare(tool: &str, input: &str) -> Result<(), Failed> {
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("offloading-dropins")
+        .join(tool)
+        .join(input);
+    let name = format!("llvm-{tool}");
+    let llvm = run(
+        &name,
+        &PathBuf::from(format!("/usr/lib/llvm-22/bin/{name}")),
+        input,
+        &base.join("llvm"),
+    );
+    let kit = run(&name, Path::new(EXE), input, &base.join("kit"));
+    if llvm.signal.is_some() {
+        // LLVM died: offload-kit reports a rule instead, and writes nothing.
+        if kit.code != Some(1) || !kit.stderr.contains("rule ") || !kit.files.is_empty() {
+            return Err(format!(
+                "LLVM died ({:?}); offload-kit must exit 1 with a rule and no files: {kit:?}",
+                llvm.signal
+            )
+            .into());
+        }
+        return Ok(());
+    }
+    if input == "size_big.o" && tool == "objdump" {
+        // LLVM 22 copies memory past the file here (no signal on every machine).
+        if kit.code != Some(1) || !kit.stderr.contains("rule BIN-5") || !kit.files.is_empty() {
+            return Err(format!("want exit 1, BIN-5, no files: {kit:?}").into());
+        }
+        return Ok(());
+    }
+    let mut diffs = Vec::new();
+    if llvm.stdout != kit.stdout {
+        diffs.push(format!(
+            "stdout:\n--- llvm\n{}--- offload-kit\n{}",
+            String::from_utf8_lossy(&llvm.stdout),
+            String::from_utf8_lossy(&kit.stdout)
+        ));
+    }
+    if llvm.code != kit.code {
+        diffs.push(format!("exit {:?} vs {:?}", llvm.code, kit.code));
+    }
+    if llvm.files != kit.files {
+        let names = |r: &Run| {
+            r.files
+                .iter()
+                .map(|(n, b)| format!("{n} ({} bytes)", b.len()))
+                .collect::<Vec<_>>()
+        };
+        diffs.push(format!("files {:?} vs {:?}", names(&llvm), names(&kit)));
+    }
+    if without_details(&kit.stderr) != llvm.stderr {
+        diffs.push(format!(
+            "stderr:\n--- llvm\n{}--- offload-kit\n{}",
+            llvm.stderr, kit.stderr
+        ));
+    }
+    match diffs.is_empty() {
+        true => Ok(()),
+        false => Err(diffs.join("\n").into()),
+    }
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let inputs = [
+        "k.o",
+        "k2arch.o",
+        "kc.o",
+        "libk.so",
+        "omp.o",
+        "lib.a",
+        "pk.bin",
+        "empty",
+        "text.txt",
+        "trunc100.o",
+        "size_big.o",
+        "adir",
+        "missing.o",
+    ];
+    let mut trials = Vec::new();
+    for tool in ["objdump", "readobj"] {
+        for input in inputs {
+            trials.push(Trial::test(format!("{tool}::{input}"), move || {
+                compare(tool, input)
+            }));
+        }
+    }
+    libtest_mimic::run(&args, trials).exit();
+}
