@@ -16,3 +16,77 @@ impl Job {
             .map_err(|e| BundlerError::with("invalid bundle alignment", e))
     }
 }
+
+impl Job {
+    /// The bundle this job writes, in memory, from the payloads `inputs`
+    /// (one per target, as `-input=` names them), optionally compressed
+    /// (`-compress`, zstd as the release's defaults): the bytes the drop-in
+    /// writes to its output. For `-type=o` with an object-file host input,
+    /// an object-file bundle (never compressed, as LLVM's objcopy path).
+    ///
+    /// ```
+    /// use offload_kit::bundler::Job;
+    /// use offload_kit::Release;
+    /// let job = Job {
+    ///     release: Release::L22,
+    ///     file_type: "bc".into(),
+    ///     targets: vec!["host-x86_64-unknown-linux-gnu".into(), "hip-amdgcn-amd-amdhsa--gfx906".into()],
+    ///     inputs: vec!["h".into(), "d".into()],
+    ///     outputs: vec!["out".into()],
+    ///     unbundle: false,
+    ///     list: false,
+    ///     allow_missing: false,
+    ///     align: 4096,
+    ///     hip_openmp: false,
+    ///     check_input_archive: false,
+    /// };
+    /// let v = job.validate().unwrap();
+    /// let bytes = job.bundle_to_vec(&v, &[b"HOST", b"DEV"], None).unwrap();
+    /// assert!(bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
+    /// ```
+    pub fn bundle_to_vec(
+        &self,
+        v: &Validated,
+        inputs: &[&[u8]],
+        compress: Option<crate::bundle::ccob::WriteOptions>,
+    ) -> Result<Vec<u8>, BundlerError> {
+        use crate::bundle::{ccob, object, text};
+        use crate::Release;
+        let compressed = |bundle: Vec<u8>| match compress {
+            Some(opts) => ccob::compress(&bundle, opts)
+                .map_err(|e| BundlerError::with("cannot compress the bundle", e)),
+            None => Ok(bundle),
+        };
+        if let super::FileType::Object = v.file_type {
+            let host = v.host_index.unwrap_or(0);
+            if inputs.get(host).is_some_and(|h| object::is_object_file(h)) {
+                let targets: Vec<&str> = self.targets.iter().map(String::as_str).collect();
+                return object::bundle(self.release, &targets, inputs)
+                    .map_err(|e| BundlerError::with("cannot write the object-file bundle", e));
+            }
+        }
+        if let super::FileType::Text(c) = v.file_type {
+            let entries: Vec<(&[u8], &[u8])> = v
+                .targets
+                .iter()
+                .zip(inputs)
+                .map(|(t, i)| (t.as_bytes(), *i))
+                .collect();
+            return compressed(text::write_to_vec(&entries, c));
+        }
+        let sizes: Vec<u64> = inputs.iter().map(|i| i.len() as u64).collect();
+        let layout = self.plan_bundle(v, &sizes)?;
+        let mut out = layout.header.clone();
+        for (i, input) in inputs.iter().enumerate() {
+            // Uncompressed, 14 and 16 seek to each offset and write the
+            // payload, so an empty payload at the end never extends the
+            // file; 19 and 22 pad (and a compressed bundle is laid out whole).
+            if input.is_empty() && self.release <= Release::L16 && compress.is_none() {
+                continue;
+            }
+            out.resize(layout.offsets[i] as usize, 0);
+            out.extend_from_slice(input);
+        }
+        compressed(out)
+    }
+}

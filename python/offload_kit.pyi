@@ -1,0 +1,104 @@
+"""offload-kit: LLVM's offload containers (clang-offload-bundler bundles,
+compressed bundles CCOB v1-v3, offload binaries, device archives, ELF and
+COFF hosts) read, checked and written by the reference implementation.
+
+Every failure raises OffloadKitError with the spec rule and byte offset.
+"""
+
+import os
+from typing import Iterator, Literal, Optional, Sequence, Tuple, Union, overload
+
+Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview]
+
+__version__: str
+
+class OffloadKitError(Exception):
+    """A spec violation or a request that cannot be carried out."""
+
+    rule: Optional[str]
+    """The spec rule ID (e.g. ``"BIN-5"``), None for errors outside the spec."""
+    offset: Optional[int]
+    """The absolute byte offset, None when the error has no position."""
+    message: str
+    """What is wrong, without offset and rule."""
+    errors: list["Violation"]
+    """Every violation (``open`` on a nonconforming file); may be absent."""
+
+class Violation:
+    """One violation of spec/: rule, absolute offset, message."""
+
+    rule: Optional[str]
+    offset: Optional[int]
+    message: str
+
+class Entry:
+    """One entry of a container."""
+
+    id: str
+    """The bundle entry ID; an offload-binary image: ``<producer>-<triple>-<arch>``."""
+    offset: int
+    """Absolute offset of the payload; within the decompressed bundle when ``compressed_at`` is set."""
+    size: int
+    bundle: int
+    """Which bundle of the file holds it, from 0."""
+    member: Optional[str]
+    """The archive member holding it (an untrusted name, never a path)."""
+    member_index: Optional[int]
+    section: Optional[str]
+    compressed_at: Optional[int]
+    """Absolute offset of the compressed bundle holding it."""
+    index: int
+    """Position in ``Container.entries``."""
+
+class Container:
+    """An opened container; the file is mapped, payloads are read on demand."""
+
+    @property
+    def kind(self) -> str:
+        """``binary-bundle``, ``text-bundle``, ``ccob``, ``elf``, ``archive``, ``offload-binary``, ``coff``, ..."""
+    @property
+    def path(self) -> Optional[str]: ...
+    @property
+    def entries(self) -> list[Entry]: ...
+    def read(self, entry: Union[Entry, str]) -> bytes:
+        """The bytes of an entry (or of the one entry with this ID)."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> Entry: ...
+    def __iter__(self) -> Iterator[Entry]: ...
+
+def open(source: Source, llvm_version: Optional[int] = None) -> Container:
+    """Open a container strictly (spec/), or as LLVM ``llvm_version`` (13, 14, 15, 16, 19, 22) reads it."""
+
+def validate(source: Source, llvm_version: Optional[int] = None) -> list[Violation]:
+    """Every violation of spec/ (empty: the file conforms)."""
+
+def inspect_file(source: Source) -> dict:
+    """``offload-kit inspect --json``'s report for one file (schema offload-kit-inspect/1)."""
+
+def check(source: Source, gpu: Union[str, Sequence[str]]) -> list[dict]:
+    """Per GPU: which code object the HIP runtime would load (``check --json``'s verdicts)."""
+
+def bundle(
+    entries: Sequence[Tuple[str, bytes]],
+    type: str = "o",
+    align: int = 4096,
+    compress: Optional[Literal[1, 2, 3]] = None,
+    level: Optional[int] = None,
+    llvm_version: int = 22,
+) -> bytes:
+    """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them."""
+
+def compress(data: bytes, version: int = 3, method: Literal["zstd", "zlib"] = "zstd", level: Optional[int] = None) -> bytes:
+    """A compressed bundle (CCOB); the defaults give LLVM 22's bytes."""
+
+def decompress(data: bytes) -> bytes:
+    """The bundle a CCOB holds, sizes and hash verified."""
+
+def generate(
+    kind: str,
+    seed: int = 0,
+    malformed: Optional[str] = None,
+    max_size: int = 1 << 20,
+    target_ids: Optional[Sequence[str]] = None,
+) -> Tuple[bytes, dict]:
+    """A generated container (valid, or breaking rule ``malformed``) and its description."""

@@ -1,0 +1,536 @@
+//! `offload_kit` for Python: the offload-kit library (not its CLI) behind a
+//! small, typed API (stubs in `offload_kit.pyi`).
+//!
+//! Every failure is an `offload_kit.OffloadKitError` carrying the spec
+//! rule (`.rule`, e.g. `"BIN-5"`) and the absolute byte offset (`.offset`)
+//! when the error has them; nothing panics across the boundary (a panic
+//! would surface as pyo3's `PanicException`, and the tests feed hostile
+//! bytes to every entry point).
+
+use okit::bundle::ccob;
+use okit::bundler::Job;
+use okit::detect::{self, ListedEntry, Listing};
+use okit::inspect::{self, check as gpu_check};
+use okit::{generate as gen, Error, Release};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::path::PathBuf;
+
+create_exception!(
+    offload_kit,
+    OffloadKitError,
+    PyException,
+    "A container breaks a spec rule, or a request cannot be carried out; `.rule` and `.offset` say which rule and where (None when the error has no rule or position)."
+);
+
+/// `repr` of an optional value, Python style.
+fn opt<T: std::fmt::Debug>(v: &Option<T>) -> String {
+    v.as_ref().map_or("None".into(), |x| format!("{x:?}"))
+}
+
+/// The Python exception for a library error.
+fn py_err(e: &Error) -> PyErr {
+    let err = OffloadKitError::new_err(e.to_string());
+    Python::with_gil(|py| {
+        let v = err.value(py);
+        let _ = v.setattr("rule", e.rule_id());
+        let _ = v.setattr("offset", e.offset());
+        let _ = v.setattr("message", e.message());
+    });
+    err
+}
+
+/// The first of several errors (all of them in `.errors`, as violations).
+fn py_errs(es: &[Error]) -> PyErr {
+    let Some(first) = es.first() else {
+        return OffloadKitError::new_err("failed without a reason");
+    };
+    let err = py_err(first);
+    Python::with_gil(|py| {
+        let all: Vec<Violation> = es.iter().map(Violation::from).collect();
+        let _ = err.value(py).setattr("errors", all);
+    });
+    err
+}
+
+fn usage(message: impl Into<String>) -> PyErr {
+    py_err(&Error::other(message))
+}
+
+/// The bytes of an input: a mapped file or a copy of Python bytes.
+enum Data {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Data {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Mapped(m) => m,
+            Data::Owned(v) => v,
+        }
+    }
+}
+
+/// `bytes`/`bytearray`/`memoryview` are data, anything else a path.
+fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
+    if let Ok(b) = source.downcast::<PyBytes>() {
+        return Ok((Data::Owned(b.as_bytes().to_vec()), None));
+    }
+    if let Ok(v) = source.extract::<Vec<u8>>() {
+        if !source.is_instance_of::<pyo3::types::PyString>() {
+            return Ok((Data::Owned(v), None));
+        }
+    }
+    let path: PathBuf = source
+        .extract()
+        .map_err(|_| usage("expected a path (str or os.PathLike) or bytes"))?;
+    let shown = path.display().to_string();
+    let file = std::fs::File::open(&path)
+        .map_err(|e| usage(format!("'{shown}': {}", okit::output::io_text(&e))))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| usage(format!("'{shown}': {}", okit::output::io_text(&e))))?;
+    if meta.is_dir() {
+        return Err(usage(format!(
+            "'{shown}': is a directory, not an input file"
+        )));
+    }
+    if meta.len() == 0 {
+        return Ok((Data::Owned(Vec::new()), Some(shown)));
+    }
+    // SAFETY: the map is read only; a file truncated by another process
+    // while mapped would raise SIGBUS, as for any mmap reader (the CLI
+    // turns that into an error; an embedding interpreter keeps its own
+    // signal handlers, so this binding documents it instead).
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&file) }
+        .map_err(|e| usage(format!("'{shown}': cannot map: {e}")))?;
+    Ok((Data::Mapped(map), Some(shown)))
+}
+
+fn release_of(v: Option<u32>) -> PyResult<Option<Release>> {
+    v.map(|n| {
+        Release::ALL
+            .into_iter()
+            .find(|r| r.major() == n)
+            .ok_or_else(|| {
+                usage(format!(
+                    "llvm_version {n}: not one of 13, 14, 15, 16, 19, 22"
+                ))
+            })
+    })
+    .transpose()
+}
+
+/// One entry of a container.
+#[pyclass(frozen, get_all, module = "offload_kit")]
+#[derive(Clone)]
+struct Entry {
+    /// The bundle entry ID (an offload binary image: `<producer>-<triple>-<arch>`).
+    id: String,
+    /// Absolute offset of the payload in the file; within the decompressed
+    /// bundle when `compressed_at` is set.
+    offset: u64,
+    /// Payload size in bytes.
+    size: u64,
+    /// Which bundle of the file holds it (from 0).
+    bundle: usize,
+    /// The archive member holding it, if any (an untrusted name).
+    member: Option<String>,
+    /// The member's position in the archive, if any.
+    member_index: Option<usize>,
+    /// The ELF section holding it, if any.
+    section: Option<String>,
+    /// Absolute offset of the compressed bundle (CCOB) holding it, if any.
+    compressed_at: Option<u64>,
+    /// Position in the listing (what `Container.read` uses).
+    index: usize,
+}
+
+#[pymethods]
+impl Entry {
+    fn __repr__(&self) -> String {
+        format!(
+            "Entry(id={:?}, offset={}, size={}, bundle={})",
+            self.id, self.offset, self.size, self.bundle
+        )
+    }
+}
+
+/// A spec violation: rule, absolute offset, message.
+#[pyclass(frozen, get_all, module = "offload_kit")]
+#[derive(Clone)]
+struct Violation {
+    /// The rule ID (`BIN-5`), or None for an error outside the spec.
+    rule: Option<String>,
+    /// The absolute byte offset, if the violation has one.
+    offset: Option<u64>,
+    /// What is wrong.
+    message: String,
+}
+
+impl From<&Error> for Violation {
+    fn from(e: &Error) -> Self {
+        Violation {
+            rule: e.rule_id().map(str::to_string),
+            offset: e.offset(),
+            message: e.message().to_string(),
+        }
+    }
+}
+
+#[pymethods]
+impl Violation {
+    fn __repr__(&self) -> String {
+        format!(
+            "Violation(rule={}, offset={}, message={:?})",
+            opt(&self.rule),
+            opt(&self.offset),
+            self.message
+        )
+    }
+}
+
+/// An opened container: its kind and entries; `read` gives an entry's bytes.
+#[pyclass(module = "offload_kit")]
+struct Container {
+    data: Data,
+    listing: Listing,
+    path: Option<String>,
+}
+
+fn entry_of(i: usize, e: &ListedEntry) -> Entry {
+    Entry {
+        id: e.id.clone(),
+        offset: e.offset,
+        size: e.size,
+        bundle: e.bundle,
+        member: e.member.clone(),
+        member_index: e.member_index,
+        section: e.section.clone(),
+        compressed_at: e.ccob_offset,
+        index: i,
+    }
+}
+
+#[pymethods]
+impl Container {
+    /// The outer container: `binary-bundle`, `text-bundle`, `ccob`, `elf`,
+    /// `archive`, `offload-binary`, `coff`, …
+    #[getter]
+    fn kind(&self) -> String {
+        self.listing.container.to_string()
+    }
+
+    /// The path it was opened from (None for bytes).
+    #[getter]
+    fn path(&self) -> Option<String> {
+        self.path.clone()
+    }
+
+    /// Every entry, in the order the file holds them.
+    #[getter]
+    fn entries(&self) -> Vec<Entry> {
+        self.listing
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| entry_of(i, e))
+            .collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.listing.entries.len()
+    }
+
+    fn __getitem__(&self, i: isize) -> PyResult<Entry> {
+        let n = self.listing.entries.len() as isize;
+        let k = if i < 0 { i + n } else { i };
+        if !(0..n).contains(&k) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "entry index out of range",
+            ));
+        }
+        Ok(entry_of(k as usize, &self.listing.entries[k as usize]))
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let list = PyList::new(py, slf.entries())?;
+        Ok(list.try_iter()?.unbind().into_any())
+    }
+
+    /// The bytes of `entry` (an `Entry`, or an entry ID when it is unique):
+    /// a payload, an image, or for an entry in a compressed bundle its bytes
+    /// of the verified decompressed bundle.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        entry: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let e = if let Ok(e) = entry.extract::<Entry>() {
+            self.listing
+                .entries
+                .get(e.index)
+                .filter(|x| x.id == e.id && x.offset == e.offset)
+                .ok_or_else(|| usage("that entry is not from this container"))?
+        } else {
+            let id: String = entry
+                .extract()
+                .map_err(|_| usage("expected an Entry or an entry ID"))?;
+            let mut hits = self.listing.entries.iter().filter(|x| x.id == id);
+            let first = hits
+                .next()
+                .ok_or_else(|| usage(format!("no entry '{id}'")))?;
+            if hits.next().is_some() {
+                return Err(usage(format!(
+                    "several entries are '{id}' (in several bundles or members): pass an Entry"
+                )));
+            }
+            first
+        };
+        let data = self.data.bytes();
+        let bytes = match &e.image {
+            Some(img) => {
+                std::borrow::Cow::Owned(detect::image_bytes(data, img).map_err(|es| py_errs(&es))?)
+            }
+            None => detect::payload(data, e).map_err(|x| py_err(&x))?,
+        };
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Container(kind={:?}, entries={}, path={})",
+            self.listing.container.to_string(),
+            self.listing.entries.len(),
+            opt(&self.path)
+        )
+    }
+}
+
+/// Open a container from a path or bytes (the file is mapped, not read),
+/// strictly by spec/, or as LLVM `llvm_version` reads it. Raises
+/// OffloadKitError (with `.rule`, `.offset` and every violation in `.errors`)
+/// when the file does not conform.
+#[pyfunction]
+#[pyo3(signature = (source, llvm_version=None))]
+fn open(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Container> {
+    let release = release_of(llvm_version)?;
+    let (data, path) = load(source)?;
+    let listing = detect::list(&data.bytes(), release).map_err(|es| py_errs(&es))?;
+    Ok(Container {
+        data,
+        listing,
+        path,
+    })
+}
+
+/// Every violation of spec/ in a file (empty when it conforms), or with
+/// `llvm_version` what that release cannot read.
+#[pyfunction]
+#[pyo3(signature = (source, llvm_version=None))]
+fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Vec<Violation>> {
+    let release = release_of(llvm_version)?;
+    let (data, _) = load(source)?;
+    Ok(match detect::list(&data.bytes(), release) {
+        Ok(_) => Vec::new(),
+        Err(es) => es.iter().map(Violation::from).collect(),
+    })
+}
+
+fn json_value<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(v).map_err(|e| usage(e.to_string()))?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// What a file holds down to each code object: the report of
+/// `offload-kit inspect --json` (schema offload-kit-inspect/1, one file).
+#[pyfunction]
+fn inspect_file<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let (data, _) = load(source)?;
+    let report = inspect::inspect(&data.bytes()).map_err(|es| py_errs(&es))?;
+    json_value(py, &report)
+}
+
+/// Which code object the HIP runtime would load on each GPU: a list with
+/// one verdict per GPU, as `offload-kit check --json` prints them (`gpu`,
+/// `runs`, `bundles` with `entry`/`pick` or `why_not`).
+#[pyfunction]
+fn check<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    gpu: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let gpus: Vec<String> = match gpu.extract::<String>() {
+        Ok(g) => vec![g],
+        Err(_) => gpu
+            .extract()
+            .map_err(|_| usage("gpu: a target ID or a list of them"))?,
+    };
+    let gpus: Vec<gpu_check::Gpu> = gpus
+        .iter()
+        .map(|g| gpu_check::Gpu::parse(g).map_err(|e| py_err(&e)))
+        .collect::<PyResult<_>>()?;
+    let (data, _) = load(source)?;
+    let report = inspect::inspect(&data.bytes()).map_err(|es| py_errs(&es))?;
+    let verdicts: Vec<gpu_check::Verdict> =
+        gpus.iter().map(|g| gpu_check::check(&report, g)).collect();
+    json_value(py, &verdicts)
+}
+
+/// Bundle `(target ID, payload)` pairs as `clang-offload-bundler
+/// -type=TYPE` of `llvm_version` writes them: the same bytes as
+/// `offload-kit bundler` (and the release) for the same inputs.
+/// `compress=2|3` writes a compressed bundle of that version (zstd, `level`).
+#[pyfunction]
+#[pyo3(signature = (entries, r#type="o", align=4096, compress=None, level=None, llvm_version=22))]
+fn bundle<'py>(
+    py: Python<'py>,
+    entries: Vec<(String, Vec<u8>)>,
+    r#type: &str,
+    align: u64,
+    compress: Option<u16>,
+    level: Option<i32>,
+    llvm_version: u32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let release = release_of(Some(llvm_version))?.expect("given");
+    let job = Job {
+        release,
+        file_type: r#type.to_string(),
+        targets: entries.iter().map(|(t, _)| t.clone()).collect(),
+        inputs: (0..entries.len())
+            .map(|i| PathBuf::from(format!("<input {i}>")))
+            .collect(),
+        outputs: vec![PathBuf::from("<output>")],
+        unbundle: false,
+        list: false,
+        allow_missing: false,
+        align,
+        hip_openmp: false,
+        check_input_archive: false,
+    };
+    let llvm = |e: okit::error::LlvmError| {
+        let d = e.detail.unwrap_or_else(|| Error::other(""));
+        let err = py_err(&d);
+        Python::with_gil(|py| {
+            let _ = err.value(py).setattr("llvm_message", e.message.clone());
+            let msg = if d.message().is_empty() {
+                e.message.clone()
+            } else {
+                format!("{}: {d}", e.message)
+            };
+            err.value(py).setattr("args", (msg,)).ok();
+        });
+        err
+    };
+    let v = job.validate().map_err(llvm)?;
+    let opts = compress.map(|version| ccob::WriteOptions {
+        version,
+        method: ccob::Method::Zstd,
+        level: level.unwrap_or(3),
+    });
+    let inputs: Vec<&[u8]> = entries.iter().map(|(_, p)| p.as_slice()).collect();
+    let out = py
+        .allow_threads(|| job.bundle_to_vec(&v, &inputs, opts))
+        .map_err(llvm)?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// A compressed bundle (CCOB) of `data`: version 1, 2 or 3, method `zstd`
+/// or `zlib`; the defaults are LLVM 22's bytes.
+#[pyfunction]
+#[pyo3(signature = (data, version=3, method="zstd", level=None))]
+fn compress<'py>(
+    py: Python<'py>,
+    data: Vec<u8>,
+    version: u16,
+    method: &str,
+    level: Option<i32>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let (method, default) = match method {
+        "zstd" => (ccob::Method::Zstd, 3),
+        "zlib" => (ccob::Method::Zlib, 6),
+        m => return Err(usage(format!("method '{m}': zstd or zlib"))),
+    };
+    let opts = ccob::WriteOptions {
+        version,
+        method,
+        level: level.unwrap_or(default),
+    };
+    let out = py
+        .allow_threads(|| ccob::compress(&data, opts))
+        .map_err(|e| py_err(&e))?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// The bundle a compressed bundle holds, its sizes and hash verified.
+#[pyfunction]
+fn decompress<'py>(py: Python<'py>, data: Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
+    let d = py
+        .allow_threads(|| ccob::decompress_strict(&data, 0))
+        .map_err(|e| py_err(&e))?;
+    Ok(PyBytes::new(py, &d.data))
+}
+
+/// A generated container of `kind` for `seed` (deterministic): valid, or
+/// breaking the rule `malformed`. Returns `(bytes, info)`, `info` a dict
+/// with `description` and, when malformed, `rule` and `offset`.
+#[pyfunction]
+#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None))]
+fn generate<'py>(
+    py: Python<'py>,
+    kind: &str,
+    seed: u64,
+    malformed: Option<&str>,
+    max_size: usize,
+    target_ids: Option<Vec<String>>,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let k = gen::Kind::from_name(kind).ok_or_else(|| {
+        let names: Vec<&str> = gen::Kind::ALL.iter().map(|k| k.name()).collect();
+        usage(format!("kind '{kind}': one of {}", names.join(", ")))
+    })?;
+    let rule = malformed
+        .map(|m| {
+            okit::rules::by_id(m)
+                .copied()
+                .ok_or_else(|| usage(format!("malformed '{m}': no such rule")))
+        })
+        .transpose()?;
+    let opts = gen::Options {
+        target_ids: target_ids.unwrap_or_default(),
+        max_size,
+        malformed: rule,
+    };
+    let g = gen::generate(k, seed, &opts).map_err(|e| usage(e.to_string()))?;
+    let info = PyDict::new(py);
+    info.set_item("description", &g.description)?;
+    if let Some(v) = &g.violation {
+        info.set_item("rule", v.rule.id)?;
+        info.set_item("offset", v.offset)?;
+        info.set_item("violation", &v.description)?;
+    }
+    Ok((PyBytes::new(py, &g.bytes), info))
+}
+
+/// The offload-kit Python module.
+#[pymodule]
+fn offload_kit(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("OffloadKitError", m.py().get_type::<OffloadKitError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Container>()?;
+    m.add_class::<Entry>()?;
+    m.add_class::<Violation>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect_file, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(compress, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,201 @@
+"""offload_kit from Python against the offload-kit CLI and LLVM 22 on
+clang-built artifacts: listings, payloads, validation, checks, bundles and
+compressed bundles must be what the CLI (and, for bundles, LLVM) gives."""
+
+import json
+import os
+import pathlib
+import random
+import shutil
+import subprocess
+
+import pytest
+
+import offload_kit as ok
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXE = os.environ.get("OFFLOAD_KIT_EXE", str(ROOT / "target" / "release" / "offload-kit"))
+LLVM22 = pathlib.Path("/usr/lib/llvm-22/bin")
+HOST = "host-x86_64-unknown-linux-gnu"
+DEV = "hip-amdgcn-amd-amdhsa--gfx906"
+
+
+def cli(*args, check=True):
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, check=check)
+
+
+@pytest.fixture(scope="session")
+def art(tmp_path_factory):
+    """Objects built by clang 22: one and two architectures, compressed,
+    a text bundle (-E), an OpenMP object, an archive of them."""
+    for tool in ("clang", "clang-offload-bundler", "llvm-ar"):
+        if not (LLVM22 / tool).exists():
+            pytest.fail(f"LLVM 22's {tool} is missing: run tools/setup")
+    if not pathlib.Path(EXE).exists():
+        pytest.fail(f"{EXE} is missing: run cargo build --release")
+    d = tmp_path_factory.mktemp("art")
+    shutil.copy(ROOT / "tests" / "fixtures" / "k.hip", d / "k.hip")
+    hip = [str(LLVM22 / "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "--offload-arch=gfx906"]
+    run = lambda *a: subprocess.run(list(a), cwd=d, check=True, capture_output=True)
+    run(*hip, "--offload-arch=gfx90a:xnack+", "-c", "k.hip", "-o", "k.o")
+    run(*hip, "--offload-compress", "-c", "k.hip", "-o", "kc.o")
+    run(*hip, "-E", "k.hip", "-o", "k.hipi")
+    (d / "omp.c").write_text("void f(int *p) {\n#pragma omp target map(tofrom: p[0:1])\n  *p = 1;\n}\n")
+    run(str(LLVM22 / "clang"), "-fopenmp", "--offload-arch=gfx906", "-nogpulib", "-c", "omp.c", "-o", "omp.o")
+    run(str(LLVM22 / "llvm-ar"), "rcs", "lib.a", "k.o", "kc.o")
+    return d
+
+
+INPUTS = ["k.o", "kc.o", "k.hipi", "omp.o", "lib.a"]
+
+
+@pytest.mark.parametrize("name", INPUTS)
+def test_open_lists_what_the_cli_lists(art, name):
+    c = ok.open(art / name)
+    want = json.loads(cli("list", "--json", art / name).stdout)
+    assert c.kind == want["container"]
+    got = [(e.id, e.offset, e.size, e.bundle, e.member, e.section) for e in c]
+    exp = [(e["id"], e["offset"], e["size"], e["bundle"], e.get("member"), e.get("section")) for e in want["entries"]]
+    assert got == exp
+    assert len(c) == len(exp) and c[-1].id == exp[-1][0]
+    # The same bytes in memory list alike.
+    assert [e.id for e in ok.open((art / name).read_bytes())] == [e[0] for e in exp]
+
+
+@pytest.mark.parametrize("name", ["k.o", "kc.o", "k.hipi", "omp.o"])
+def test_read_gives_what_extract_writes(art, name, tmp_path):
+    c = ok.open(str(art / name))
+    for e in c:
+        out = tmp_path / f"{e.index}.bin"
+        cli("extract", art / name, "--id", e.id, "-o", out)
+        assert c.read(e) == out.read_bytes(), e
+    assert c.read(c.entries[0].id) == c.read(c.entries[0])
+
+
+def test_archive_members_and_duplicate_ids(art):
+    c = ok.open(art / "lib.a")
+    assert {e.member for e in c} == {"k.o", "kc.o"}
+    with pytest.raises(ok.OffloadKitError, match="several entries"):
+        c.read(DEV.replace("hip-", "hipv4-"))
+    kc = [e for e in c if e.member == "kc.o" and "gfx906" in e.id][0]
+    assert kc.compressed_at is not None
+    assert c.read(kc) == ok.open(art / "kc.o").read(kc.id)
+
+
+@pytest.mark.parametrize("kind", ["binary", "text", "object", "fatbin", "ccob", "offload-binary", "archive"])
+def test_generated_files_validate_as_labelled(kind):
+    rules = [l for l in cli("generate", "--list-kinds").stdout.decode().splitlines()]
+    i = next(n for n, l in enumerate(rules) if l.split()[0] == kind)
+    malformable = rules[i + 1].split(":", 1)[1].split()
+    for seed in range(3):
+        data, info = ok.generate(kind, seed=seed)
+        assert ok.validate(data) == [], info
+        assert "rule" not in info
+    for rule in malformable:
+        data, info = ok.generate(kind, seed=7, malformed=rule)
+        v = ok.validate(data)
+        assert (v[0].rule, v[0].offset) == (info["rule"], info["offset"]) == (rule, info["offset"])
+        with pytest.raises(ok.OffloadKitError) as e:
+            ok.open(data)
+        assert (e.value.rule, e.value.offset) == (rule, info["offset"])
+        assert len(e.value.errors) == len(v)
+
+
+def test_check_picks_as_the_cli(art):
+    v = ok.check(art / "k.o", gpu=["gfx906", "gfx90a:xnack+", "gfx1100"])
+    want = json.loads(cli("check", "--json", "--gpu", "gfx906", "--gpu", "gfx90a:xnack+", "--gpu", "gfx1100", art / "k.o", check=False).stdout)
+    assert v == want["files"][0]["gpus"]
+    assert [g["runs"] for g in v] == [True, True, False]
+    assert ok.inspect_file(art / "k.o")["summary"]["code_objects"] == 2
+
+
+def bundler(tmp_path, release, typ, entries, compress=None):
+    ins = []
+    for n, (_, payload) in enumerate(entries):
+        p = tmp_path / f"in{n}"
+        p.write_bytes(payload)
+        ins.append(f"-input={p}")
+    out = tmp_path / "out"
+    extra = ["-compress", f"-compression-level=3"] if compress else []
+    env = dict(os.environ)
+    if compress:
+        env["COMPRESSED_BUNDLE_FORMAT_VERSION"] = str(compress)
+    targets = "-targets=" + ",".join(t for t, _ in entries)
+    return [f"-type={typ}", targets, *ins, f"-output={out}", "-bundle-align=4096", *extra], out, env
+
+
+# Every type a release bundles, uncompressed and with each compressed
+# bundle version it writes (19: v2, 22: v2 and v3; hipi from 16).
+BUNDLINGS = [
+    (release, typ, compress)
+    for release in (14, 16, 19, 22)
+    for typ in ("bc", "o", "hipi", "s")
+    for compress in (None, 2, 3)
+    if not (compress and release < 19 or compress == 3 and release < 22 or typ == "hipi" and release < 16)
+]
+
+
+@pytest.mark.parametrize("release,typ,compress", BUNDLINGS)
+def test_bundle_is_byte_identical_to_the_drop_in(art, tmp_path, release, typ, compress):
+    host = (art / "k.o").read_bytes() if typ == "o" else b"int host;\n"
+    entries = [(HOST, host), (DEV, b"device code\n"), ("hip-amdgcn-amd-amdhsa--gfx90a:xnack+", b"")]
+    got = ok.bundle(entries, type=typ, compress=compress, llvm_version=release)
+    args, out, env = bundler(tmp_path, release, typ, entries, compress)
+    subprocess.run([EXE, "bundler", f"--llvm-version={release}", *args], check=True, env=env, capture_output=True)
+    assert got == out.read_bytes()
+    if release == 22:
+        # And what LLVM 22 itself writes.
+        subprocess.run([str(LLVM22 / "clang-offload-bundler"), *args], check=True, env=env, capture_output=True)
+        assert got == out.read_bytes()
+
+
+def test_compress_and_decompress(art, tmp_path):
+    b = ok.bundle([(HOST, b"h"), (DEV, b"d" * 1000)], type="bc")
+    for version, method in [(3, "zstd"), (2, "zlib"), (1, "zstd")]:
+        z = ok.compress(b, version=version, method=method)
+        out = tmp_path / f"z{version}"
+        (tmp_path / "in.bc").write_bytes(b)
+        cli("compress", "--format-version", version, "--method", method, tmp_path / "in.bc", "-o", out)
+        assert z == out.read_bytes()
+        assert ok.decompress(z) == b
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.decompress(z[:-3])
+    assert e.value.rule and e.value.rule.startswith("CCOB-")
+
+
+def test_errors_carry_rule_and_offset(art, tmp_path):
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.open(tmp_path / "missing")
+    assert e.value.rule is None and "missing" in str(e.value)
+    with pytest.raises(ok.OffloadKitError, match="directory"):
+        ok.open(tmp_path)
+    with pytest.raises(ok.OffloadKitError, match="llvm_version"):
+        ok.open(art / "k.o", llvm_version=17)
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.open(b"__CLANG_OFFLOAD_BUNDLE__\x01")
+    assert e.value.rule == "BIN-2" and e.value.offset is not None
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.bundle([(HOST, b"h"), (HOST, b"h")], type="bc")
+    assert e.value.rule == "CLI-3"
+    with pytest.raises(ok.OffloadKitError, match="kind"):
+        ok.generate("nonsense")
+
+
+def test_hostile_bytes_raise_only_offload_kit_errors():
+    rng = random.Random(16)
+    seeds = [ok.generate(k, seed=s)[0] for k in ("binary", "fatbin", "ccob", "archive", "offload-binary") for s in range(4)]
+    for n in range(400):
+        data = bytearray(rng.choice(seeds))
+        for _ in range(rng.randint(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            del data[rng.randrange(len(data)):]
+        for f in (ok.open, ok.validate, ok.inspect_file):
+            try:
+                f(bytes(data))
+            except ok.OffloadKitError:
+                pass
+        try:
+            ok.decompress(bytes(data))
+        except ok.OffloadKitError:
+            pass
