@@ -228,10 +228,10 @@ fn section_bundles(
                     return Err((format!("failed to decompress input: {m}"), e.rebase(at)));
                 }
             };
-            read_entries(&bytes, 0, 0, true, *bundle, found)?;
+            found.extend(read_entries(&bytes, 0, 0, true, *bundle)?);
             *bundle += 1;
         } else if buf.len() > MAGIC.len() && buf.starts_with(MAGIC) {
-            read_entries(buf, at, at, false, *bundle, found)?;
+            found.extend(read_entries(buf, at, at, false, *bundle)?);
             *bundle += 1;
             next = memchr::memmem::find(&buf[MAGIC.len()..], MAGIC).map(|p| p + MAGIC.len());
         } else {
@@ -249,31 +249,15 @@ fn section_bundles(
 
 /// `OffloadBundleFatBin::readEntries` on `b` (the bundle from its magic):
 /// entry offsets get `shift` added; `base` is `b`'s position for reports.
+/// LLVM keeps a bundle only once all its records are read.
 fn read_entries(
     b: &[u8],
     shift: u64,
     base: u64,
     compressed: bool,
     bundle: usize,
-    found: &mut Vec<FoundEntry>,
-) -> Result<(), (String, Error)> {
-    let start = found.len();
-    let r = read_records(b, shift, base, compressed, bundle, found);
-    if r.is_err() {
-        // LLVM keeps a bundle only once all its records are read.
-        found.truncate(start);
-    }
-    r
-}
-
-fn read_records(
-    b: &[u8],
-    shift: u64,
-    base: u64,
-    compressed: bool,
-    bundle: usize,
-    found: &mut Vec<FoundEntry>,
-) -> Result<(), (String, Error)> {
+) -> Result<Vec<FoundEntry>, (String, Error)> {
+    let mut found = Vec::new();
     let u64_at = |p: usize| -> Option<u64> {
         let s = b.get(p..p.checked_add(8)?)?;
         Some(u64::from_le_bytes(s.try_into().ok()?))
@@ -321,5 +305,5 @@ fn read_records(
             record: base + rec as u64,
         });
     }
-    Ok(())
+    Ok(found)
 }

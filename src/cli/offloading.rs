@@ -501,7 +501,7 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
             "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\nLoadName: {}\n",
             obj.shown,
             llvm::elf_format_name_of(machine, is64, big),
-            arch_name(machine, is64, big),
+            llvm::elf_arch_name_of(machine, is64, big),
             if is64 { 64 } else { 32 },
             load_name.unwrap_or_else(|| "<Not found>".into())
         )
@@ -538,7 +538,16 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
         }
     };
     let (machine, is64, big) = (elf.machine, elf.encoding.is64, elf.encoding.big_endian);
-    s.write(summary(machine, is64, big, soname(&elf)).as_bytes());
+    s.write(
+        summary(
+            machine,
+            is64,
+            big,
+            elf.soname()
+                .map(|n| String::from_utf8_lossy(n).into_owned()),
+        )
+        .as_bytes(),
+    );
     let found = llvm_object::find_bundles(&elf);
     if let Some((m, d)) = &found.failure {
         s.flush();
@@ -561,76 +570,4 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
     }
     let _ = out.flush();
     Ok(())
-}
-
-/// `Triple::getArchTypeName` of the ELF file's architecture, as
-/// `ELFObjectFile::getArch` derives it.
-fn arch_name(machine: u16, is64: bool, big_endian: bool) -> &'static str {
-    let le = !big_endian;
-    match (machine, is64) {
-        (3, _) => "i386",
-        (62, true) => "x86_64",
-        (62, false) => "x86_64",
-        (183, _) if le => "aarch64",
-        (183, _) => "aarch64_be",
-        (40, _) if le => "arm",
-        (40, _) => "armeb",
-        (21, _) if le => "powerpc64le",
-        (21, _) => "powerpc64",
-        (20, _) if le => "powerpcle",
-        (20, _) => "powerpc",
-        (243, true) => "riscv64",
-        (243, false) => "riscv32",
-        (22, _) => "s390x",
-        (43, _) => "sparcv9",
-        (2 | 18, _) => "sparc",
-        (8, true) if le => "mips64el",
-        (8, true) => "mips64",
-        (8, false) if le => "mipsel",
-        (8, false) => "mips",
-        (224, true) => "amdgcn",
-        (224, false) => "r600",
-        (247, _) if le => "bpfel",
-        (247, _) => "bpfeb",
-        (251, _) => "ve",
-        (258, true) => "loongarch64",
-        (258, false) => "loongarch32",
-        (164, _) => "hexagon",
-        (190, _) => "nvptx64",
-        _ => "unknown",
-    }
-}
-
-/// DT_SONAME from the `SHT_DYNAMIC` section and the string table it links.
-fn soname(elf: &Elf<'_>) -> Option<String> {
-    const SHT_DYNAMIC: u32 = 6;
-    const DT_SONAME: u64 = 14;
-    let dynamic = elf.sections.iter().find(|s| s.sh_type == SHT_DYNAMIC)?;
-    let strtab = elf.sections.get(dynamic.link as usize)?.data(elf.data)?;
-    let d = dynamic.data(elf.data)?;
-    let word = if elf.encoding.is64 { 8 } else { 4 };
-    let read = |b: &[u8]| -> u64 {
-        let mut v = 0u64;
-        let bytes: Vec<u8> = match elf.encoding.big_endian {
-            true => b.to_vec(),
-            false => b.iter().rev().copied().collect(),
-        };
-        for x in bytes {
-            v = v << 8 | u64::from(x);
-        }
-        v
-    };
-    for rec in d.chunks_exact(2 * word) {
-        let tag = read(&rec[..word]);
-        if tag == 0 {
-            break;
-        }
-        if tag == DT_SONAME {
-            let at = usize::try_from(read(&rec[word..])).ok()?;
-            let s = strtab.get(at..)?;
-            let end = s.iter().position(|&b| b == 0)?;
-            return Some(String::from_utf8_lossy(&s[..end]).into_owned());
-        }
-    }
-    None
 }

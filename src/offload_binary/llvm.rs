@@ -587,6 +587,43 @@ pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
     })
 }
 
+/// `Triple::getArchTypeName` of an ELF file's architecture, as
+/// `ELFObjectFile::getArch` derives it (`llvm-readobj`'s `Arch:`).
+pub fn elf_arch_name_of(machine: u16, is64: bool, big_endian: bool) -> &'static str {
+    let le = !big_endian;
+    match (machine, is64) {
+        (3, _) => "i386",
+        (62, _) => "x86_64",
+        (183, _) if le => "aarch64",
+        (183, _) => "aarch64_be",
+        (40, _) if le => "arm",
+        (40, _) => "armeb",
+        (21, _) if le => "powerpc64le",
+        (21, _) => "powerpc64",
+        (20, _) if le => "powerpcle",
+        (20, _) => "powerpc",
+        (243, true) => "riscv64",
+        (243, false) => "riscv32",
+        (22, _) => "s390x",
+        (43, _) => "sparcv9",
+        (2 | 18, _) => "sparc",
+        (8, true) if le => "mips64el",
+        (8, true) => "mips64",
+        (8, false) if le => "mipsel",
+        (8, false) => "mips",
+        (224, true) => "amdgcn",
+        (224, false) => "r600",
+        (247, _) if le => "bpfel",
+        (247, _) => "bpfeb",
+        (251, _) => "ve",
+        (258, true) => "loongarch64",
+        (258, false) => "loongarch32",
+        (164, _) => "hexagon",
+        (190, _) => "nvptx64",
+        _ => "unknown",
+    }
+}
+
 /// The file format name `llvm-objdump` prints for an ELF file.
 pub fn elf_format_name(elf: &Elf<'_>) -> String {
     elf_format_name_of(elf.machine, elf.encoding.is64, elf.encoding.big_endian).to_string()

@@ -600,6 +600,31 @@ impl<'a> Elf<'a> {
     pub fn is_relocatable(&self) -> bool {
         self.e_type == ET_REL
     }
+
+    /// The `DT_SONAME` of a shared object: the first `SHT_DYNAMIC`
+    /// section's entry, in the string table it links (as `llvm-readobj`
+    /// prints it in `LoadName:`); `None` when there is none or it does not
+    /// lie inside the file.
+    pub fn soname(&self) -> Option<&'a [u8]> {
+        const SHT_DYNAMIC: u32 = 6;
+        const DT_SONAME: u64 = 14;
+        let dynamic = self.sections.iter().find(|s| s.sh_type == SHT_DYNAMIC)?;
+        let strtab = self.sections.get(dynamic.link as usize)?.data(self.data)?;
+        let d = dynamic.data(self.data)?;
+        let word = if self.encoding.is64 { 8 } else { 4 };
+        for at in (0..d.len() as u64 / (2 * word)).map(|i| i * 2 * word) {
+            match self.encoding.word(d, at)? {
+                0 => break, // DT_NULL ends the table
+                DT_SONAME => {
+                    let s =
+                        strtab.get(usize::try_from(self.encoding.word(d, at + word)?).ok()?..)?;
+                    return Some(&s[..s.iter().position(|&b| b == 0)?]);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 #[cfg(test)]
