@@ -884,23 +884,28 @@ def lookup_cases():
     import tempfile
     ok = OK_BIN
 
-    def expect_for(path):
+    def expect_for(path, requests=LOOKUP_REQUESTS):
         v = json.loads(subprocess.run([ok, "validate", "--json", path], capture_output=True, text=True).stdout)
         if not v["valid"]:
             first = min(v["violations"], key=lambda x: x["offset"] if x["offset"] is not None else 1 << 64)
             return {"fail": first["rule"]}, [first["rule"]]
         entries = json.loads(subprocess.run([ok, "list", path, "--json"], check=True, capture_output=True,
                                             text=True).stdout)["entries"]
+        # An entry whose code object contradicts its ID (CO-1) is refused by
+        # the loader on the GPUs its ID claims: no answer for them.
+        report = json.loads(subprocess.run([ok, "inspect", "--json", path], capture_output=True,
+                                           text=True).stdout)["files"][0]["report"]
+        refused = {(e["offset"], e["size"]) for e in report["entries"] if e["breaks_co_1"]}
         out = []
-        for r in LOOKUP_REQUESTS:
+        for r in requests:
             cands = []
             for e in entries:
                 c = json.loads(subprocess.run([ok, "conformance", "spec", "compatible", e["id"], "hip-" + r],
                                               check=True, capture_output=True, text=True).stdout)
-                if c["compatible"]:
+                if c["compatible"] and (e["offset"], e["size"]) not in refused:
                     cands.append([e["offset"], e["size"]])
             out.append({"request": r, "candidates": cands})
-        return {"lookup": out}, ["COMPAT-1", "COMPAT-2", "COMPAT-3"]
+        return {"lookup": out}, ["COMPAT-1", "COMPAT-2", "COMPAT-3"] + (["CO-1"] if refused else [])
 
     with tempfile.TemporaryDirectory() as t:
         for seed in range(10):
@@ -917,6 +922,37 @@ def lookup_cases():
                  rules, "lookup", {"inputs": ["fatbin"], "requests": LOOKUP_REQUESTS},
                  {"fatbin": b64(open(f, "rb").read())}, expect,
                  source="offload-kit generate --kind binary; spec/bundle-id.md COMPAT-1..3")
+    # CO-1: clang-22's own gfx906 and gfx90a:xnack+ code objects bundled
+    # under IDs that contradict them (a relabelled library, a build script
+    # that swapped its inputs): the ID promises a GPU the loader refuses.
+    t = clang_dir("co1")
+    shutil.copy(K_HIP, os.path.join(t, "k.hip"))
+    subprocess.run([llvm_bin(22, "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "-c", "k.hip", "-o", "k.o",
+                    "--offload-arch=gfx906", "--offload-arch=gfx90a:xnack+"], cwd=t, check=True)
+    for tid, name in (("gfx906", "gfx906.co"), ("gfx90a:xnack+", "gfx90a-xnack-on.co")):
+        subprocess.run([ok, "extract", "k.o", "--id", "hipv4-amdgcn-amd-amdhsa--" + tid, "-o", name], cwd=t,
+                       check=True)
+    open(os.path.join(t, "host"), "wb").close()
+    co1 = {
+        "swapped": ("the gfx906 and gfx90a:xnack+ code objects swapped between their IDs",
+                    [("gfx906", "gfx90a-xnack-on.co"), ("gfx90a:xnack+", "gfx906.co")]),
+        "one-relabelled": ("a right gfx906 entry beside a gfx906 object labelled gfx90a:xnack+",
+                           [("gfx906", "gfx906.co"), ("gfx90a:xnack+", "gfx906.co")]),
+        "xnack-contradicted": ("the gfx90a:xnack+ object (xnack on) labelled gfx90a:xnack-, and the gfx906 one right",
+                               [("gfx906", "gfx906.co"), ("gfx90a:xnack-", "gfx90a-xnack-on.co")]),
+    }
+    for name, (what, pairs) in co1.items():
+        targets = ["host-x86_64-unknown-linux-gnu-"] + ["hipv4-amdgcn-amd-amdhsa--" + tid for tid, _ in pairs]
+        out = os.path.join(t, name + ".bundle")
+        subprocess.run([ok, "bundler", "-type=bc", "-bundle-align=4096", "-targets=" + ",".join(targets),
+                        "-input=host"] + ["-input=" + f for _, f in pairs] + ["-output=" + out], cwd=t, check=True)
+        requests = LOOKUP_REQUESTS + ["amdgcn-amd-amdhsa--gfx90a:xnack-", "amdgcn-amd-amdhsa--gfx90a:xnack+"]
+        expect, rules = expect_for(out, requests)
+        assert "CO-1" in rules, name
+        case(f"lookup/co1-{name}", f"CO-1: {what} (clang 22 code objects)", rules, "lookup",
+             {"inputs": ["fatbin"], "requests": requests}, {"fatbin": b64(open(out, "rb").read())}, expect,
+             source="clang-22 -x hip --offload-arch=gfx906 --offload-arch=gfx90a:xnack+ -c k.hip; offload-kit bundler "
+                    "-type=bc; spec/code-object.md CO-1")
     for name in ("two-targets", "any-before-specific", "zero-size-first", "offset-beyond-end", "size-beyond-end",
                  "offset-zero-header", "huge-count", "generic-entry", "kind-hcc"):
         f = os.path.join(ROOT, "fuzz", "findings", "comgr-5.2", name + ".bin")

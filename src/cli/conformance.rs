@@ -295,6 +295,57 @@ fn id_json(v: &IdVerdict) -> serde_json::Value {
     }
 }
 
+/// `spec lookup FILE REQUEST…`: for each request (`amdgcn-amd-amdhsa--gfx90a:xnack+`,
+/// as the HIP runtime asks comgr), the code object `offload-kit check` says the
+/// runtime loads on that GPU, as `REQUEST\tOFFSET\tSIZE` (`0\t0`: none; a pick
+/// whose code object breaks CO-1 is none, the loader refuses it). The first
+/// bundle with a loadable pick answers. The operation's contract is comgr's
+/// lookup, compatibility by COMPAT-1..3: `check`'s generic fallback (the HIP
+/// runtime's own policy on top) is not an answer. A malformed file fails
+/// with its rule.
+fn lookup(file: &str, requests: &[String]) -> i32 {
+    use offload_kit::inspect::{self, check};
+    let input = match super::Input::open(std::path::Path::new(file)) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("offload-kit: error: {e}");
+            return 1;
+        }
+    };
+    let report = match inspect::inspect(&input) {
+        Ok(r) => r,
+        Err(es) => {
+            super::report_errors("", &es, 10);
+            return 1;
+        }
+    };
+    for r in requests {
+        let tid = r.rsplit_once("--").map_or(r.as_str(), |(_, t)| t);
+        let gpu = match check::Gpu::parse(tid) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("offload-kit: error: request '{r}': {e}");
+                return 1;
+            }
+        };
+        let verdict = check::check(&report, &gpu);
+        let answer = verdict
+            .bundles
+            .iter()
+            .filter(|b| !b.refused_by_loader && b.pick != Some(check::Pick::Generic))
+            .find_map(|b| {
+                let id = b.entry.as_deref()?;
+                report
+                    .entries
+                    .iter()
+                    .find(|e| e.entry.bundle == b.bundle && e.entry.id == id)
+            })
+            .map_or((0, 0), |e| (e.entry.offset, e.entry.size));
+        println!("{r}\t{}\t{}", answer.0, answer.1);
+    }
+    0
+}
+
 /// `offload-kit conformance spec parse-id ID…` / `spec compatible ENTRY REQUEST [--hip-openmp]`:
 /// print the spec verdicts as JSON lines (used by tools/gen-conformance-corpus.py);
 /// `parse-id` adds the ID each release profile writes.
@@ -322,8 +373,9 @@ fn spec_main(args: &[String]) -> i32 {
             });
             0
         }
+        Some("lookup") if args.len() >= 2 => lookup(&args[1], &args[2..]),
         _ => {
-            eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp]");
+            eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp] | spec lookup FILE REQUEST…");
             2
         }
     }
