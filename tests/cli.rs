@@ -440,3 +440,30 @@ fn colour_only_on_a_terminal() {
     // An empty NO_COLOR does not count (no-color.org).
     assert!(on_a_terminal(&[("NO_COLOR", "")], &missing).contains(red));
 }
+
+#[test]
+fn progress_line_only_on_a_terminal() {
+    let d = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["demo", "--dir", d.path().join("demo").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let bundle = std::fs::read(d.path().join("demo/demo.bundle")).unwrap();
+    let tree = d.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    for i in 0..40 {
+        std::fs::write(tree.join(format!("b{i}.bundle")), &bundle).unwrap();
+    }
+    let args = ["inspect", tree.to_str().unwrap()];
+    let shown = on_a_terminal(&[("OFFLOAD_KIT_PROGRESS_AFTER_MS", "0")], &args);
+    assert!(shown.contains("files read: "), "{shown:?}");
+    // Erased before the summary: the last progress text is followed by the
+    // erase sequence.
+    assert!(shown.contains("\r\x1b[2K"), "{shown:?}");
+    // Not into a pipe, nor on a terminal before the threshold.
+    let o = Command::new(env!("CARGO_BIN_EXE_offload-kit"))
+        .args(args)
+        .env("OFFLOAD_KIT_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("files read"));
+    assert!(!on_a_terminal(&[], &args).contains("files read: "));
+}

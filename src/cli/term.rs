@@ -119,7 +119,7 @@ impl Progress {
     /// One more item done.
     pub fn advance(&self) {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if !self.enabled || self.start.elapsed() < Duration::from_secs(1) {
+        if !self.enabled || self.start.elapsed() < show_after() {
             return;
         }
         let Ok(mut drawn) = self.drawn.try_lock() else {
@@ -133,6 +133,18 @@ impl Progress {
         let _ = write!(e, "\r\x1b[2K{}: {done}/{}", self.what, self.total);
         let _ = e.flush();
     }
+}
+
+/// How long work runs before the progress line shows: a second, or
+/// `OFFLOAD_KIT_PROGRESS_AFTER_MS` (for tests and slow terminals).
+fn show_after() -> Duration {
+    static AFTER: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *AFTER.get_or_init(|| {
+        std::env::var("OFFLOAD_KIT_PROGRESS_AFTER_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map_or(Duration::from_secs(1), Duration::from_millis)
+    })
 }
 
 impl Drop for Progress {
