@@ -1,8 +1,8 @@
 //! The drop-ins `llvm-objdump --offloading` and `llvm-readobj --offloading`
 //! against LLVM 22's own tools, one trial per tool and input: clang-built
-//! HIP objects (one and two architectures, `--offload-compress`), a shared
-//! library of two bundles, an OpenMP object, an archive, an offload binary,
-//! and bad inputs. Each tool runs in a fresh directory under its LLVM name
+//! HIP objects (one and two architectures, `--offload-compress`, a Windows
+//! COFF object), a shared library of two bundles, an OpenMP object, an
+//! archive, an offload binary, and bad inputs. Each tool runs in a fresh directory under its LLVM name
 //! (a symbolic link for offload-kit); stdout, the exit code and every file
 //! written must be the same, and stderr the same up to offload-kit's
 //! `[detail (at offset …, rule …)]`. Where LLVM 22 dies or copies memory it
@@ -92,6 +92,29 @@ fn art() -> &'static PathBuf {
             "void f(int *p) {\n#pragma omp target map(tofrom: p[0:1])\n  *p = 1;\n}\n",
         )
         .unwrap();
+        // A Windows HIP object: COFF, its bundle in `.hipfb`, and a plain
+        // COFF object without one.
+        clang(
+            &[
+                &hip[..],
+                &[
+                    "--target=x86_64-pc-windows-msvc",
+                    "--offload-arch=gfx906",
+                    s,
+                    "-o",
+                    "kw.obj",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(dir.join("h.c"), "int host_fn(void) { return 42; }\n").unwrap();
+        clang(&[
+            "--target=x86_64-pc-windows-msvc",
+            "-c",
+            "h.c",
+            "-o",
+            "h.obj",
+        ]);
         clang(&[
             "-fopenmp",
             "--offload-arch=gfx906",
@@ -275,6 +298,8 @@ fn main() {
         "size_big.o",
         "adir",
         "missing.o",
+        "kw.obj",
+        "h.obj",
     ];
     let mut trials = Vec::new();
     for tool in ["objdump", "readobj"] {

@@ -219,12 +219,82 @@ fn objdump_file(
             }
             Ok(())
         }
-        _ => {
-            elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
-            Err(1)
-        }
+        _ => match coff_object(data) {
+            Some(c) => {
+                let _ = write!(out, "\n{}:\tfile format {}\n", o.name, c.objdump_format);
+                coff_offloading(&c, data).map_err(|m| {
+                    let _ = out.flush();
+                    elog(&format!(
+                        "{argv0}: error: '{}': while extracting offload FatBin bundles: {m}",
+                        o.name
+                    ));
+                    1
+                })
+            }
+            None => {
+                elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
+                Err(1)
+            }
+        },
     }
 }
+
+/// A COFF object as LLVM 22's tools name it.
+struct CoffObject {
+    objdump_format: &'static str,
+    readobj_format: &'static str,
+    arch: &'static str,
+    bits: u32,
+    coff: offload_kit::host::coff::Coff,
+}
+
+/// A COFF object (not a PE image) of a machine whose names are modelled:
+/// AMD64 and i386, what clang's Windows HIP builds produce.
+fn coff_object(data: &[u8]) -> Option<CoffObject> {
+    let machine = u16::from_le_bytes([*data.first()?, *data.get(1)?]);
+    let (objdump_format, readobj_format, arch, bits) = match machine {
+        0x8664 => ("coff-x86-64", "COFF-x86-64", "x86_64", 64),
+        0x14c => ("coff-i386", "COFF-i386", "i386", 32),
+        _ => return None,
+    };
+    let coff = offload_kit::host::coff::parse(data)
+        .ok()
+        .filter(|c| !c.image)?;
+    Some(CoffObject {
+        objdump_format,
+        readobj_format,
+        arch,
+        bits,
+        coff,
+    })
+}
+
+/// LLVM 22 reads no bundle of a COFF object: the first section whose
+/// contents start with a bundle's magic fails with these words (`TODO: add
+/// COFF Support` in OffloadBundle.cpp). `.llvm.offloading` images of COFF
+/// objects are not modelled.
+fn coff_offloading(c: &CoffObject, data: &[u8]) -> Result<(), String> {
+    use offload_kit::format::{bundle::MAGIC, ccob::MAGIC as CCOB_MAGIC};
+    for s in &c.coff.sections {
+        if s.name.starts_with(b".llvm.offloading") {
+            return Err("offload-kit's drop-in does not model the .llvm.offloading sections of COFF objects".into());
+        }
+        let contents = usize::try_from(s.offset)
+            .ok()
+            .zip(usize::try_from(s.size).ok())
+            .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
+            .ok_or_else(|| llvm_object::UNEXPECTED_EOF.to_string())?;
+        if (contents.len() > MAGIC.len() && contents.starts_with(MAGIC))
+            || contents.starts_with(CCOB_MAGIC)
+        {
+            return Err(COFF_UNSUPPORTED.into());
+        }
+    }
+    Ok(())
+}
+
+/// LLVM 22's words for a bundle in a COFF object.
+const COFF_UNSUPPORTED: &str = "COFF object files not supported";
 
 fn emit(out: &mut impl Write, text: &str) {
     let _ = out.write_all(text.as_bytes());
@@ -491,7 +561,25 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
             ));
             Ok(())
         }
-        InputKind::Other => error(s, NOT_AN_OBJECT.to_string()),
+        InputKind::Other => match coff_object(data) {
+            Some(c) => {
+                let summary = format!(
+                    "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\n",
+                    o.name, c.readobj_format, c.arch, c.bits
+                );
+                s.write(summary.as_bytes());
+                match coff_offloading(&c, data) {
+                    Ok(()) => Ok(()),
+                    Err(m) if m == COFF_UNSUPPORTED || m == llvm_object::UNEXPECTED_EOF => {
+                        s.flush();
+                        elog(&format!("{argv0}: warning: '{}': {m}", o.name));
+                        Ok(())
+                    }
+                    Err(m) => error(s, m),
+                }
+            }
+            None => error(s, NOT_AN_OBJECT.to_string()),
+        },
     }
 }
 
