@@ -37,7 +37,11 @@
 use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::format::bundle::MAGIC;
 use crate::format::ccob::MAGIC as CCOB_MAGIC;
+
+/// The plain magic's length (`Source` gives arrays a `len` of its own).
+const MAGIC_LEN: usize = 24;
 use crate::host::elf::Elf;
+use crate::source::{Source, Sub};
 use crate::{rules, Error, Release};
 
 /// One entry as LLVM 22's reader sees it.
@@ -125,6 +129,13 @@ impl Found {
 /// Every bundle entry of an ELF file, as LLVM 22 collects them before
 /// printing or writing anything.
 pub fn find_bundles(elf: &Elf<'_>) -> Found {
+    find_bundles_in(elf, &elf.data)
+}
+
+/// [`find_bundles`] reading section contents from `src` (the file `elf`
+/// was parsed from, read through windows: a mapped multi-GB library is
+/// scanned with one window resident at a time).
+pub fn find_bundles_in(elf: &Elf<'_>, src: &dyn Source) -> Found {
     let sections = elf.sections.iter().map(|s| SectionRange {
         index: s.index,
         header_pos: s.header_pos,
@@ -132,13 +143,16 @@ pub fn find_bundles(elf: &Elf<'_>) -> Found {
         size: s.size,
         nobits: s.sh_type == crate::host::elf::SHT_NOBITS,
     });
-    find_in_sections(elf.data, sections)
+    find_in_sections(src, sections)
 }
 
-/// [`find_bundles`] over the sections of `data` given in header order.
-pub fn find_in_sections(data: &[u8], sections: impl IntoIterator<Item = SectionRange>) -> Found {
+/// [`find_bundles`] over the sections of `src` given in header order.
+pub fn find_in_sections(
+    src: &dyn Source,
+    sections: impl IntoIterator<Item = SectionRange>,
+) -> Found {
     let mut found = Vec::new();
-    let failure = collect(data, sections, &mut found).err();
+    let failure = collect(src, sections, &mut found).err();
     Found {
         entries: found,
         failure,
@@ -146,123 +160,163 @@ pub fn find_in_sections(data: &[u8], sections: impl IntoIterator<Item = SectionR
 }
 
 fn collect(
-    data: &[u8],
+    src: &dyn Source,
     sections: impl IntoIterator<Item = SectionRange>,
     found: &mut Vec<FoundEntry>,
 ) -> Result<(), (String, Error)> {
     let mut bundle = 0usize;
     for s in sections {
-        // getContents: SHT_NOBITS is empty; anything else must lie inside
-        // the file, whatever the section is for.
-        let range = usize::try_from(s.offset)
-            .ok()
-            .zip(usize::try_from(s.size).ok())
-            .and_then(|(o, n)| data.get(o..o.checked_add(n)?));
-        let contents: &[u8] = match (s.nobits, range) {
-            (true, _) => &[],
-            (false, Some(c)) => c,
-            (false, None) => {
-                return Err((
-                    UNEXPECTED_EOF.to_string(),
-                    Error::at(
-                        rules::OBJ_2,
-                        s.header_pos,
-                        format!(
-                            "section {} [{:#x}, +{:#x}) does not lie inside the file of {} bytes",
-                            s.index,
-                            s.offset,
-                            s.size,
-                            data.len()
-                        ),
-                    ),
-                ))
-            }
-        };
-        let plain = contents.len() > MAGIC.len() && contents.starts_with(MAGIC);
-        if !plain && !contents.starts_with(CCOB_MAGIC) {
-            continue;
+        if s.nobits {
+            continue; // getContents: empty
         }
-        section_bundles(contents, s.offset, &mut bundle, found)?;
+        // Anything else must lie inside the file, whatever it is for.
+        let Some(contents) = Sub::new(src, s.offset, s.size) else {
+            return Err((
+                UNEXPECTED_EOF.to_string(),
+                Error::at(
+                    rules::OBJ_2,
+                    s.header_pos,
+                    format!(
+                        "section {} [{:#x}, +{:#x}) does not lie inside the file of {} bytes",
+                        s.index,
+                        s.offset,
+                        s.size,
+                        src.len()
+                    ),
+                ),
+            ));
+        };
+        if kind_at(&contents, 0).is_some() {
+            section_bundles(&contents, s.offset, &mut bundle, found)?;
+        }
     }
     Ok(())
 }
 
-/// `extractOffloadBundle`: the bundles of one section's contents.
+/// What starts at `off`: a plain bundle (its magic and at least one byte
+/// more, as `identify_magic` wants), a compressed one, or neither.
+fn kind_at(c: &dyn Source, off: u64) -> Option<bool> {
+    let mut head = [0u8; 25];
+    let n = c.len().saturating_sub(off).min(25) as usize;
+    if !c.read_at(off, &mut head[..n]) {
+        return None;
+    }
+    let head = &head[..n];
+    if head.starts_with(CCOB_MAGIC) {
+        Some(true)
+    } else if head.len() > MAGIC_LEN && head.starts_with(MAGIC) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The position of the first `needle` in `c[from..]`, searched one window
+/// at a time (windows overlap by the needle's length less one).
+fn find(c: &dyn Source, from: u64, needle: &[u8]) -> Option<u64> {
+    let step = c.window_size().max(1 << 20);
+    let mut pos = from;
+    while pos < c.len() {
+        let n = step.min(c.len() - pos);
+        let w = c.window(pos, n)?;
+        if let Some(i) = memchr::memmem::find(&w, needle) {
+            return Some(pos + i as u64);
+        }
+        if pos + n >= c.len() {
+            break;
+        }
+        pos += n - (needle.len() as u64 - 1);
+    }
+    None
+}
+
+/// `extractOffloadBundle`: the bundles of one section's contents `c`.
 fn section_bundles(
-    c: &[u8],
+    c: &dyn Source,
     section_offset: u64,
     bundle: &mut usize,
     found: &mut Vec<FoundEntry>,
 ) -> Result<(), (String, Error)> {
-    let mut off = 0usize;
-    let mut next = Some(0usize);
+    let mut off = 0u64;
+    let mut next = Some(0u64);
     while let Some(n) = next {
         if off >= c.len() {
             break;
         }
-        let buf = &c[off..];
-        let at = section_offset + off as u64;
-        if buf.starts_with(CCOB_MAGIC) {
-            let end = memchr::memmem::find(&buf[4..], CCOB_MAGIC).map_or(buf.len(), |p| p + 4);
-            next = Some(end);
-            // The Object library's copy of the decoder reads a version 2
-            // or 3 bundle up to its total size when that lies inside the
-            // blob (observed: two bundles back to back with padding between
-            // them decode, a total size short of the stream does not), and
-            // words its failures in lower case.
-            let blob = match ccob::parse_header(&buf[..end], 0)
-                .ok()
-                .and_then(|h| h.total_size)
-            {
-                Some(total) if total <= end as u64 => &buf[..total as usize],
-                _ => &buf[..end],
-            };
-            let bytes = match ccob::llvm_decompress(blob, Release::L22) {
-                LlvmDecompress::Data(d) => std::borrow::Cow::Owned(d),
-                LlvmDecompress::Plain => std::borrow::Cow::Borrowed(blob),
-                LlvmDecompress::Fails(m, e) => {
-                    let m = match m.strip_prefix("Could not") {
-                        Some(rest) => format!("could not{rest}"),
-                        None => m,
-                    };
-                    return Err((format!("failed to decompress input: {m}"), e.rebase(at)));
-                }
-            };
-            found.extend(read_entries(&bytes, 0, 0, true, *bundle)?);
-            *bundle += 1;
-        } else if buf.len() > MAGIC.len() && buf.starts_with(MAGIC) {
-            found.extend(read_entries(buf, at, at, false, *bundle)?);
-            *bundle += 1;
-            next = memchr::memmem::find(&buf[MAGIC.len()..], MAGIC).map(|p| p + MAGIC.len());
-        } else {
+        let at = section_offset + off;
+        match kind_at(c, off) {
+            Some(true) => {
+                let end = find(c, off + 4, CCOB_MAGIC).map_or(c.len(), |p| p) - off;
+                next = Some(end);
+                let window = c.window(off, end).ok_or_else(|| {
+                    (
+                        UNEXPECTED_EOF.to_string(),
+                        Error::at(rules::OBJ_2, at, "the compressed bundle cannot be read"),
+                    )
+                })?;
+                let bytes = decompress(&window, at)?;
+                found.extend(read_entries(&bytes.as_ref(), 0, 0, true, *bundle)?);
+                *bundle += 1;
+            }
+            Some(false) => {
+                let rest = Sub::new(c, off, c.len() - off).expect("inside");
+                found.extend(read_entries(&rest, at, at, false, *bundle)?);
+                *bundle += 1;
+                next = find(c, off + MAGIC_LEN as u64, MAGIC).map(|p| p - off);
+            }
             // Neither: LLVM keeps the previous step (never 0 here).
-            next = Some(n);
+            None => next = Some(n),
         }
         match next {
-            Some(0) => break,
+            Some(0) | None => break,
             Some(step) => off += step,
-            None => break,
         }
     }
     Ok(())
+}
+
+/// The Object library's copy of the decoder: it reads a version 2 or 3
+/// bundle up to its total size when that lies inside the blob (observed:
+/// two bundles back to back with padding between them decode, a total
+/// size short of the stream does not), and words its failures in lower
+/// case.
+fn decompress(blob: &[u8], at: u64) -> Result<std::borrow::Cow<'_, [u8]>, (String, Error)> {
+    let blob = match ccob::parse_header(blob, 0).ok().and_then(|h| h.total_size) {
+        Some(total) if total <= blob.len() as u64 => &blob[..total as usize],
+        _ => blob,
+    };
+    match ccob::llvm_decompress(blob, Release::L22) {
+        LlvmDecompress::Data(d) => Ok(std::borrow::Cow::Owned(d)),
+        LlvmDecompress::Plain => Ok(std::borrow::Cow::Borrowed(blob)),
+        LlvmDecompress::Fails(m, e) => {
+            let m = match m.strip_prefix("Could not") {
+                Some(rest) => format!("could not{rest}"),
+                None => m,
+            };
+            Err((format!("failed to decompress input: {m}"), e.rebase(at)))
+        }
+    }
 }
 
 /// `OffloadBundleFatBin::readEntries` on `b` (the bundle from its magic):
 /// entry offsets get `shift` added; `base` is `b`'s position for reports.
 /// LLVM keeps a bundle only once all its records are read.
 fn read_entries(
-    b: &[u8],
+    b: &dyn Source,
     shift: u64,
     base: u64,
     compressed: bool,
     bundle: usize,
 ) -> Result<Vec<FoundEntry>, (String, Error)> {
     let mut found = Vec::new();
-    let u64_at = |p: usize| -> Option<u64> {
-        let s = b.get(p..p.checked_add(8)?)?;
-        Some(u64::from_le_bytes(s.try_into().ok()?))
+    let u64_at = |p: u64| -> Option<u64> {
+        let mut v = [0u8; 8];
+        b.read_at(p, &mut v).then(|| u64::from_le_bytes(v))
     };
-    let Some(count) = u64_at(MAGIC.len()).filter(|_| b.starts_with(MAGIC)) else {
+    let mut magic = [0u8; 24];
+    let Some(count) =
+        u64_at(MAGIC_LEN as u64).filter(|_| b.read_at(0, &mut magic) && magic == *MAGIC)
+    else {
         return Err((
             INVALID_DATA.to_string(),
             Error::at(
@@ -272,7 +326,7 @@ fn read_entries(
             ),
         ));
     };
-    let mut p = MAGIC.len() + 8;
+    let mut p = MAGIC_LEN as u64 + 8;
     // Each record takes at least 24 bytes: the count is bounded by `b`.
     for i in 0..count {
         let rec = p;
@@ -281,7 +335,7 @@ fn read_entries(
                 STREAM_TOO_SHORT.to_string(),
                 Error::at(
                     rules::BIN_2,
-                    base + rec as u64,
+                    base + rec,
                     format!("entry {i} of {count} is cut off by the end of the bundle"),
                 ),
             )
@@ -291,18 +345,23 @@ fn read_entries(
             return Err(short());
         };
         p += 24;
-        let id = usize::try_from(len)
-            .ok()
-            .and_then(|l| b.get(p..p.checked_add(l)?))
+        // The ID is read only once it is known to lie inside `b`.
+        let end = p
+            .checked_add(len)
+            .filter(|&e| e <= b.len())
             .ok_or_else(short)?;
-        p += id.len();
+        let mut id = vec![0u8; (end - p) as usize];
+        if !b.read_at(p, &mut id) {
+            return Err(short());
+        }
+        p = end;
         found.push(FoundEntry {
             bundle,
-            id: id.to_vec(),
+            id,
             offset: offset.wrapping_add(shift),
             size,
             compressed,
-            record: base + rec as u64,
+            record: base + rec,
         });
     }
     Ok(found)

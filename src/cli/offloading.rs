@@ -18,6 +18,7 @@ use offload_kit::host::ar;
 use offload_kit::host::elf::Elf;
 use offload_kit::offload_binary::llvm::{self, InputKind};
 use offload_kit::output::{self, strip_os_error, OutputFile};
+use offload_kit::source::Sub;
 use offload_kit::{rules, Error, Release};
 use std::io::Write;
 use std::path::Path;
@@ -138,6 +139,8 @@ const NOT_AN_OBJECT: &str = "The file was not recognized as a valid object file"
 /// URIs start with.
 struct Object<'a> {
     data: &'a [u8],
+    /// The whole input: read through windows, copied from by the kernel.
+    file: &'a Input,
     base: u64,
     shown: String,
     stem: String,
@@ -145,13 +148,18 @@ struct Object<'a> {
 
 /// The ELF objects of an archive, or why LLVM stops on it (an offload
 /// binary member: the release's own error).
-fn archive_objects<'a>(data: &'a [u8], archive: &str) -> Result<Vec<Object<'a>>, Error> {
+fn archive_objects<'a>(
+    data: &'a [u8],
+    file: &'a Input,
+    archive: &str,
+) -> Result<Vec<Object<'a>>, Error> {
     let mut v = Vec::new();
     for m in ar::members(data, 0)? {
         let body = &data[m.data_offset as usize..][..m.size as usize];
         match llvm::input_kind(body) {
             InputKind::Elf => v.push(Object {
                 data: body,
+                file,
                 base: m.data_offset,
                 shown: format!("{archive}({})", m.name),
                 stem: m.name.clone(),
@@ -171,6 +179,13 @@ fn archive_objects<'a>(data: &'a [u8], archive: &str) -> Result<Vec<Object<'a>>,
         }
     }
     Ok(v)
+}
+
+impl Object<'_> {
+    /// The object's bytes as a source of their own, windows of the input.
+    fn contents(&self) -> Sub<'_> {
+        Sub::new(self.file, self.base, self.data.len() as u64).expect("the object lies in its file")
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -197,6 +212,7 @@ fn objdump_file(
         InputKind::Elf => {
             let obj = Object {
                 data,
+                file: &o.input,
                 base: 0,
                 shown: o.name.clone(),
                 stem: o.name.clone(),
@@ -204,7 +220,7 @@ fn objdump_file(
             objdump_object(argv0, &obj, arch_name, out)
         }
         InputKind::Archive => {
-            let objects = match archive_objects(data, &o.name) {
+            let objects = match archive_objects(data, &o.input, &o.name) {
                 Ok(v) => v,
                 Err(_) => {
                     // LLVM's own error for the archive (its images model).
@@ -284,7 +300,7 @@ fn coff_offloading(c: &CoffObject, data: &[u8]) -> Result<(), String> {
             .zip(usize::try_from(s.size).ok())
             .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
             .ok_or_else(|| llvm_object::UNEXPECTED_EOF.to_string())?;
-        if (contents.len() > MAGIC.len() && contents.starts_with(MAGIC))
+        if (contents.len() > MAGIC.as_slice().len() && contents.starts_with(MAGIC))
             || contents.starts_with(CCOB_MAGIC)
         {
             return Err(COFF_UNSUPPORTED.into());
@@ -337,7 +353,7 @@ fn objdump_object(
         Ok(e) => e,
         Err(e) => return fail(out, e.rebase(obj.base).to_string()),
     };
-    let entries = match llvm_object::find_bundles(&elf).into_result() {
+    let entries = match llvm_object::find_bundles_in(&elf, &obj.contents()).into_result() {
         Ok(v) => v,
         Err((m, d)) => {
             return fail(
@@ -388,13 +404,13 @@ fn objdump_object(
             e.bundle,
             String::from_utf8_lossy(&e.id)
         );
-        planned.push((name, &obj.data[at as usize..][..len as usize]));
+        planned.push((name, obj.base + at, len));
     }
     // Every file of the object, then the lines (LLVM prints each once written).
     let mut files = Vec::new();
-    for (name, bytes) in &planned {
+    for (name, at, len) in &planned {
         let written = OutputFile::create_replacing(Path::new(name)).and_then(|mut f| {
-            f.write_all(bytes)?;
+            super::copy_range(obj.file, *at, *len, &mut f)?;
             Ok(f)
         });
         match written {
@@ -419,7 +435,7 @@ fn objdump_object(
             ),
         );
     }
-    for (name, _) in &planned {
+    for (name, ..) in &planned {
         let _ = writeln!(out, "Extracting offload bundle: {name}");
     }
     Ok(())
@@ -527,13 +543,14 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
             argv0,
             &Object {
                 data,
+                file: &o.input,
                 base: 0,
                 shown: o.name.clone(),
                 stem: o.name.clone(),
             },
             s,
         ),
-        InputKind::Archive => match archive_objects(data, &o.name) {
+        InputKind::Archive => match archive_objects(data, &o.input, &o.name) {
             Ok(objects) => {
                 for obj in &objects {
                     readobj_object(argv0, obj, s)?;
@@ -636,7 +653,7 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
         )
         .as_bytes(),
     );
-    let found = llvm_object::find_bundles(&elf);
+    let found = llvm_object::find_bundles_in(&elf, &obj.contents());
     if let Some((m, d)) = &found.failure {
         s.flush();
         elog(&format!(
