@@ -107,7 +107,12 @@ fn art() -> &'static PathBuf {
             ]
             .concat(),
         );
-        std::fs::write(dir.join("h.c"), "int host_fn(void) { return 42; }\n").unwrap();
+        // A megabyte of .bss: no contents in the file (PointerToRawData 0).
+        std::fs::write(
+            dir.join("h.c"),
+            "char big[1 << 20];\nint host_fn(void) { return big[7]; }\n",
+        )
+        .unwrap();
         clang(&[
             "--target=x86_64-pc-windows-msvc",
             "-c",
@@ -143,6 +148,8 @@ fn art() -> &'static PathBuf {
         std::fs::write(dir.join("text.txt"), b"not an object\n").unwrap();
         let k = std::fs::read(dir.join("k.o")).unwrap();
         std::fs::write(dir.join("trunc100.o"), &k[..100]).unwrap();
+        // Cut inside the section header table: its first header whole.
+        std::fs::write(dir.join("cut.o"), &k[..k.len() - 200]).unwrap();
         // The device entry's size made to run past the end of the file
         // (LLVM 22's objdump copies what is not there).
         let at = memchr::memmem::find(&k, b"__CLANG_OFFLOAD_BUNDLE__").unwrap();
@@ -282,6 +289,47 @@ fn compare(tool: &str, input: &str) -> Result<(), Failed> {
     }
 }
 
+/// A GNU archive holding `k.o` under the member name `../escaped.o` (in
+/// the long-name table): LLVM 22's objdump would write
+/// `../escaped.o.0.<id>`, outside the working directory; the drop-in
+/// refuses with CLI-5 and writes nothing.
+fn member_name_cannot_escape() -> Result<(), Failed> {
+    let k = std::fs::read(art().join("k.o")).unwrap();
+    let names = b"../escaped.o/\n";
+    let header = |name: &str, size: usize| {
+        format!("{name:<16}{:<12}{:<6}{:<6}{:<8}{size:<10}`\n", 0, 0, 0, 644)
+    };
+    let mut ar = b"!<arch>\n".to_vec();
+    ar.extend_from_slice(header("//", names.len()).as_bytes());
+    ar.extend_from_slice(names);
+    ar.extend_from_slice(header("/0", k.len()).as_bytes());
+    ar.extend_from_slice(&k);
+    if k.len() % 2 == 1 {
+        ar.push(b'\n');
+    }
+    let base = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("offloading-dropins/escape");
+    let _ = std::fs::remove_dir_all(&base);
+    let dir = base.join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("evil.a"), &ar).unwrap();
+    let o = Command::new(EXE)
+        .current_dir(&dir)
+        .args(["objdump", "--offloading", "evil.a"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    let left: Vec<_> = std::fs::read_dir(&base)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    match (o.status.code(), err.contains("rule CLI-5"), left.len()) {
+        (Some(1), true, 1) => Ok(()),
+        other => Err(
+            format!("want exit 1, CLI-5, nothing beside work/: {other:?} {left:?} {err}").into(),
+        ),
+    }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let inputs = [
@@ -300,6 +348,7 @@ fn main() {
         "missing.o",
         "kw.obj",
         "h.obj",
+        "cut.o",
     ];
     let mut trials = Vec::new();
     for tool in ["objdump", "readobj"] {
@@ -309,5 +358,9 @@ fn main() {
             }));
         }
     }
+    trials.push(Trial::test(
+        "objdump::member-name-cannot-escape",
+        member_name_cannot_escape,
+    ));
     libtest_mimic::run(&args, trials).exit();
 }

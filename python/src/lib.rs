@@ -15,6 +15,7 @@ use okit::{generate as gen, Error, Release};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::path::PathBuf;
 
@@ -59,9 +60,11 @@ fn usage(message: impl Into<String>) -> PyErr {
     py_err(&Error::other(message))
 }
 
-/// The bytes of an input: a mapped file or a copy of Python bytes.
+/// The bytes of an input: a mapped file, Python's own `bytes` or
+/// `bytearray` contents (no copy), or a copy of another buffer.
 enum Data {
     Mapped(memmap2::Mmap),
+    Python(PyBackedBytes),
     Owned(Vec<u8>),
 }
 
@@ -69,6 +72,7 @@ impl Data {
     fn bytes(&self) -> &[u8] {
         match self {
             Data::Mapped(m) => m,
+            Data::Python(b) => b,
             Data::Owned(v) => v,
         }
     }
@@ -76,13 +80,15 @@ impl Data {
 
 /// `bytes`/`bytearray`/`memoryview` are data, anything else a path.
 fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
-    if let Ok(b) = source.downcast::<PyBytes>() {
-        return Ok((Data::Owned(b.as_bytes().to_vec()), None));
+    if let Ok(b) = source.extract::<PyBackedBytes>() {
+        return Ok((Data::Python(b), None));
     }
-    if let Ok(v) = source.extract::<Vec<u8>>() {
-        if !source.is_instance_of::<pyo3::types::PyString>() {
-            return Ok((Data::Owned(v), None));
-        }
+    if source.is_instance_of::<pyo3::types::PyMemoryView>() {
+        let v: Vec<u8> = source
+            .call_method0("tobytes")?
+            .extract::<PyBackedBytes>()?
+            .to_vec();
+        return Ok((Data::Owned(v), None));
     }
     let path: PathBuf = source
         .extract()
@@ -101,10 +107,13 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
     if meta.len() == 0 {
         return Ok((Data::Owned(Vec::new()), Some(shown)));
     }
-    // SAFETY: the map is read only; a file truncated by another process
-    // while mapped would raise SIGBUS, as for any mmap reader (the CLI
-    // turns that into an error; an embedding interpreter keeps its own
-    // signal handlers, so this binding documents it instead).
+    // SAFETY: the map is read only and lives as long as the Container.
+    // Another process that truncates or rewrites the file meanwhile breaks
+    // what a `&[u8]` promises (SIGBUS on vanished pages, bytes that change
+    // under a reader): as for every mmap reader, the file must not be
+    // modified while it is open (documented in `open`; the CLI turns
+    // SIGBUS into an error, an embedding interpreter keeps its own signal
+    // handlers).
     #[allow(unsafe_code)]
     let map = unsafe { memmap2::Mmap::map(&file) }
         .map_err(|e| usage(format!("'{shown}': cannot map: {e}")))?;
@@ -312,8 +321,9 @@ impl Container {
     }
 }
 
-/// Open a container from a path or bytes (the file is mapped, not read),
-/// strictly by spec/, or as LLVM `llvm_version` reads it. Raises
+/// Open a container from a path or bytes (the file is mapped, not read:
+/// it must not be modified while the container is open), strictly by
+/// spec/, or as LLVM `llvm_version` reads it. Raises
 /// OffloadKitError (with `.rule`, `.offset` and every violation in `.errors`)
 /// when the file does not conform.
 #[pyfunction]
@@ -383,14 +393,16 @@ fn check<'py>(
 }
 
 /// Bundle `(target ID, payload)` pairs as `clang-offload-bundler
-/// -type=TYPE` of `llvm_version` writes them: the same bytes as
-/// `offload-kit bundler` (and the release) for the same inputs.
-/// `compress=2|3` writes a compressed bundle of that version (zstd, `level`).
+/// -type=TYPE -bundle-align=ALIGN` of `llvm_version` writes them: the same
+/// bytes as `offload-kit bundler` (and the release) given the same options.
+/// `align` defaults to 4096, what clang's HIP driver passes (the bundler's
+/// own default is 1). `compress=2|3` writes a compressed bundle of that
+/// version (zstd, `level`), as the release can (19: 2; 22: 2 or 3).
 #[pyfunction]
 #[pyo3(signature = (entries, r#type="o", align=4096, compress=None, level=None, llvm_version=22))]
 fn bundle<'py>(
     py: Python<'py>,
-    entries: Vec<(String, Vec<u8>)>,
+    entries: Vec<(String, PyBackedBytes)>,
     r#type: &str,
     align: u64,
     compress: Option<u16>,
@@ -398,6 +410,11 @@ fn bundle<'py>(
     llvm_version: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let release = release_of(Some(llvm_version))?.expect("given");
+    if u32::try_from(align).is_err() {
+        return Err(usage(format!(
+            "align {align}: LLVM's -bundle-align is an unsigned 32-bit value"
+        )));
+    }
     let job = Job {
         release,
         file_type: r#type.to_string(),
@@ -433,7 +450,7 @@ fn bundle<'py>(
         method: ccob::Method::Zstd,
         level: level.unwrap_or(3),
     });
-    let inputs: Vec<&[u8]> = entries.iter().map(|(_, p)| p.as_slice()).collect();
+    let inputs: Vec<&[u8]> = entries.iter().map(|(_, p)| &p[..]).collect();
     let out = py
         .allow_threads(|| job.bundle_to_vec(&v, &inputs, opts))
         .map_err(llvm)?;
@@ -446,7 +463,7 @@ fn bundle<'py>(
 #[pyo3(signature = (data, version=3, method="zstd", level=None))]
 fn compress<'py>(
     py: Python<'py>,
-    data: Vec<u8>,
+    data: PyBackedBytes,
     version: u16,
     method: &str,
     level: Option<i32>,
@@ -469,7 +486,7 @@ fn compress<'py>(
 
 /// The bundle a compressed bundle holds, its sizes and hash verified.
 #[pyfunction]
-fn decompress<'py>(py: Python<'py>, data: Vec<u8>) -> PyResult<Bound<'py, PyBytes>> {
+fn decompress<'py>(py: Python<'py>, data: PyBackedBytes) -> PyResult<Bound<'py, PyBytes>> {
     let d = py
         .allow_threads(|| ccob::decompress_strict(&data, 0))
         .map_err(|e| py_err(&e))?;

@@ -179,6 +179,25 @@ def test_errors_carry_rule_and_offset(art, tmp_path):
     assert e.value.rule == "CLI-3"
     with pytest.raises(ok.OffloadKitError, match="kind"):
         ok.generate("nonsense")
+    # What the release cannot write, and sizes no writer should allocate.
+    with pytest.raises(ok.OffloadKitError, match="version 3"):
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=3, llvm_version=19)
+    with pytest.raises(ok.OffloadKitError, match="compressed"):
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=2, llvm_version=16)
+    with pytest.raises(ok.OffloadKitError, match="32-bit"):
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", align=2**40)
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", align=2**31)
+    assert e.value.rule == "CLI-6"
+
+
+def test_bytes_like_inputs(art):
+    data = (art / "k.o").read_bytes()
+    ids = [e.id for e in ok.open(data)]
+    assert [e.id for e in ok.open(bytearray(data))] == ids
+    assert [e.id for e in ok.open(memoryview(data))] == ids
+    z = ok.compress(bytearray(ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc")))
+    assert ok.decompress(memoryview(z).tobytes()) == ok.decompress(z)
 
 
 def test_hostile_bytes_raise_only_offload_kit_errors():

@@ -58,9 +58,31 @@ pub struct FoundEntry {
     pub size: u64,
     /// Whether the bundle was compressed.
     pub compressed: bool,
-    /// Where the entry record's offset field lies in the file (uncompressed)
-    /// or in the decompressed bundle (compressed), for error reports.
+    /// Where the entry's record lies: in the file (uncompressed), or in the
+    /// decompressed bundle (compressed: see `compressed_at`).
     pub record: u64,
+    /// Where the compressed bundle holding the entry starts in the file.
+    pub compressed_at: Option<u64>,
+}
+
+impl FoundEntry {
+    /// The error for this entry under `rule`: at its record in the file, or
+    /// at its compressed bundle with the record's place in the
+    /// decompressed bundle said (offsets nested in a `CCOB` are not file
+    /// offsets).
+    pub fn error(&self, rule: crate::rules::Rule, base: u64, message: String) -> Error {
+        match self.compressed_at {
+            Some(at) => Error::at(
+                rule,
+                base + at,
+                format!(
+                    "{message} (entry record at {:#x} of the bundle compressed here)",
+                    self.record
+                ),
+            ),
+            None => Error::at(rule, base + self.record, message),
+        }
+    }
 }
 
 impl FoundEntry {
@@ -165,6 +187,11 @@ fn collect(
     found: &mut Vec<FoundEntry>,
 ) -> Result<(), (String, Error)> {
     let mut bundle = 0usize;
+    let mut used = 0u64;
+    // LLVM holds every entry of every bundle before it prints one; bundles
+    // can nest their records in each other's (the next magic is searched
+    // from 24 bytes on), so what is held can grow with the square of the
+    // section: bounded by the memory budget (CLI-6).
     for s in sections {
         if s.nobits {
             continue; // getContents: empty
@@ -187,7 +214,7 @@ fn collect(
             ));
         };
         if kind_at(&contents, 0).is_some() {
-            section_bundles(&contents, s.offset, &mut bundle, found)?;
+            section_bundles(&contents, s.offset, &mut bundle, found, &mut used)?;
         }
     }
     Ok(())
@@ -212,22 +239,48 @@ fn kind_at(c: &dyn Source, off: u64) -> Option<bool> {
 }
 
 /// The position of the first `needle` in `c[from..]`, searched one window
-/// at a time (windows overlap by the needle's length less one).
-fn find(c: &dyn Source, from: u64, needle: &[u8]) -> Option<u64> {
+/// at a time (windows overlap by the needle's length less one). A window
+/// that cannot be read is an error, not "not found".
+fn find(c: &dyn Source, from: u64, needle: &[u8]) -> Result<Option<u64>, (String, Error)> {
     let step = c.window_size().max(1 << 20);
     let mut pos = from;
     while pos < c.len() {
         let n = step.min(c.len() - pos);
-        let w = c.window(pos, n)?;
+        let w = c.window(pos, n).ok_or_else(|| {
+            (
+                UNEXPECTED_EOF.to_string(),
+                Error::other(format!("cannot read {n} bytes at {pos:#x} of the section")),
+            )
+        })?;
         if let Some(i) = memchr::memmem::find(&w, needle) {
-            return Some(pos + i as u64);
+            return Ok(Some(pos + i as u64));
         }
         if pos + n >= c.len() {
             break;
         }
         pos += n - (needle.len() as u64 - 1);
     }
-    None
+    Ok(None)
+}
+
+/// Count one more entry with an ID of `id_len` bytes into `used`, the
+/// bytes collected so far, against the memory budget (CLI-6).
+fn hold(used: &mut u64, id_len: u64, at: u64) -> Result<(), (String, Error)> {
+    *used += std::mem::size_of::<FoundEntry>() as u64 + id_len;
+    if crate::budget::exceeded(*used) {
+        return Err((
+            "out of memory".to_string(),
+            Error::at(
+                rules::CLI_6,
+                at,
+                format!(
+                    "the entries collected so far take {} bytes: past the memory budget (LLVM 22 holds every entry before it prints one)",
+                    *used
+                ),
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `extractOffloadBundle`: the bundles of one section's contents `c`.
@@ -236,6 +289,7 @@ fn section_bundles(
     section_offset: u64,
     bundle: &mut usize,
     found: &mut Vec<FoundEntry>,
+    used: &mut u64,
 ) -> Result<(), (String, Error)> {
     let mut off = 0u64;
     let mut next = Some(0u64);
@@ -246,7 +300,7 @@ fn section_bundles(
         let at = section_offset + off;
         match kind_at(c, off) {
             Some(true) => {
-                let end = find(c, off + 4, CCOB_MAGIC).map_or(c.len(), |p| p) - off;
+                let end = find(c, off + 4, CCOB_MAGIC)?.map_or(c.len(), |p| p) - off;
                 next = Some(end);
                 let window = c.window(off, end).ok_or_else(|| {
                     (
@@ -255,14 +309,16 @@ fn section_bundles(
                     )
                 })?;
                 let bytes = decompress(&window, at)?;
-                found.extend(read_entries(&bytes.as_ref(), 0, 0, true, *bundle)?);
+                let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *bundle, used)?;
+                found.extend(new);
                 *bundle += 1;
             }
             Some(false) => {
                 let rest = Sub::new(c, off, c.len() - off).expect("inside");
-                found.extend(read_entries(&rest, at, at, false, *bundle)?);
+                let new = read_entries(&rest, at, at, None, *bundle, used)?;
+                found.extend(new);
                 *bundle += 1;
-                next = find(c, off + MAGIC_LEN as u64, MAGIC).map(|p| p - off);
+                next = find(c, off + MAGIC_LEN as u64, MAGIC)?.map(|p| p - off);
             }
             // Neither: LLVM keeps the previous step (never 0 here).
             None => next = Some(n),
@@ -305,8 +361,9 @@ fn read_entries(
     b: &dyn Source,
     shift: u64,
     base: u64,
-    compressed: bool,
+    compressed_at: Option<u64>,
     bundle: usize,
+    used: &mut u64,
 ) -> Result<Vec<FoundEntry>, (String, Error)> {
     let mut found = Vec::new();
     let u64_at = |p: u64| -> Option<u64> {
@@ -350,6 +407,7 @@ fn read_entries(
             .checked_add(len)
             .filter(|&e| e <= b.len())
             .ok_or_else(short)?;
+        hold(used, len, compressed_at.unwrap_or(base + rec))?;
         let mut id = vec![0u8; (end - p) as usize];
         if !b.read_at(p, &mut id) {
             return Err(short());
@@ -360,9 +418,88 @@ fn read_entries(
             id,
             offset: offset.wrapping_add(shift),
             size,
-            compressed,
+            compressed: compressed_at.is_some(),
             record: base + rec,
+            compressed_at,
         });
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bundles whose records hold each other's headers: LLVM reads the
+    /// records of every bundle to the end of the section, so what it holds
+    /// grows with the square of the section; the reader stops at the
+    /// memory budget (CLI-6) instead.
+    #[test]
+    fn nested_bundles_stop_at_the_budget() {
+        let n = 20_000u64;
+        let mut section = Vec::new();
+        for i in 0..n {
+            section.extend_from_slice(MAGIC);
+            section.extend_from_slice(&(n - i).to_le_bytes());
+            // offset 0, size 0, an ID of 32 bytes: the next unit's header.
+            section.extend_from_slice(&0u64.to_le_bytes());
+            section.extend_from_slice(&0u64.to_le_bytes());
+            section.extend_from_slice(&32u64.to_le_bytes());
+        }
+        section.extend_from_slice(&[0u8; 32]);
+        let s = SectionRange {
+            index: 1,
+            header_pos: 0,
+            offset: 0,
+            size: section.len() as u64,
+            nobits: false,
+        };
+        let started = std::time::Instant::now();
+        let found = find_in_sections(&section, [s]);
+        let (_, e) = found.failure.expect("stops");
+        assert_eq!(e.rule_id(), Some("CLI-6"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    }
+
+    /// Two bundles in one section, the second found by searching for the
+    /// magic; a compressed bundle cut at the next `CCOB`.
+    #[test]
+    fn several_bundles_per_section() {
+        let one =
+            crate::bundle::binary::write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"A")], 8)
+                .unwrap();
+        let two =
+            crate::bundle::binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"BB")], 8)
+                .unwrap();
+        let mut section = one.clone();
+        section.extend_from_slice(&two);
+        let s = SectionRange {
+            index: 1,
+            header_pos: 0,
+            offset: 0,
+            size: section.len() as u64,
+            nobits: false,
+        };
+        let found = find_in_sections(&section, [s])
+            .into_result()
+            .map_err(|(_, e)| e)
+            .unwrap();
+        assert_eq!(found.len(), 2);
+        assert_eq!(
+            (found[1].bundle, found[1].offset),
+            (1, one.len() as u64 + (two.len() as u64 - 2))
+        );
+        // A section that starts with neither magic is passed over.
+        let s = SectionRange {
+            index: 1,
+            header_pos: 0,
+            offset: 1,
+            size: section.len() as u64 - 1,
+            nobits: false,
+        };
+        assert!(find_in_sections(&section, [s])
+            .into_result()
+            .unwrap()
+            .is_empty());
+    }
 }

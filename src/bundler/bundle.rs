@@ -51,7 +51,32 @@ impl Job {
         compress: Option<crate::bundle::ccob::WriteOptions>,
     ) -> Result<Vec<u8>, BundlerError> {
         use crate::bundle::{ccob, object, text};
-        use crate::Release;
+        use crate::{rules, Error, Release};
+        if inputs.len() != v.targets.len() {
+            return Err(BundlerError::with(
+                "number of input files and targets should match in bundling mode",
+                Error::rule(
+                    rules::CLI_1,
+                    format!("{} inputs for {} targets", inputs.len(), v.targets.len()),
+                ),
+            ));
+        }
+        // What each release can write (-compress and
+        // COMPRESSED_BUNDLE_FORMAT_VERSION): none before 19, version 2 in
+        // 19, 2 or 3 in 22.
+        if let Some(o) = compress {
+            let written = match self.release {
+                r if r <= Release::L16 => &[][..],
+                Release::L19 => &[2][..],
+                _ => &[2, 3][..],
+            };
+            if !written.contains(&o.version) {
+                return Err(BundlerError::llvm(format!(
+                    "LLVM {} does not write compressed bundles of version {}",
+                    self.release, o.version
+                )));
+            }
+        }
         let compressed = |bundle: Vec<u8>| match compress {
             Some(opts) => ccob::compress(&bundle, opts)
                 .map_err(|e| BundlerError::with("cannot compress the bundle", e)),
@@ -76,6 +101,21 @@ impl Job {
         }
         let sizes: Vec<u64> = inputs.iter().map(|i| i.len() as u64).collect();
         let layout = self.plan_bundle(v, &sizes)?;
+        // The payloads are the caller's; header and padding are the
+        // writer's own: a huge alignment must not make a huge buffer (CLI-6).
+        let own = layout.total - sizes.iter().sum::<u64>();
+        if crate::budget::exceeded(own) {
+            return Err(BundlerError::with(
+                "the bundle's header and padding do not fit the memory budget",
+                Error::rule(
+                    rules::CLI_6,
+                    format!(
+                        "{own} bytes of header and padding (alignment {})",
+                        self.align
+                    ),
+                ),
+            ));
+        }
         let mut out = layout.header.clone();
         for (i, input) in inputs.iter().enumerate() {
             // Uncompressed, 14 and 16 seek to each offset and write the

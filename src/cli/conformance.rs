@@ -335,13 +335,14 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
             .filter(|b| !b.refused_by_loader && b.pick != Some(check::Pick::Generic))
             .find_map(|b| {
                 let id = b.entry.as_deref()?;
-                report
-                    .entries
-                    .iter()
-                    .find(|e| e.entry.bundle == b.bundle && e.entry.id == id)
+                report.entries.iter().find(|e| {
+                    e.entry.bundle == b.bundle
+                        && e.entry.member_index == b.member_index
+                        && e.entry.id == id
+                })
             })
             .map_or((0, 0), |e| (e.entry.offset, e.entry.size));
-        println!("{r}\t{}\t{}", answer.0, answer.1);
+        outln!("{r}\t{}\t{}", answer.0, answer.1);
     }
     0
 }

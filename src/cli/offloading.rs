@@ -7,9 +7,10 @@
 //! Where LLVM 22 reads memory it does not own (an entry past the end of
 //! the file: SIGSEGV, or heap bytes in the output) or dies (`llvm-readobj`
 //! on an offload binary), the drop-in reports the violation instead and
-//! writes nothing for that file. Entry IDs that would make an output path
-//! leave the input's directory (`/`, NUL) are refused (CLI-5); LLVM writes
-//! through them. Only `--offloading` (and `llvm-objdump`'s
+//! writes nothing for that file. Outputs go next to the input (an archive
+//! member's: in the working directory, under the member's name); entry IDs
+//! and member names that would make an output path leave that directory
+//! (`/`, NUL, `..`) are refused (CLI-5), where LLVM writes through them. Only `--offloading` (and `llvm-objdump`'s
 //! `--arch-name`) are modelled.
 
 use super::Input;
@@ -21,6 +22,7 @@ use offload_kit::output::{self, strip_os_error, OutputFile};
 use offload_kit::source::Sub;
 use offload_kit::{rules, Error, Release};
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// Which tool the drop-in stands in for.
@@ -141,6 +143,8 @@ struct Object<'a> {
     data: &'a [u8],
     /// The whole input: read through windows, copied from by the kernel.
     file: &'a Input,
+    /// An archive member: `stem` is its untrusted name.
+    member: bool,
     base: u64,
     shown: String,
     stem: String,
@@ -160,6 +164,7 @@ fn archive_objects<'a>(
             InputKind::Elf => v.push(Object {
                 data: body,
                 file,
+                member: true,
                 base: m.data_offset,
                 shown: format!("{archive}({})", m.name),
                 stem: m.name.clone(),
@@ -213,6 +218,7 @@ fn objdump_file(
             let obj = Object {
                 data,
                 file: &o.input,
+                member: false,
                 base: 0,
                 shown: o.name.clone(),
                 stem: o.name.clone(),
@@ -370,15 +376,34 @@ fn objdump_object(
         .iter()
         .filter(|e| arch_name.is_none_or(|a| !contains(&e.id, a.as_bytes())))
         .collect();
+    // An archive member's name starts its outputs' names in the working
+    // directory: an untrusted name must stay one file name there (CLI-5).
+    if obj.member
+        && (obj.stem.is_empty()
+            || obj.stem == "."
+            || obj.stem == ".."
+            || obj.stem.contains(['/', '\0']))
+    {
+        let d = Error::at(
+            rules::CLI_5,
+            obj.base,
+            format!(
+                "archive member name '{}' would put its outputs outside the working directory; LLVM 22 writes through it",
+                obj.stem.escape_debug()
+            ),
+        );
+        return fail(out, format!("while extracting offload Bundle Entries: {d}"));
+    }
     let mut planned = Vec::new();
     for e in &entries {
+        let id = String::from_utf8_lossy(&e.id);
         let Some((at, len)) = e.file_range(obj.data.len() as u64) else {
-            let d = Error::at(
+            let d = e.error(
                 rules::BIN_5,
-                obj.base + e.record,
+                obj.base,
                 format!(
                     "entry '{}' [{:#x}, +{:#x}) does not lie inside the {} bytes of the object; LLVM 22 copies memory it does not own here (SIGSEGV, or heap bytes in the output){}",
-                    String::from_utf8_lossy(&e.id).escape_debug(),
+                    id.escape_debug(),
                     e.offset,
                     e.size,
                     obj.data.len(),
@@ -388,28 +413,26 @@ fn objdump_object(
             return fail(out, format!("while extracting offload Bundle Entries: {d}"));
         };
         if e.id.contains(&b'/') || e.id.contains(&0) {
-            let d = Error::at(
+            let d = e.error(
                 rules::CLI_5,
-                obj.base + e.record,
+                obj.base,
                 format!(
                     "entry ID '{}' would put its file outside the input's directory; LLVM 22 writes through it",
-                    String::from_utf8_lossy(&e.id).escape_debug()
+                    id.escape_debug()
                 ),
             );
             return fail(out, format!("while extracting offload Bundle Entries: {d}"));
         }
-        let name = format!(
-            "{}.{}.{}",
-            obj.stem,
-            e.bundle,
-            String::from_utf8_lossy(&e.id)
-        );
+        // The name as LLVM makes it, byte for byte (an ID need not be UTF-8).
+        let mut name = format!("{}.{}.", obj.stem, e.bundle).into_bytes();
+        name.extend_from_slice(&e.id);
         planned.push((name, obj.base + at, len));
     }
     // Every file of the object, then the lines (LLVM prints each once written).
     let mut files = Vec::new();
     for (name, at, len) in &planned {
-        let written = OutputFile::create_replacing(Path::new(name)).and_then(|mut f| {
+        let path = Path::new(std::ffi::OsStr::from_bytes(name));
+        let written = OutputFile::create_replacing(path).and_then(|mut f| {
             super::copy_range(obj.file, *at, *len, &mut f)?;
             Ok(f)
         });
@@ -436,7 +459,9 @@ fn objdump_object(
         );
     }
     for (name, ..) in &planned {
-        let _ = writeln!(out, "Extracting offload bundle: {name}");
+        let _ = out.write_all(b"Extracting offload bundle: ");
+        let _ = out.write_all(name);
+        let _ = out.write_all(b"\n");
     }
     Ok(())
 }
@@ -459,6 +484,20 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 // ---------------------------------------------------------------------------
 // llvm-readobj --offloading
 
+/// `raw_fd_ostream::preferred_buffer_size` of standard output: its
+/// `st_blksize`, or unbuffered (0) when `fstat` fails.
+#[cfg(target_os = "linux")]
+fn preferred_buffer_size() -> usize {
+    rustix::fs::fstat(std::io::stdout()).map_or(0, |st| st.st_blksize.max(0) as usize)
+}
+
+/// `raw_fd_ostream::preferred_buffer_size` where `fstat` is not at hand:
+/// the usual block size.
+#[cfg(not(target_os = "linux"))]
+fn preferred_buffer_size() -> usize {
+    4096
+}
+
 /// llvm-readobj's summary stream (`fouts()`): buffered in blocks of the
 /// output's preferred size (`st_blksize`) unless standard output is a
 /// terminal, while the URI lines go to standard output unbuffered. In a
@@ -473,19 +512,24 @@ struct Summary {
 impl Summary {
     fn for_stdout() -> Summary {
         use std::io::IsTerminal;
-        use std::os::unix::fs::MetadataExt;
         let cap = if std::io::stdout().is_terminal() {
             0
         } else {
-            std::fs::metadata("/dev/stdout")
-                .map(|m| m.blksize() as usize)
-                .unwrap_or(4096)
-                .max(1)
+            preferred_buffer_size()
         };
         Summary {
             buf: Vec::new(),
             cap,
         }
+    }
+
+    /// One summary as LLVM writes it: in pieces whose last is one byte
+    /// (the closing newline), which matters when the text ends exactly on
+    /// a block boundary (a full buffer waits for the next byte).
+    fn write_summary(&mut self, text: &[u8]) {
+        let (body, last) = text.split_at(text.len().saturating_sub(1));
+        self.write(body);
+        self.write(last);
     }
 
     /// `raw_ostream::write`.
@@ -544,6 +588,7 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
             &Object {
                 data,
                 file: &o.input,
+                member: false,
                 base: 0,
                 shown: o.name.clone(),
                 stem: o.name.clone(),
@@ -584,7 +629,7 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
                     "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\n",
                     o.name, c.readobj_format, c.arch, c.bits
                 );
-                s.write(summary.as_bytes());
+                s.write_summary(summary.as_bytes());
                 match coff_offloading(&c, data) {
                     Ok(()) => Ok(()),
                     Err(m) if m == COFF_UNSUPPORTED || m == llvm_object::UNEXPECTED_EOF => {
@@ -606,7 +651,12 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
             "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\nLoadName: {}\n",
             obj.shown,
             llvm::elf_format_name_of(machine, is64, big),
-            llvm::elf_arch_name_of(machine, is64, big),
+            llvm::elf_arch_name_of(
+                machine,
+                is64,
+                big,
+                llvm::elf_header_flags(obj.data, is64, big)
+            ),
             if is64 { 64 } else { 32 },
             load_name.unwrap_or_else(|| "<Not found>".into())
         )
@@ -625,7 +675,7 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
                 } else {
                     u16::from_le_bytes(m)
                 };
-                s.write(summary(machine, is64, big, None).as_bytes());
+                s.write_summary(summary(machine, is64, big, None).as_bytes());
             }
             s.flush();
             let e = e.rebase(obj.base);
@@ -643,7 +693,7 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
         }
     };
     let (machine, is64, big) = (elf.machine, elf.encoding.is64, elf.encoding.big_endian);
-    s.write(
+    s.write_summary(
         summary(
             machine,
             is64,

@@ -125,7 +125,11 @@ pub fn parse(data: &[u8]) -> Result<Coff> {
         let vsize = u64::from(u32_at(h, 8).unwrap_or(0));
         let raw_size = u64::from(u32_at(h, 16).unwrap_or(0));
         let offset = u64::from(u32_at(h, 20).unwrap_or(0));
-        let size = if image && vsize != 0 {
+        // PointerToRawData 0: no contents in the file (uninitialised data,
+        // `.bss`), whatever SizeOfRawData says, as LLVM's COFFObjectFile reads it.
+        let size = if offset == 0 {
+            0
+        } else if image && vsize != 0 {
             raw_size.min(vsize)
         } else {
             raw_size

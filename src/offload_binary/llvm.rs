@@ -564,14 +564,15 @@ fn llvm_archive_message(data: &[u8], base: u64, e: &Error) -> String {
     }
 }
 
-/// LLVM's words (`ELFFile::create`, `ELFFile::sections`) for an ELF file
-/// whose section header table runs past its end, the commonest way a cut
-/// object fails; `None` for other failures.
+/// LLVM's words for an ELF file whose section header table does not hold
+/// (`ELFFile::sections`, llvm/include/llvm/Object/ELF.h, LLVM 22), its
+/// checks in its order; `None` when these checks pass.
 pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
     let is64 = *data.get(4)? == 2;
     let big = *data.get(5)? == 2;
-    let field = |at: usize, n: usize| -> Option<u64> {
-        let b = data.get(at..at + n)?;
+    let field = |at: u64, n: usize| -> Option<u64> {
+        let at = usize::try_from(at).ok()?;
+        let b = data.get(at..at.checked_add(n)?)?;
         Some(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
             let shift = if big { (n - 1 - i) * 8 } else { i * 8 };
             v | u64::from(x) << shift
@@ -581,47 +582,119 @@ pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
         true => (field(0x28, 8)?, field(0x3a, 2)?, field(0x3c, 2)?),
         false => (field(0x20, 4)?, field(0x2e, 2)?, field(0x30, 2)?),
     };
-    let end = shoff.checked_add(shentsize.checked_mul(shnum.max(1))?);
-    (shoff != 0 && end.is_none_or(|e| e > data.len() as u64)).then(|| {
-        format!("section header table goes past the end of the file: e_shoff = 0x{shoff:x}")
-    })
+    let (shdr, align, size_at, word) = if is64 {
+        (64u64, 8, 32, 8)
+    } else {
+        (40, 4, 20, 4)
+    };
+    if shoff == 0 {
+        return None;
+    }
+    if shentsize != shdr {
+        return Some(format!("invalid e_shentsize in ELF header: {shentsize}"));
+    }
+    if shoff
+        .checked_add(shdr)
+        .is_none_or(|e| e > data.len() as u64)
+    {
+        return Some(format!(
+            "section header table goes past the end of the file: e_shoff = 0x{shoff:x}"
+        ));
+    }
+    if shoff % align != 0 {
+        return Some("invalid alignment of section headers".into());
+    }
+    // e_shnum 0: the count is the first header's sh_size.
+    let count = if shnum == 0 {
+        field(shoff + size_at, word)?
+    } else {
+        shnum
+    };
+    if count > u64::MAX / shdr {
+        return Some(format!(
+            "invalid number of sections specified in the NULL section's sh_size field ({count})"
+        ));
+    }
+    match shoff.checked_add(count * shdr) {
+        None => Some(format!(
+            "invalid section header table offset (e_shoff = 0x{shoff:x}) or invalid number of sections specified in the first section header's sh_size field (0x{count:x})"
+        )),
+        Some(end) if end > data.len() as u64 => {
+            Some("section table goes past the end of file".into())
+        }
+        Some(_) => None,
+    }
 }
 
 /// `Triple::getArchTypeName` of an ELF file's architecture, as
-/// `ELFObjectFile::getArch` derives it (`llvm-readobj`'s `Arch:`).
-pub fn elf_arch_name_of(machine: u16, is64: bool, big_endian: bool) -> &'static str {
+/// `ELFObjectFile::getArch` derives it from `e_machine`, the class, the
+/// byte order and, for AMDGPU, the processor in `e_flags`
+/// (llvm/include/llvm/Object/ELFObjectFile.h, LLVM 22): `llvm-readobj`'s
+/// `Arch:`.
+pub fn elf_arch_name_of(machine: u16, is64: bool, big_endian: bool, e_flags: u32) -> &'static str {
     let le = !big_endian;
-    match (machine, is64) {
-        (3, _) => "i386",
-        (62, _) => "x86_64",
-        (183, _) if le => "aarch64",
-        (183, _) => "aarch64_be",
-        (40, _) if le => "arm",
-        (40, _) => "armeb",
-        (21, _) if le => "powerpc64le",
-        (21, _) => "powerpc64",
-        (20, _) if le => "powerpcle",
-        (20, _) => "powerpc",
-        (243, true) => "riscv64",
-        (243, false) => "riscv32",
-        (22, _) => "s390x",
-        (43, _) => "sparcv9",
-        (2 | 18, _) => "sparc",
-        (8, true) if le => "mips64el",
-        (8, true) => "mips64",
-        (8, false) if le => "mipsel",
-        (8, false) => "mips",
-        (224, true) => "amdgcn",
-        (224, false) => "r600",
-        (247, _) if le => "bpfel",
-        (247, _) => "bpfeb",
-        (251, _) => "ve",
-        (258, true) => "loongarch64",
-        (258, false) => "loongarch32",
-        (164, _) => "hexagon",
-        (190, _) => "nvptx64",
+    match machine {
+        4 => "m68k",
+        3 | 6 => "i386",
+        62 => "x86_64",
+        183 if le => "aarch64",
+        183 => "aarch64_be",
+        40 => "arm",
+        83 => "avr",
+        164 => "hexagon",
+        244 => "lanai",
+        8 => match (is64, le) {
+            (false, true) => "mipsel",
+            (false, false) => "mips",
+            (true, true) => "mips64el",
+            (true, false) => "mips64",
+        },
+        105 => "msp430",
+        20 if le => "powerpcle",
+        20 => "powerpc",
+        21 if le => "powerpc64le",
+        21 => "powerpc64",
+        243 => match (is64, le) {
+            (false, true) => "riscv32",
+            (false, false) => "riscv32be",
+            (true, true) => "riscv64",
+            (true, false) => "riscv64be",
+        },
+        22 => "s390x",
+        2 | 18 if le => "sparcel",
+        2 | 18 => "sparc",
+        43 => "sparcv9",
+        224 if le => match e_flags & 0xff {
+            0x01..=0x10 => "r600",
+            0x20..=0x5f => "amdgcn",
+            _ => "unknown",
+        },
+        190 if !is64 => "nvptx",
+        190 => "nvptx64",
+        247 if le => "bpfel",
+        247 => "bpfeb",
+        251 => "ve",
+        252 => "csky",
+        258 if is64 => "loongarch64",
+        258 => "loongarch32",
+        94 => "xtensa",
         _ => "unknown",
     }
+}
+
+/// An ELF header's `e_flags` (at 0x30 in ELF64, 0x24 in ELF32), 0 when the
+/// header is cut short.
+pub fn elf_header_flags(data: &[u8], is64: bool, big_endian: bool) -> u32 {
+    let at = if is64 { 0x30 } else { 0x24 };
+    data.get(at..at + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(0, |b| {
+            if big_endian {
+                u32::from_be_bytes(b)
+            } else {
+                u32::from_le_bytes(b)
+            }
+        })
 }
 
 /// The file format name `llvm-objdump` prints for an ELF file.
