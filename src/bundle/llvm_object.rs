@@ -462,7 +462,8 @@ mod tests {
     }
 
     /// Two bundles in one section, the second found by searching for the
-    /// magic; a compressed bundle cut at the next `CCOB`.
+    /// magic, its offsets made absolute; a section that does not start with
+    /// a magic is passed over.
     #[test]
     fn several_bundles_per_section() {
         let one =

@@ -186,7 +186,19 @@ fn archive_objects<'a>(
     Ok(v)
 }
 
-impl Object<'_> {
+impl<'a> Object<'a> {
+    /// The opened file itself as the object.
+    fn whole(o: &'a Opened) -> Object<'a> {
+        Object {
+            data: o.input.bytes(),
+            file: &o.input,
+            member: false,
+            base: 0,
+            shown: o.name.clone(),
+            stem: o.name.clone(),
+        }
+    }
+
     /// The object's bytes as a source of their own, windows of the input.
     fn contents(&self) -> Sub<'_> {
         Sub::new(self.file, self.base, self.data.len() as u64).expect("the object lies in its file")
@@ -214,17 +226,7 @@ fn objdump_file(
             emit(out, &run.stdout);
             image_failure(argv0, &run)
         }
-        InputKind::Elf => {
-            let obj = Object {
-                data,
-                file: &o.input,
-                member: false,
-                base: 0,
-                shown: o.name.clone(),
-                stem: o.name.clone(),
-            };
-            objdump_object(argv0, &obj, arch_name, out)
-        }
+        InputKind::Elf => objdump_object(argv0, &Object::whole(&o), arch_name, out),
         InputKind::Archive => {
             let objects = match archive_objects(data, &o.input, &o.name) {
                 Ok(v) => v,
@@ -583,18 +585,7 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
         Err(1)
     };
     match llvm::input_kind(data) {
-        InputKind::Elf => readobj_object(
-            argv0,
-            &Object {
-                data,
-                file: &o.input,
-                member: false,
-                base: 0,
-                shown: o.name.clone(),
-                stem: o.name.clone(),
-            },
-            s,
-        ),
+        InputKind::Elf => readobj_object(argv0, &Object::whole(&o), s),
         InputKind::Archive => match archive_objects(data, &o.input, &o.name) {
             Ok(objects) => {
                 for obj in &objects {
