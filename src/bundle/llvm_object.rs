@@ -430,6 +430,17 @@ fn read_entries(
 mod tests {
     use super::*;
 
+    /// One section spanning all of `data`.
+    fn whole(data: &[u8]) -> SectionRange {
+        SectionRange {
+            index: 1,
+            header_pos: 0,
+            offset: 0,
+            size: data.len() as u64,
+            nobits: false,
+        }
+    }
+
     /// Bundles whose records hold each other's headers: LLVM reads the
     /// records of every bundle to the end of the section, so what it holds
     /// grows with the square of the section; the reader stops at the
@@ -447,13 +458,7 @@ mod tests {
             section.extend_from_slice(&32u64.to_le_bytes());
         }
         section.extend_from_slice(&[0u8; 32]);
-        let s = SectionRange {
-            index: 1,
-            header_pos: 0,
-            offset: 0,
-            size: section.len() as u64,
-            nobits: false,
-        };
+        let s = whole(&section);
         let started = std::time::Instant::now();
         let found = find_in_sections(&section, [s]);
         let (_, e) = found.failure.expect("stops");
@@ -474,13 +479,7 @@ mod tests {
                 .unwrap();
         let mut section = one.clone();
         section.extend_from_slice(&two);
-        let s = SectionRange {
-            index: 1,
-            header_pos: 0,
-            offset: 0,
-            size: section.len() as u64,
-            nobits: false,
-        };
+        let s = whole(&section);
         let found = find_in_sections(&section, [s])
             .into_result()
             .map_err(|(_, e)| e)

@@ -637,40 +637,29 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
 }
 
 fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), i32> {
-    let summary = |machine: u16, is64: bool, big: bool, load_name: Option<String>| {
+    let summary = |id: llvm::ElfIdent, load_name: Option<String>| {
+        let (is64, big) = (id.encoding.is64, id.encoding.big_endian);
         format!(
             "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\nLoadName: {}\n",
             obj.shown,
-            llvm::elf_format_name_of(machine, is64, big),
-            llvm::elf_arch_name_of(
-                machine,
-                is64,
-                big,
-                llvm::elf_header_flags(obj.data, is64, big)
-            ),
+            llvm::elf_format_name_of(id.machine, is64, big),
+            llvm::elf_arch_name_of(id.machine, is64, big, id.flags),
             if is64 { 64 } else { 32 },
             load_name.unwrap_or_else(|| "<Not found>".into())
         )
     };
+    let ident = llvm::elf_ident(obj.data);
     let elf = match Elf::parse(obj.data) {
         Ok(e) => e,
         Err(e) => {
             // The ELF header alone makes the summary; LLVM prints it, then
             // gives up on the rest.
-            let d = obj.data;
-            if d.len() >= 20 {
-                let (is64, big) = (d[4] == 2, d[5] == 2);
-                let m = [d[18], d[19]];
-                let machine = if big {
-                    u16::from_be_bytes(m)
-                } else {
-                    u16::from_le_bytes(m)
-                };
-                s.write_summary(summary(machine, is64, big, None).as_bytes());
+            if let Some(id) = ident {
+                s.write_summary(summary(id, None).as_bytes());
             }
             s.flush();
             let e = e.rebase(obj.base);
-            match llvm::llvm_elf_error(d) {
+            match llvm::llvm_elf_error(obj.data) {
                 Some(m) => elog(&format!(
                     "{argv0}: error: '{}': unable to continue dumping, the file is corrupt: {m} [{e}]",
                     obj.shown
@@ -683,17 +672,12 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
             return Err(1);
         }
     };
-    let (machine, is64, big) = (elf.machine, elf.encoding.is64, elf.encoding.big_endian);
-    s.write_summary(
-        summary(
-            machine,
-            is64,
-            big,
-            elf.soname()
-                .map(|n| String::from_utf8_lossy(n).into_owned()),
-        )
-        .as_bytes(),
-    );
+    let soname = elf
+        .soname()
+        .map(|n| String::from_utf8_lossy(n).into_owned());
+    if let Some(id) = ident {
+        s.write_summary(summary(id, soname).as_bytes());
+    }
     let found = llvm_object::find_bundles_in(&elf, &obj.contents());
     if let Some((m, d)) = &found.failure {
         s.flush();

@@ -568,25 +568,17 @@ fn llvm_archive_message(data: &[u8], base: u64, e: &Error) -> String {
 /// (`ELFFile::sections`, llvm/include/llvm/Object/ELF.h, LLVM 22), its
 /// checks in its order; `None` when these checks pass.
 pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
-    let is64 = *data.get(4)? == 2;
-    let big = *data.get(5)? == 2;
-    let field = |at: u64, n: usize| -> Option<u64> {
-        let at = usize::try_from(at).ok()?;
-        let b = data.get(at..at.checked_add(n)?)?;
-        Some(b.iter().enumerate().fold(0u64, |v, (i, &x)| {
-            let shift = if big { (n - 1 - i) * 8 } else { i * 8 };
-            v | u64::from(x) << shift
-        }))
+    let e = elf_ident(data)?.encoding;
+    let (shoff, shentsize, shnum) = match e.is64 {
+        true => (e.u64(data, 0x28)?, e.u16(data, 0x3a)?, e.u16(data, 0x3c)?),
+        false => (
+            u64::from(e.u32(data, 0x20)?),
+            e.u16(data, 0x2e)?,
+            e.u16(data, 0x30)?,
+        ),
     };
-    let (shoff, shentsize, shnum) = match is64 {
-        true => (field(0x28, 8)?, field(0x3a, 2)?, field(0x3c, 2)?),
-        false => (field(0x20, 4)?, field(0x2e, 2)?, field(0x30, 2)?),
-    };
-    let (shdr, align, size_at, word) = if is64 {
-        (64u64, 8, 32, 8)
-    } else {
-        (40, 4, 20, 4)
-    };
+    let (shentsize, shnum) = (u64::from(shentsize), u64::from(shnum));
+    let (shdr, align, size_at) = if e.is64 { (64u64, 8, 32) } else { (40, 4, 20) };
     if shoff == 0 {
         return None;
     }
@@ -606,7 +598,7 @@ pub fn llvm_elf_error(data: &[u8]) -> Option<String> {
     }
     // e_shnum 0: the count is the first header's sh_size.
     let count = if shnum == 0 {
-        field(shoff + size_at, word)?
+        e.word(data, shoff + size_at)?
     } else {
         shnum
     };
@@ -682,19 +674,33 @@ pub fn elf_arch_name_of(machine: u16, is64: bool, big_endian: bool, e_flags: u32
     }
 }
 
-/// An ELF header's `e_flags` (at 0x30 in ELF64, 0x24 in ELF32), 0 when the
-/// header is cut short.
-pub fn elf_header_flags(data: &[u8], is64: bool, big_endian: bool) -> u32 {
-    let at = if is64 { 0x30 } else { 0x24 };
-    data.get(at..at + 4)
-        .and_then(|b| <[u8; 4]>::try_from(b).ok())
-        .map_or(0, |b| {
-            if big_endian {
-                u32::from_be_bytes(b)
-            } else {
-                u32::from_le_bytes(b)
-            }
-        })
+/// What LLVM 22's tools name an ELF file by, from its header alone (the
+/// section table need not hold): `e_machine`, class and byte order, and
+/// `e_flags` (0 when the header is cut before it). `None` before
+/// `e_machine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElfIdent {
+    /// `e_machine`.
+    pub machine: u16,
+    /// Class and byte order.
+    pub encoding: crate::host::elf::Encoding,
+    /// `e_flags`.
+    pub flags: u32,
+}
+
+/// The [`ElfIdent`] of `data`, an ELF file or its first bytes.
+pub fn elf_ident(data: &[u8]) -> Option<ElfIdent> {
+    let encoding = crate::host::elf::Encoding {
+        is64: *data.get(4)? == 2,
+        big_endian: *data.get(5)? == 2,
+    };
+    Some(ElfIdent {
+        machine: encoding.u16(data, 18)?,
+        encoding,
+        flags: encoding
+            .u32(data, if encoding.is64 { 0x30 } else { 0x24 })
+            .unwrap_or(0),
+    })
 }
 
 /// The file format name `llvm-objdump` prints for an ELF file.
