@@ -572,12 +572,12 @@ fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<List
     };
     for (e, section) in &entries {
         let id = e.id_str();
-        if r == Release::L22 && !Release::llvm22_well_formed(&id) {
+        if r >= Release::L22 && !Release::llvm22_well_formed(&id) {
             return Err(vec![inner(Error::at(
                 rules::ID_1,
                 e.id_pos,
                 format!(
-                    "LLVM 22: Invalid bundle id read from code object: entry ID '{}' does not have 5 or 6 '-'-separated fields",
+                    "LLVM {r}: Invalid bundle id read from code object: entry ID '{}' does not have 5 or 6 '-'-separated fields",
                     id.escape_debug()
                 ),
             ))].into());

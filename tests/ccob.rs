@@ -527,6 +527,43 @@ fn ccob_4_total_size() {
                     &mut m,
                 );
             }
+            // LLVM main (source-modelled, CCOB-4 *LLVM main*): the compressed
+            // data ends at the total size, which wraps to "the rest" below the
+            // header size and is clamped past the blob.
+            for t in [0u64, 10, hsize(v) as u64 - 1, n, n + 1, 100_000] {
+                let b = make_with(v, meth, GOOD, &s, |h| h.total = t);
+                if ccob::llvm_decompress(&b, Release::Main) != LlvmDecompress::Data(GOOD.to_vec()) {
+                    m.push(format!(
+                        "{label} total {t}: main does not read the whole stream"
+                    ));
+                }
+            }
+            // One byte short: the stream is cut.
+            let b = make_with(v, meth, GOOD, &s, |h| h.total = n - 1);
+            match ccob::llvm_decompress(&b, Release::Main) {
+                LlvmDecompress::Fails(msg, e) if e.rule_id() == Some("CCOB-5") => {
+                    if !msg.starts_with("could not decompress embedded file contents: ") {
+                        m.push(format!("{label} total n-1: message {msg:?}"));
+                    }
+                }
+                other => m.push(format!("{label} total n-1: main gave {other:?}")),
+            }
+            // Bytes after the blob are not read by main; 22 reads them.
+            let mut b = valid(v, meth, GOOD);
+            b.extend_from_slice(b"JUNK");
+            if ccob::llvm_decompress(&b, Release::Main) != LlvmDecompress::Data(GOOD.to_vec()) {
+                m.push(format!("{label} + JUNK: main reads past the total size"));
+            }
+            if meth == ZSTD
+                && matches!(
+                    ccob::llvm_decompress(&b, Release::L22),
+                    LlvmDecompress::Data(_)
+                )
+            {
+                m.push(format!(
+                    "{label} + JUNK: 22 ignores the junk after a zstd frame"
+                ));
+            }
             // The profiles ignore the field, as 19 and 22 do.
             for t in [0u64, 10, n - 1, 100_000] {
                 let b = make_with(v, meth, GOOD, &s, |h| h.total = t);
@@ -546,6 +583,113 @@ fn ccob_4_total_size() {
         }
     }
     finish("ccob_4_total_size", &m);
+}
+
+/// LLVM main's `-list` lists every compressed blob of the input in turn,
+/// each in its own StringMap order, and cuts a blob at the next `CCOB`
+/// even inside compressed data (llvm#205587).
+#[test]
+fn main_lists_every_blob() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zstd2 = opts(2, Method::Zstd, 3);
+    let first = ccob::compress(&bundle_of(b"DEVDATA"), zstd2).expect("compress");
+    let gfx908 = "hip-amdgcn-amd-amdhsa--gfx908";
+    let second = ccob::compress(
+        &binary::write_to_vec(&[(gfx908.as_bytes(), b"GFX908 DATA".as_slice())], 1)
+            .expect("bundle"),
+        zstd2,
+    )
+    .expect("compress");
+    let two = [first.clone(), second].concat();
+    std::fs::write(dir.path().join("two"), &two).expect("write");
+    let list = |r: &str, input: &str| {
+        drop_in_named(
+            r,
+            dir.path(),
+            &["-type=bc", &format!("-input={input}"), "-list"],
+        )
+    };
+    let out = list("main", "two");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let want = format!("{GFX906}\n{HOST_ID}\n{gfx908}\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        want,
+        "main lists both blobs, each in StringMap order"
+    );
+    // 22 decompresses everything after the first header as one frame.
+    let out = list("22", "two");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("Src size is incorrect"), "{out:?}");
+
+    // A bundle whose compressed data holds "CCOB" (incompressible bytes
+    // are stored raw). A v2 blob ends at its total size, so main lists it;
+    // a v1 blob has none, so main ends it at that CCOB and fails
+    // (llvm#205587). 22 lists both.
+    let mut dev = vec![0u8; 4096];
+    let mut x = 0x9e37_79b9_u32;
+    for b in dev.iter_mut() {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        *b = x as u8;
+    }
+    dev[2000..2004].copy_from_slice(b"CCOB");
+    for version in [2u16, 1] {
+        let inner =
+            ccob::compress(&bundle_of(&dev), opts(version, Method::Zstd, 3)).expect("compress");
+        let name = format!("inner-v{version}");
+        std::fs::write(dir.path().join(&name), &inner).expect("write");
+        let walk = ccob::main_blobs(&inner, false);
+        let out = list("main", &name);
+        if version == 2 {
+            assert_eq!(walk, vec![Ok((0, inner.len() as u64))]);
+            assert_eq!(out.code, Some(0), "{out:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout),
+                format!("{GFX906}\n{HOST_ID}\n")
+            );
+        } else {
+            assert!(walk.len() > 1, "v1: cut at the CCOB inside: {walk:?}");
+            assert_eq!(out.code, Some(1), "{out:?}");
+            assert!(
+                out.stderr
+                    .contains("could not decompress embedded file contents: Src size is incorrect"),
+                "{out:?}"
+            );
+        }
+        let out = list("22", &name);
+        assert_eq!(out.code, Some(0), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{GFX906}\n{HOST_ID}\n")
+        );
+    }
+
+    // Where main would loop for ever (total size 0) or reach
+    // llvm_unreachable (an unknown version after a first blob), the
+    // profile stops with the rule, after listing what comes before.
+    let mut zero = first.clone();
+    zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+    std::fs::write(dir.path().join("zero"), &zero).expect("write");
+    let out = list("main", "zero");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("rule CCOB-4") && out.stderr.contains("for ever"),
+        "{out:?}"
+    );
+    let unknown = [&first[..], b"CCOB\x07\x00\x01\x00\0\0\0\0"].concat();
+    std::fs::write(dir.path().join("unknown"), &unknown).expect("write");
+    let out = list("main", "unknown");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{GFX906}\n{HOST_ID}\n")
+    );
+    assert!(
+        out.stderr.contains("llvm_unreachable") && out.stderr.contains("rule CCOB-2"),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -1213,6 +1357,13 @@ fn exec(prog: &Path, args: &[String], dir: &Path, env: &[(&str, &str)]) -> Out {
 
 fn kit(dir: &Path, args: &[&str]) -> Out {
     exec(Path::new(KIT), &common::strings(args), dir, &[])
+}
+
+/// The drop-in at `--llvm-version=release` (a number or `main`), no environment.
+fn drop_in_named(release: &str, dir: &Path, args: &[&str]) -> Out {
+    let mut a = vec!["bundler".to_string(), format!("--llvm-version={release}")];
+    a.extend(args.iter().map(|s| s.to_string()));
+    exec(Path::new(KIT), &a, dir, &[])
 }
 
 fn drop_in(n: u32, dir: &Path, args: &[String], env: &[(&str, &str)]) -> Out {

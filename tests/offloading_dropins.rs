@@ -129,6 +129,29 @@ fn art() -> &'static PathBuf {
             "-o",
             "omp.o",
         ]);
+        // The new offload driver: without -fgpu-rdc, clang-linker-wrapper
+        // links the device code and has clang-offload-bundler write the
+        // `.hip_fatbin` (bundle alignment 4096, an empty host entry); with
+        // it, the object carries one offload binary per image in
+        // `.llvm.offloading`, here with the SPIR-V image `amdgcnspirv`
+        // (linking SPIR-V needs a translator Debian does not ship).
+        let new_driver = ["--offload-new-driver", "--offload-arch=gfx906"];
+        clang(
+            &[
+                &hip[..],
+                &new_driver[..],
+                &["--offload-arch=gfx90a", s, "-o", "knd.o"],
+            ]
+            .concat(),
+        );
+        clang(
+            &[
+                &hip[..],
+                &new_driver[..],
+                &["--offload-arch=amdgcnspirv", "-fgpu-rdc", s, "-o", "krdc.o"],
+            ]
+            .concat(),
+        );
         run_ok(
             Command::new(bin.join("llvm-ar"))
                 .current_dir(&dir)
@@ -349,6 +372,8 @@ fn main() {
         "kw.obj",
         "h.obj",
         "cut.o",
+        "knd.o",
+        "krdc.o",
     ];
     let mut trials = Vec::new();
     for tool in ["objdump", "readobj"] {

@@ -26,6 +26,16 @@ impl Job {
         }
     }
 
+    /// Whether the release reads `data` with its binary handler:
+    /// `-type=bc`-like types, and `-type=o`/`a` inputs that are no object.
+    pub(super) fn binary_handler(&self, data: &[u8]) -> bool {
+        match FileType::parse(&self.file_type, self.release) {
+            Some(FileType::Text(_)) => false,
+            Some(FileType::Object | FileType::Archive) => !object::is_object_file(data),
+            _ => true,
+        }
+    }
+
     /// The entries the release's file handler yields for `src`, in its
     /// order (for a [`Prefix`](crate::source::Prefix), from its bundle
     /// header).
@@ -104,7 +114,7 @@ impl Job {
 /// the release is not 22 or the ID has 5 or 6 '-'-separated fields, else
 /// the detail, at `pos`.
 pub(super) fn malformed_id(r: Release, id: &str, pos: u64) -> Option<Error> {
-    if r == Release::L22 && !Release::llvm22_well_formed(id) {
+    if r >= Release::L22 && !Release::llvm22_well_formed(id) {
         return Some(Error::at(
             rules::ID_1,
             pos,

@@ -1,7 +1,8 @@
 //! `-list`: the IDs the release prints for an input.
 
 use super::{BundlerError, FileType, Job};
-use crate::bundle::text;
+use crate::bundle::{binary, text};
+use crate::profile::Release;
 use crate::source::Source;
 
 impl Job {
@@ -18,6 +19,11 @@ impl Job {
         if let Some(FileType::Text(c)) = FileType::parse(&self.file_type, self.release) {
             return text::llvm_list(src, 0, c, self.release)
                 .map_err(|e| BundlerError::with("malformed text bundle", e));
+        }
+        // main's `listBundleIDs` goes on after the first bundle (BIN-10).
+        if self.release == Release::Main && self.binary_handler(src.bytes()) {
+            return binary::llvm_main_list(src.bytes(), 0)
+                .map_err(|e| BundlerError::with("LLVM main cannot list this input", e));
         }
         Ok(self
             .llvm_entries(src)?

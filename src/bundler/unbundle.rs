@@ -8,7 +8,7 @@
 
 use super::input::malformed_id;
 use super::{BundlerError, FileType, Job, Piece, Validated};
-use crate::bundle::{binary, text};
+use crate::bundle::{binary, ccob, text};
 use crate::error::Error;
 use crate::profile::Release;
 use crate::rules;
@@ -54,10 +54,85 @@ impl Job {
         input: &[u8],
         mut walk: Walk<'_>,
     ) -> Result<Vec<Piece>, BundlerError> {
-        let m = self.match_bundles(v, input, &mut walk)?;
+        let mut m = self.new_matched(v);
+        self.match_bundles(v, input, &mut walk, &mut m)?;
         if let Some(err) = walk.failure() {
             return Err(BundlerError::with("cannot read the input", err));
         }
+        self.finish_unbundle(v, m)
+    }
+
+    /// LLVM main's `UnbundleFiles` of the input `raw` (spec/ccob.md, CCOB-4,
+    /// *LLVM main*): the blobs of [`ccob::main_blobs`] are decompressed and
+    /// walked in turn, each by a handler of its own, and serve the targets
+    /// still unserved; the first blob to hold a target wins. Every blob is
+    /// decompressed, even after the last target is served. When no target
+    /// is served, the host output receives `raw` as it is, not what it
+    /// decompresses to. Ranges of the returned pieces are ranges of `raw`.
+    /// `report` is told each compressed blob and what it decompressed to
+    /// (for `-verbose`, which the library does not print).
+    pub fn plan_unbundle_main(
+        &self,
+        v: &Validated,
+        raw: &dyn Source,
+        report: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<Vec<Piece>, BundlerError> {
+        let mut m = self.new_matched(v);
+        for blob in ccob::main_blobs(raw, true) {
+            let (start, len) =
+                blob.map_err(|e| BundlerError::with("LLVM main cannot unbundle this input", e))?;
+            let blob = &raw.bytes()[start as usize..(start + len) as usize];
+            let decompressed = self.decompress_input(blob)?;
+            if let Some(d) = &decompressed {
+                report(blob, d);
+            }
+            let buf: &[u8] = decompressed.as_deref().unwrap_or(blob);
+            let before: Vec<bool> = m.pieces.iter().map(Option::is_some).collect();
+            let mut walk = match FileType::parse(&self.file_type, self.release) {
+                Some(FileType::Text(c)) => {
+                    Walk::Text(Box::new(text::LlvmReader::new(&buf, 0, c, self.release)))
+                }
+                _ => Walk::Entries(self.llvm_entries(&buf)?.into_iter()),
+            };
+            self.match_bundles(v, buf, &mut walk, &mut m)?;
+            if let Some(err) = walk.failure() {
+                return Err(BundlerError::with("cannot read the input", err));
+            }
+            // What this blob served, as ranges of `raw` or bytes of its own.
+            for (p, was) in m.pieces.iter_mut().zip(before) {
+                if let (Some(Piece::Range { offset, size }), false) = (p.as_ref(), was) {
+                    let (offset, size) = (*offset, *size);
+                    *p = Some(if decompressed.is_some() {
+                        Piece::Owned(buf[offset as usize..(offset + size) as usize].to_vec())
+                    } else {
+                        Piece::Range {
+                            offset: start + offset,
+                            size,
+                        }
+                    });
+                }
+            }
+        }
+        self.finish_unbundle(v, m)
+    }
+
+    /// The worklist of `UnbundleFiles` before any bundle is read.
+    fn new_matched<'v>(&self, v: &'v Validated) -> Matched<'v> {
+        // One worklist entry per target text (a StringMap): targets the
+        // release writes alike share it.
+        let keys: Vec<&str> = (0..v.targets.len())
+            .filter(|&i| v.first_alike(i) == i)
+            .map(|i| v.targets[i].as_str())
+            .collect();
+        Matched {
+            worklist: self.release.stringmap_order(&keys),
+            pieces: vec![None; v.targets.len()],
+            found_host: false,
+        }
+    }
+
+    /// The release's checks of what the walk found, and each output's piece.
+    fn finish_unbundle(&self, v: &Validated, m: Matched<'_>) -> Result<Vec<Piece>, BundlerError> {
         self.check_all_found(&m.worklist)?;
         if m.worklist.len() == v.targets.len() {
             return Ok(self.nothing_found(v));
@@ -81,19 +156,9 @@ impl Job {
         v: &'v Validated,
         input: &[u8],
         walk: &mut Walk<'_>,
-    ) -> Result<Matched<'v>, BundlerError> {
+        m: &mut Matched<'v>,
+    ) -> Result<(), BundlerError> {
         let r = self.release;
-        // One worklist entry per target text (a StringMap): targets the
-        // release writes alike share it.
-        let keys: Vec<&str> = (0..v.targets.len())
-            .filter(|&i| v.first_alike(i) == i)
-            .map(|i| v.targets[i].as_str())
-            .collect();
-        let mut m = Matched {
-            worklist: r.stringmap_order(&keys),
-            pieces: vec![None; v.targets.len()],
-            found_host: false,
-        };
         while !m.worklist.is_empty() {
             let Some(start) = walk.next_start() else {
                 break;
@@ -125,7 +190,7 @@ impl Job {
                 m.found_host = true;
             }
         }
-        Ok(m)
+        Ok(())
     }
 
     /// `ReadBundle` for a bundle a target matched; its payload range must

@@ -278,6 +278,9 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
             .or_default()
             .insert(info.target_id.clone());
     }
+    if r == Release::Main {
+        return main_conflict(&groups);
+    }
     for (key, ids) in groups {
         let mut first: BTreeMap<String, target_id::TargetId> = BTreeMap::new();
         for id in &ids {
@@ -303,6 +306,46 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
                         return Some(TargetConflict::Pair(a, b));
                     }
                 }
+            }
+        }
+    }
+    None
+}
+
+/// LLVM main's `getConflictTargetIDCombination` (`clang/lib/Basic/TargetID.cpp`
+/// at llvm-project `0629daa018e3`), per `kind-triple` group in sorted
+/// order: IDs that `llvm::AMDGPU::TargetID::parse` refuses (not an AMDGPU
+/// processor, malformed features) are skipped; for each processor the
+/// first ID is kept, and a later one conflicts when it gives `xnack` or
+/// `sramecc` where the first does not, or the other way round. Symmetric,
+/// unlike the releases' check.
+fn main_conflict(groups: &BTreeMap<String, BTreeSet<String>>) -> Option<TargetConflict> {
+    for (key, ids) in groups {
+        let mut first: BTreeMap<String, (&str, bool, bool)> = BTreeMap::new();
+        for id in ids {
+            let Ok(parsed) = target_id::parse(id) else {
+                continue;
+            };
+            if !parsed.processor.starts_with("gfx") {
+                continue;
+            }
+            let fm = parsed.feature_map();
+            let cur = (
+                id.as_str(),
+                fm.contains_key("xnack"),
+                fm.contains_key("sramecc"),
+            );
+            match first.get(&parsed.processor) {
+                None => {
+                    first.insert(parsed.processor.clone(), cur);
+                }
+                Some(&(prev, x, s)) if (x, s) != (cur.1, cur.2) => {
+                    return Some(TargetConflict::Pair(
+                        format!("{key}-{prev}"),
+                        format!("{key}-{id}"),
+                    ));
+                }
+                Some(_) => {}
             }
         }
     }

@@ -7,7 +7,7 @@ use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::strip_os_error;
 use offload_kit::output::OutputFile;
-use offload_kit::source::{Prefix, Source};
+use offload_kit::source::{Prefix, Source, Sub};
 use offload_kit::Release;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -43,7 +43,9 @@ fn release_help(release: Release) -> &'static str {
         Release::L13 | Release::L14 => include_str!("help/clang-offload-bundler-13.txt"),
         Release::L15 => include_str!("help/clang-offload-bundler-15.txt"),
         Release::L16 => include_str!("help/clang-offload-bundler-16.txt"),
-        Release::L19 | Release::L22 => include_str!("help/clang-offload-bundler-19.txt"),
+        Release::L19 | Release::L22 | Release::Main => {
+            include_str!("help/clang-offload-bundler-19.txt")
+        }
     }
 }
 
@@ -52,7 +54,8 @@ fn release_help(release: Release) -> &'static str {
 const OWN_OPTIONS: &str = "
 offload-kit options:
 
-  --llvm-version=<13|14|15|16|19|22> - LLVM release whose behaviour is reproduced (default 22)
+  --llvm-version=<13|14|15|16|19|22|main> - LLVM release whose behaviour is reproduced (default 22);
+                                            main is modelled from llvm-project source at 0629daa018e3
 ";
 
 /// `--help` for `prog`: the release's text with LLVM's program name
@@ -255,61 +258,77 @@ fn commas(n: u64) -> String {
 
 /// Decompress a compressed input as the release does (19/22), else keep it.
 fn maybe_decompress(job: &Job, input: Input, comp: &Compression) -> Result<Input, String> {
+    Ok(match decompressed(job, input.bytes(), comp)? {
+        None => input,
+        Some(d) => Input::from_vec(d),
+    })
+}
+
+/// What the release decompresses `input` to (`None`: it is not
+/// compressed), with `-verbose`'s report and the CCOB-7 warning.
+fn decompressed(job: &Job, input: &[u8], comp: &Compression) -> Result<Option<Vec<u8>>, String> {
     let started = std::time::Instant::now();
-    let decompressed = job
-        .decompress_input(input.bytes())
-        .map_err(|e| e.to_string())?;
+    let decompressed = job.decompress_input(input).map_err(|e| e.to_string())?;
     let decompress_secs = started.elapsed().as_secs_f64();
-    match decompressed {
-        None => Ok(input),
-        Some(d) => {
-            if let Ok(h) = ccob::parse_header(input.bytes(), 0) {
-                if ccob::truncated_md5(&d) != h.hash {
-                    eprintln!(
-                        "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
-                        job.release
-                    );
-                }
+    if let Some(d) = &decompressed {
+        report_decompressed(job, input, d, comp, decompress_secs);
+    }
+    Ok(decompressed)
+}
+
+/// The CCOB-7 warning and `-verbose`'s report for a compressed `input`
+/// that decompressed to `d` in `decompress_secs`.
+fn report_decompressed(
+    job: &Job,
+    input: &[u8],
+    d: &[u8],
+    comp: &Compression,
+    decompress_secs: f64,
+) {
+    if let Ok(h) = ccob::parse_header(input, 0) {
+        if ccob::truncated_md5(d) != h.hash {
+            eprintln!(
+                "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
+                job.release
+            );
+        }
+    }
+    if comp.verbose {
+        if let Ok(h) = ccob::parse_header(input, 0) {
+            let stored = h.hash_u64();
+            let recalc = u64::from_le_bytes(ccob::truncated_md5(d));
+            eprintln!("Compressed bundle format version: {}", h.version);
+            if let Some(t) = h.total_size {
+                eprintln!("Total file size (from header): {} bytes", commas(t));
             }
-            if comp.verbose {
-                if let Ok(h) = ccob::parse_header(input.bytes(), 0) {
-                    let stored = h.hash_u64();
-                    let recalc = u64::from_le_bytes(ccob::truncated_md5(&d));
-                    eprintln!("Compressed bundle format version: {}", h.version);
-                    if let Some(t) = h.total_size {
-                        eprintln!("Total file size (from header): {} bytes", commas(t));
-                    }
-                    eprintln!(
-                        "Decompression method: {}",
-                        if h.method() == Some(ccob::Method::Zlib) {
-                            "zlib"
-                        } else {
-                            "zstd"
-                        }
-                    );
-                    eprintln!(
-                        "Size before decompression: {} bytes",
-                        commas(input.bytes().len() as u64 - h.header_size)
-                    );
-                    eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
-                    let before = (input.bytes().len() as u64 - h.header_size) as f64;
-                    let after = d.len() as f64;
-                    eprintln!("Compression rate: {:.2}", after / before.max(1.0));
-                    eprintln!("Compression ratio: {:.2}%", 100.0 * before / after.max(1.0));
-                    eprintln!(
-                        "Decompression speed: {:.2} MB/s",
-                        after / 1e6 / decompress_secs.max(1e-9)
-                    );
-                    // LLVM's format_hex(v, 16) counts the "0x" in the width.
-                    eprintln!("Stored hash: {stored:#016x}");
-                    eprintln!("Recalculated hash: {recalc:#016x}");
-                    eprintln!(
-                        "Hashes match: {}",
-                        if stored == recalc { "Yes" } else { "No" }
-                    );
+            eprintln!(
+                "Decompression method: {}",
+                if h.method() == Some(ccob::Method::Zlib) {
+                    "zlib"
+                } else {
+                    "zstd"
                 }
-            }
-            Ok(Input::from_vec(d))
+            );
+            eprintln!(
+                "Size before decompression: {} bytes",
+                commas(input.len() as u64 - h.header_size)
+            );
+            eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
+            let before = (input.len() as u64 - h.header_size) as f64;
+            let after = d.len() as f64;
+            eprintln!("Compression rate: {:.2}", after / before.max(1.0));
+            eprintln!("Compression ratio: {:.2}%", 100.0 * before / after.max(1.0));
+            eprintln!(
+                "Decompression speed: {:.2} MB/s",
+                after / 1e6 / decompress_secs.max(1e-9)
+            );
+            // LLVM's format_hex(v, 16) counts the "0x" in the width.
+            eprintln!("Stored hash: {stored:#016x}");
+            eprintln!("Recalculated hash: {recalc:#016x}");
+            eprintln!(
+                "Hashes match: {}",
+                if stored == recalc { "Yes" } else { "No" }
+            );
         }
     }
 }
@@ -366,6 +385,29 @@ fn write_empty(path: &Path) -> Result<(), String> {
     o.commit().map_err(|e| e.to_string())
 }
 
+/// The IDs `-list` prints for one piece of the input: from its bundle
+/// header alone when it is a compressed bundle whose outcome that settles
+/// (spec/ccob.md, "Listing a compressed bundle"), else from the bundle the
+/// release decompresses it to, or from the piece as it is.
+fn list_piece(
+    job: &Job,
+    comp: &Compression,
+    header_only: bool,
+    piece: &dyn Source,
+) -> Result<Vec<String>, String> {
+    // main lists the bundles after the first, which a header alone does not show.
+    if header_only && job.release != Release::Main {
+        if let Some(prefix) = ccob::llvm_list_prefix(piece, job.release) {
+            return job.plan_list(&prefix).map_err(|e| e.to_string());
+        }
+    }
+    match decompressed(job, piece.bytes(), comp)? {
+        Some(d) => job.plan_list(&d),
+        None => job.plan_list(piece),
+    }
+    .map_err(|e| e.to_string())
+}
+
 fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), String> {
     let v = job.validate().map_err(|e| e.to_string())?;
     let header_only = !comp.verbose && matches!(v.file_type, FileType::Binary | FileType::Object);
@@ -373,23 +415,25 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
         // `-list -type=a` lists the input as -type=o does: an archive is
         // neither an object nor a bundle, so nothing is printed.
         let raw = open(&job.inputs[0])?;
-        if header_only {
-            // A compressed bundle: decode only its header (spec/ccob.md,
-            // "Listing a compressed bundle").
-            if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
-                let ids = job.plan_list(&prefix).map_err(|e| e.to_string())?;
-                let mut out = std::io::stdout().lock();
-                for id in ids {
-                    writeln!(out, "{id}").map_err(|e| e.to_string())?;
-                }
-                return Ok(());
+        // main lists every compressed piece of the input in turn, each as
+        // if it were a file of its own; the releases list the input.
+        let pieces = if job.release == Release::Main {
+            ccob::main_blobs(&raw, false)
+        } else {
+            vec![Ok((0, raw.len()))]
+        };
+        for piece in pieces {
+            let (start, len) = piece.map_err(|e| {
+                offload_kit::bundler::BundlerError::with("LLVM main cannot list this input", e)
+                    .to_string()
+            })?;
+            let piece = Sub::new(&raw, start, len).ok_or("a piece lies inside its input")?;
+            let ids = list_piece(job, comp, header_only, &piece)?;
+            let mut out = std::io::stdout().lock();
+            for id in ids {
+                writeln!(out, "{id}").map_err(|e| e.to_string())?;
             }
-        }
-        let input = maybe_decompress(job, raw, comp)?;
-        let ids = job.plan_list(&input).map_err(|e| e.to_string())?;
-        let mut out = std::io::stdout().lock();
-        for id in ids {
-            writeln!(out, "{id}").map_err(|e| e.to_string())?;
+            out.flush().map_err(|e| e.to_string())?;
         }
         return Ok(());
     }
@@ -398,13 +442,23 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
     }
     if job.unbundle {
         let raw = open(&job.inputs[0])?;
-        if header_only {
+        // main walks every blob of the input (CCOB-4, *LLVM main*).
+        let main = job.release == Release::Main;
+        if header_only && !main {
             if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
                 return unbundle_streamed(job, &v, &raw, &prefix);
             }
         }
-        let input = maybe_decompress(job, raw, comp)?;
-        let pieces = job.plan_unbundle(&v, &input).map_err(|e| e.to_string())?;
+        let (input, pieces) = if main {
+            let mut report = |blob: &[u8], d: &[u8]| report_decompressed(job, blob, d, comp, 0.0);
+            let pieces = job.plan_unbundle_main(&v, &raw, &mut report);
+            (raw, pieces)
+        } else {
+            let input = maybe_decompress(job, raw, comp)?;
+            let pieces = job.plan_unbundle(&v, &input);
+            (input, pieces)
+        };
+        let pieces = pieces.map_err(|e| e.to_string())?;
         // All outputs are staged first and renamed only when every one is complete.
         let mut staged = Vec::new();
         for (piece, path) in pieces.iter().zip(&job.outputs) {

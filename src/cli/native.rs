@@ -242,7 +242,7 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=13|14|15|16|19|22).
+    /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=13|14|15|16|19|22|main).
     #[command(disable_help_flag = true)]
     Bundler {
         /// Options as clang-offload-bundler takes them.
@@ -293,6 +293,13 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         Cmd::List {
             file, uri: true, ..
         } => list_uris(&file),
+        Cmd::List {
+            llvm: Some(Release::Main),
+            ..
+        } => Err(vec![Error::other(
+            "list --llvm-version takes 13, 14, 15, 16, 19 or 22: LLVM main is modelled for the drop-in bundler (offload-kit bundler --llvm-version=main -list)",
+        )]
+        ),
         Cmd::List {
             file, json, llvm, ..
         } => list(&file, json, llvm),

@@ -154,6 +154,12 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         };
         if let Some(v) = v {
             match v.parse::<Release>() {
+                Ok(Release::Main) => {
+                    elog!(
+                        "{argv0}: error: LLVM main's llvm-offload-binary is not modelled as a profile (spec/offload-binary.md, OB-22 and OB-23, LLVM main); --llvm-version takes 16, 19 or 22"
+                    );
+                    return 1;
+                }
                 Ok(r) => release = r,
                 Err(e) => {
                     elog!("{argv0}: error: {e}");

@@ -407,7 +407,7 @@ pub enum NoteOutcome {
 pub struct KnownDivergence {
     /// The releases that behave so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub releases: Vec<u32>,
+    pub releases: Vec<Release>,
     /// Implementations (adapter names, globs) that behave so, whatever their
     /// release: for behaviour of an implementation rather than of a release
     /// (e.g. the native reader, which has no `-type`).
@@ -515,11 +515,6 @@ impl Case {
                 return Err(format!(
                     "known_divergence[{i}]: give the releases or the adapters it applies to"
                 ));
-            }
-            for r in &n.releases {
-                if r.to_string().parse::<Release>().is_err() {
-                    return Err(format!("known_divergence[{i}]: unknown release {r}"));
-                }
             }
             match &n.outcome {
                 NoteOutcome::Word(w) => {

@@ -53,7 +53,8 @@ case.json:
 - `expect`: the spec's outcome, one of `fail` (a rule ID, or `*`),
   `outputs`, `bundle`, `list`, `id`, `compatible`, `compressed`, `locate`,
   `lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;
-- `releases.llvm-N.expect`: the same for LLVM N's spelling, and
+- `releases.llvm-N.expect` (N a release, or `main`: LLVM main modelled from
+  its source): the same for LLVM N's spelling, and
   `releases.llvm-N.known_divergence`: what the corpus documents LLVM N does
   instead (an outcome word such as `crash`, or a full alternative expect).
 
@@ -84,9 +85,9 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let variants: Vec<(String, Option<Release>)> = std::iter::once(("spec".to_string(), None))
         .chain(
-            Release::ALL
+            Release::WITH_MAIN
                 .into_iter()
-                .map(|r| (format!("llvm-{}", r.major()), Some(r))),
+                .map(|r| (format!("llvm-{r}"), Some(r))),
         )
         .collect();
     let mut index = Vec::new();
@@ -124,11 +125,11 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
         };
         let mut releases = serde_json::Map::new();
         for (v, r) in variants.iter().skip(1) {
-            let major = r.expect("a release").major();
+            let release = r.expect("a release");
             let notes: Vec<Value> = c
                 .known_divergence
                 .iter()
-                .filter(|k| k.releases.is_empty() || k.releases.contains(&major))
+                .filter(|k| k.releases.is_empty() || k.releases.contains(&release))
                 .map(|k| serde_json::to_value(k).expect("serialisable"))
                 .collect();
             releases.insert(

@@ -220,7 +220,12 @@ pub fn sample(seed: u64, n: usize) -> Vec<Case> {
 fn empty_last_padding(payloads: &[Vec<u8>], align: u64) -> Vec<KnownDivergence> {
     if align > 1 && payloads.last().is_some_and(Vec::is_empty) {
         vec![KnownDivergence {
-            releases: vec![13, 14, 15, 16],
+            releases: vec![
+                crate::Release::L13,
+                crate::Release::L14,
+                crate::Release::L15,
+                crate::Release::L16,
+            ],
             adapters: vec![],
             rule: "BIN-5".into(),
             outcome: NoteOutcome::Word("success".into()),

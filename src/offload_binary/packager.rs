@@ -333,7 +333,7 @@ pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<
     match release {
         Release::L13 | Release::L14 => None,
         Release::L15 | Release::L16 => Some(stringmap_order(&dense, djb_hash)),
-        Release::L19 | Release::L22 => Some(dense),
+        Release::L19 | Release::L22 | Release::Main => Some(dense),
     }
 }
 

@@ -55,7 +55,15 @@ pub enum Release {
     L19,
     /// LLVM 22 (22.1.8).
     L22,
+    /// LLVM `main` after the 22 branch (23.0.0git), modelled from its
+    /// source at llvm-project commit [`MAIN_COMMIT`]: no binary to run, so
+    /// not in [`Release::ALL`], which the differential tests run against.
+    Main,
 }
+
+/// The llvm-project commit of `clang/lib/Driver/OffloadBundler.cpp` that
+/// [`Release::Main`] is modelled from (source-modelled: no binary was run).
+pub const MAIN_COMMIT: &str = "0629daa018e3";
 
 impl Release {
     /// All modelled releases, oldest first.
@@ -68,7 +76,24 @@ impl Release {
         Release::L22,
     ];
 
-    /// The major version number.
+    /// Every modelled release with a binary, then [`Release::Main`]: what
+    /// the fuzz targets and the panic-freedom properties run through.
+    pub const WITH_MAIN: [Release; 7] = {
+        let mut all = [Release::Main; 7];
+        let mut i = 0;
+        while i < Release::ALL.len() {
+            all[i] = Release::ALL[i];
+            i += 1;
+        }
+        all
+    };
+
+    /// Whether this release is modelled from source only ([`Release::Main`]).
+    pub fn source_modelled(self) -> bool {
+        self == Release::Main
+    }
+
+    /// The major version number (`main` is 23.0.0git).
     pub fn major(self) -> u32 {
         match self {
             Release::L13 => 13,
@@ -77,13 +102,17 @@ impl Release {
             Release::L16 => 16,
             Release::L19 => 19,
             Release::L22 => 22,
+            Release::Main => 23,
         }
     }
 }
 
 impl fmt::Display for Release {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.major())
+        match self {
+            Release::Main => f.write_str("main"),
+            r => write!(f, "{}", r.major()),
+        }
     }
 }
 
@@ -97,9 +126,33 @@ impl FromStr for Release {
             "16" => Ok(Release::L16),
             "19" => Ok(Release::L19),
             "22" => Ok(Release::L22),
+            "main" => Ok(Release::Main),
             _ => Err(format!(
-                "unknown LLVM release '{s}' (expected 13, 14, 15, 16, 19 or 22)"
+                "unknown LLVM release '{s}' (expected 13, 14, 15, 16, 19, 22 or main)"
             )),
+        }
+    }
+}
+
+/// In JSON a release is its major number, `main` the string `"main"`
+/// (conformance cases, reports).
+impl serde::Serialize for Release {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Release::Main => s.serialize_str("main"),
+            r => s.serialize_u32(r.major()),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Release {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => s.parse().map_err(serde::de::Error::custom),
+            serde_json::Value::Number(n) => n.to_string().parse().map_err(serde::de::Error::custom),
+            other => Err(serde::de::Error::custom(format!(
+                "a release is 13, 14, 15, 16, 19, 22 or \"main\", not {other}"
+            ))),
         }
     }
 }
@@ -205,14 +258,15 @@ impl Release {
                     target_id: tid.to_string(),
                 })
             }
-            Release::L22 => {
+            Release::L22 | Release::Main => {
                 let pieces = split_max(target, '-', 5);
                 if pieces.len() != 5 && pieces.len() != 6 {
                     return None;
                 }
                 let tid_with_features = if pieces.len() == 6 { pieces[5] } else { "" };
                 let proc_ = tid_with_features.split(':').next().unwrap_or("");
-                let tid = if !proc_.is_empty() && target_id::is_offload_arch_in(proc_, 22) {
+                let tid = if !proc_.is_empty() && target_id::is_offload_arch_in(proc_, self.major())
+                {
                     tid_with_features
                 } else {
                     ""
@@ -241,7 +295,7 @@ impl Release {
                     info.target_id
                 ))
             }
-            Release::L22 => {
+            Release::L22 | Release::Main => {
                 let info = self
                     .target_info(target)
                     .ok_or_else(|| format_error(target))?;
@@ -306,6 +360,11 @@ impl Release {
         }
         if self == Release::L16 {
             return target_id::compatible_format_only(&co.target_id, &t.target_id);
+        }
+        // main parses both with `llvm::AMDGPU::TargetID::parse`, which
+        // refuses every triple but amdgcn: elsewhere only exact matches.
+        if self == Release::Main && (co.triple.arch != "amdgcn" || t.triple.arch != "amdgcn") {
+            return false;
         }
         let (Some((cp, cid)), Some((tp, tid))) = (
             target_id::llvm_parse_target_id(&co.triple, &co.target_id),

@@ -75,3 +75,64 @@ fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
     let b = data.get(pos..pos.checked_add(8)?)?;
     Some(u64::from_le_bytes(b.try_into().ok()?))
 }
+
+/// Model of LLVM main's `FileHandler::listBundleIDs` with the binary
+/// handler (spec/binary-bundle.md, BIN-10, *LLVM main*): the IDs printed
+/// for `data`, in order. From the start of the buffer, and again from each
+/// bundle magic found at its 26th byte or later, `ReadHeader` adds the
+/// records of the bundle there to one `StringMap` that is never cleared,
+/// and every ID in the map is printed, in its order: from the second bundle
+/// on, the earlier bundles' IDs are printed again (with no record of its
+/// own, a bundle prints only them). A bundle whose header
+/// stops after some records leaves LLVM's iterator dangling (a crash, as
+/// in the releases: an error here). What the loop prints grows with the
+/// square of the bundles, so it is bounded by the memory budget (CLI-6).
+///
+/// ```
+/// use offload_kit::bundle::binary::{llvm_main_list, write_to_vec};
+///
+/// let one = write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-".as_slice(), b"x".as_slice())], 1).unwrap();
+/// let two = [one.clone(), one].concat();
+/// // main prints the ID once per bundle found; 22 prints it once.
+/// assert_eq!(llvm_main_list(&two, 0).unwrap().len(), 2);
+/// ```
+pub fn llvm_main_list(data: &[u8], base: u64) -> Result<Vec<String>, Error> {
+    let magic = memchr::memmem::Finder::new(crate::format::bundle::MAGIC);
+    let budget = crate::budget::get();
+    let mut inserted: Vec<String> = Vec::new();
+    let mut printed = Vec::new();
+    let mut printed_bytes = 0u64;
+    let mut pos = 0usize;
+    loop {
+        let buf = &data[pos..];
+        if let Some(scan) = scan(buf, base + pos as u64) {
+            // A header that stops after some records: as in the releases.
+            if let LlvmView::Crash(e) = llvm_read(buf, base + pos as u64, Release::Main) {
+                return Err(e);
+            }
+            // A header read to its end (even of no records) restarts the
+            // iteration at the map's first entry.
+            if scan.stop.is_none() {
+                inserted.extend(scan.entries.iter().map(|e| e.id_str().into_owned()));
+                let keys: Vec<&str> = inserted.iter().map(String::as_str).collect();
+                for id in Release::Main.stringmap_order(&keys) {
+                    printed_bytes += id.len() as u64 + 1;
+                    if printed_bytes > budget {
+                        return Err(Error::at(
+                            rules::CLI_6,
+                            base + pos as u64,
+                            format!("LLVM main prints every ID again for each bundle found: more than offload-kit's memory budget of {budget} bytes"),
+                        ));
+                    }
+                    printed.push(id.to_string());
+                }
+            }
+        }
+        // `find(OFFLOAD_BUNDLER_MAGIC_STR, sizeof(OFFLOAD_BUNDLER_MAGIC_STR))`:
+        // from the 26th byte (the 24 bytes and a NUL).
+        match buf.get(25..).and_then(|b| magic.find(b)) {
+            Some(n) => pos += n + 25,
+            None => return Ok(printed),
+        }
+    }
+}

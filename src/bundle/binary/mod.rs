@@ -42,7 +42,7 @@ mod llvm;
 mod read;
 mod write;
 
-pub use llvm::{llvm_read, LlvmView};
+pub use llvm::{llvm_main_list, llvm_read, LlvmView};
 pub use read::{parse_strict, BinaryBundle, Extent};
 pub use write::{layout, write_to_vec, Layout};
 

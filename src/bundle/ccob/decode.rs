@@ -273,7 +273,9 @@ pub fn decode_stream<R: BufRead, W: Write>(
     if n > h.uncompressed_size {
         return Err(Error::at(
             rules::CCOB_6,
-            base - h.header_size + uncompressed_size_field(h.version),
+            // `base` is where the payload starts; a caller passing 0 gets
+            // the field's offset within the header.
+            base.saturating_sub(h.header_size) + uncompressed_size_field(h.version),
             format!(
                 "the stream yields more than the {} bytes the header claims",
                 h.uncompressed_size

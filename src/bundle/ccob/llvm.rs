@@ -38,6 +38,25 @@ struct LlvmPrepared {
     hsize: usize,
     /// Offset of the uncompressed-size field.
     field: u64,
+    /// End of the compressed data: the end of the buffer, or for `main`
+    /// the header's total size where it lies between the header and the
+    /// end ([`main_payload_end`]).
+    end: usize,
+}
+
+/// Where `main`'s `CompressedOffloadBundle::decompress` ends the
+/// compressed data: `Blob.substr(HeaderSize, TotalFileSize - HeaderSize)`
+/// with `size_t` operands, so a total size below the header size wraps and
+/// `substr` clamps it to the rest of the blob (spec/ccob.md, CCOB-4,
+/// *LLVM main*). v1 has no total size: 0, the rest of the blob.
+fn main_payload_end(data: &[u8], version: u16, hsize: usize) -> usize {
+    let total = match version {
+        2 => u64::from(u32::from_le_bytes(data[8..12].try_into().expect("4 bytes"))),
+        3 => u64::from_le_bytes(data[8..16].try_into().expect("8 bytes")),
+        _ => 0,
+    };
+    let len = (total as usize).wrapping_sub(hsize);
+    hsize + len.min(data.len() - hsize)
 }
 
 /// The header part of [`llvm_decompress`]: everything the release checks
@@ -53,7 +72,7 @@ fn llvm_prepare(
     if data.len() < min {
         return Err(LlvmDecompress::Plain);
     }
-    let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(m.to_string(), e));
+    let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(llvm_text(release, m), e));
     let version = u16::from_le_bytes([data[4], data[5]]);
     let method = u16::from_le_bytes([data[6], data[7]]);
     let hsize = match (release, version) {
@@ -62,6 +81,15 @@ fn llvm_prepare(
         (Release::L19, _) => 24,
         (_, v) => match header_size(v) {
             Some(h) => h as usize,
+            // main's getHeaderSize runs before tryParse's check of the
+            // version and ends in llvm_unreachable: undefined behaviour in
+            // a release build, not reproduced.
+            None if release == Release::Main => {
+                return Err(LlvmDecompress::Fails(
+                    "LLVM main reaches llvm_unreachable(\"Unsupported version\") in getHeaderSize (undefined behaviour)".into(),
+                    Error::at(rules::CCOB_2, 4, format!("unknown version {version}")),
+                ))
+            }
             None => {
                 return fail(
                     "Compressed bundle header size too small",
@@ -99,6 +127,11 @@ fn llvm_prepare(
         }
     };
     let field = usize_off as u64;
+    let end = if release == Release::Main {
+        main_payload_end(data, version, hsize)
+    } else {
+        data.len()
+    };
     if claimed > LLVM_ALLOCATION_LIMIT {
         return fail(
             "LLVM ERROR: out of memory",
@@ -116,7 +149,22 @@ fn llvm_prepare(
         claimed,
         hsize,
         field,
+        end,
     })
+}
+
+/// A message of clang's `CompressedOffloadBundle` as `release` words it:
+/// main uses the copy in `llvm/lib/Object/OffloadBundle.cpp`, whose
+/// messages start in lower case.
+fn llvm_text(release: Release, m: &str) -> String {
+    if release == Release::Main && !m.starts_with("LLVM") {
+        let mut c = m.chars();
+        c.next()
+            .map(|f| f.to_lowercase().chain(c).collect())
+            .unwrap_or_default()
+    } else {
+        m.to_string()
+    }
 }
 
 /// Model of `CompressedOffloadBundle::decompress` for `release`.
@@ -126,12 +174,13 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         claimed,
         hsize,
         field,
+        end,
     } = match llvm_prepare(data, release) {
         Ok(p) => p,
         Err(outcome) => return outcome,
     };
-    let fail = |m: &str, e: Error| LlvmDecompress::Fails(m.to_string(), e);
-    let payload = &data[hsize..];
+    let fail = |m: &str, e: Error| LlvmDecompress::Fails(llvm_text(release, m), e);
+    let payload = &data[hsize..end];
     let lib_fail = |lib: String, rule: crate::rules::Rule, at: u64, what: &str| {
         fail(
             &format!("Could not decompress embedded file contents: {lib}"),
@@ -160,6 +209,12 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         Method::Zlib => match zlib_uncompress(payload, claimed) {
             Ok(out) => LlvmDecompress::Data(out),
             Err(OVER_BUDGET) => over_budget(release, hsize),
+            Err(ZLIB_TRAILER_CUT) => lib_fail(
+                "zlib error: Z_BUF_ERROR".into(),
+                rules::CCOB_5,
+                end as u64,
+                "uncompress: Z_BUF_ERROR: every byte was decoded, but the stream's trailer is cut",
+            ),
             Err(code) => lib_fail(
                 format!("zlib error: {code}"),
                 if code == "Z_BUF_ERROR" {
@@ -210,18 +265,19 @@ pub fn llvm_list_prefix(src: &dyn Source, release: Release) -> Option<Prefix> {
     if p.method != Method::Zstd {
         return None;
     }
-    let payload_len = data.len() as u64 - p.hsize as u64;
-    let (frame, total) = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)?;
+    let end = p.end as u64;
+    let payload_len = end - p.hsize as u64;
+    let (frame, total) = zstd_frame_extent(src, p.hsize as u64, end)?;
     if frame != payload_len {
         return None;
     }
     let Some(total) = total else {
-        return list_prefix_streamed(src, &p, data.len() as u64);
+        return list_prefix_streamed(src, &p, end);
     };
     if total > p.claimed {
         return None;
     }
-    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, 1 << 20);
+    let payload = Reader::new(src, p.hsize as u64, end, 1 << 20);
     let mut dec = zstd::stream::read::Decoder::with_buffer(payload)
         .ok()?
         .single_frame();
@@ -323,10 +379,14 @@ pub fn llvm_stream_ranges(
         ),
     })?;
     let mut tap = Tap::new(sinks);
-    let payload = Reader::new(src, p.hsize as u64, data.len() as u64, STREAM_CHUNK);
+    let end = p.end as u64;
+    let payload = Reader::new(src, p.hsize as u64, end, STREAM_CHUNK);
     let lib_fail = |name: String| {
         StreamFailure::Llvm(
-            format!("Could not decompress embedded file contents: {name}"),
+            llvm_text(
+                release,
+                &format!("Could not decompress embedded file contents: {name}"),
+            ),
             Error::at(
                 rules::CCOB_5,
                 p.hsize as u64,
@@ -339,8 +399,8 @@ pub fn llvm_stream_ranges(
         .single_frame();
     // The one-shot call fails on anything after the frame; the stream
     // would stop at its end. Callers check this first (llvm_list_prefix).
-    let whole = zstd_frame_extent(src, p.hsize as u64, data.len() as u64)
-        .is_some_and(|(n, _)| n == data.len() as u64 - p.hsize as u64);
+    let whole =
+        zstd_frame_extent(src, p.hsize as u64, end).is_some_and(|(n, _)| n == end - p.hsize as u64);
     if !whole {
         return Err(lib_fail("Src size is incorrect".into()));
     }
@@ -471,6 +531,11 @@ impl std::io::Write for Budgeted {
     }
 }
 
+/// [`zlib_uncompress`]'s `Z_BUF_ERROR` when the claim was met and the
+/// input ends inside the trailer: the stream is cut (CCOB-5), not the
+/// claim too small (CCOB-6).
+const ZLIB_TRAILER_CUT: &str = "Z_BUF_ERROR (trailer cut)";
+
 /// zlib's `uncompress(dst, &claimed, src)` result, emulated on `flate2`:
 /// the stream must end within the claim; running out of output space is
 /// `Z_BUF_ERROR`, an incomplete or corrupt stream `Z_DATA_ERROR`.
@@ -500,6 +565,9 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
             );
             return match st {
                 Ok(flate2::Status::StreamEnd) if d.total_out() == before_out => Ok(out),
+                // The output is full and so is the claim, but the input ran
+                // out before the trailer: zlib says Z_BUF_ERROR all the same.
+                Ok(_) if d.total_in() as usize == src.len() => Err(ZLIB_TRAILER_CUT),
                 Ok(_) => Err("Z_BUF_ERROR"),
                 Err(_) => Err("Z_DATA_ERROR"),
             };
@@ -530,4 +598,129 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
             Err(_) => return Err("Z_DATA_ERROR"),
         }
     }
+}
+
+/// The blobs `main`'s `ListBundleIDsInFile` (`plain_bundles` false) and
+/// `UnbundleFiles` (true) take one after the other from an input, as
+/// `(start, length)`; each is decompressed and read by a handler of its
+/// own (spec/ccob.md, CCOB-4, *LLVM main*; `clang/lib/Driver/OffloadBundler.cpp`
+/// at llvm-project [`MAIN_COMMIT`](crate::profile::MAIN_COMMIT)). From the
+/// current offset:
+///
+/// * a blob starting with `CCOB` whose header parses with a total size ends
+///   at that size (clamped to the input), and the next starts at the first
+///   `CCOB` found from that size on; without a total size (v1, or a header
+///   that does not parse), it ends at the next `CCOB` found from its fifth
+///   byte (llvm#205587);
+/// * with `plain_bundles`, a binary bundle ends at the next bundle magic
+///   found from its 26th byte;
+/// * anything else runs to the end and is the last.
+///
+/// Where main does not end, or reads what no one wrote, the walk ends in an
+/// error, after the blobs before it (which main reads first, and may fail
+/// on first): a total size of 0 finds the same blob again for ever
+/// (CCOB-4); an unknown version ends in `llvm_unreachable`, and a `CCOB`
+/// blob shorter than 8 bytes is parsed from uninitialised memory (CCOB-2).
+///
+/// ```
+/// use offload_kit::bundle::ccob::main_blobs;
+///
+/// // Two v2 blobs of 24 bytes (header only), then junk, which main skips.
+/// let mut v2 = b"CCOB\x02\x00\x01\x00".to_vec();
+/// v2.extend_from_slice(&24u32.to_le_bytes());
+/// v2.extend_from_slice(&[0; 12]);
+/// let input = [&v2[..], &v2[..], b"junk"].concat();
+/// assert_eq!(main_blobs(&input, false), vec![Ok((0, 24)), Ok((24, 24))]);
+/// // A total size of 0: main would look at the same blob for ever.
+/// let mut zero = v2.clone();
+/// zero[8..12].copy_from_slice(&0u32.to_le_bytes());
+/// let walk = main_blobs(&zero, false);
+/// assert_eq!(walk[0].as_ref().unwrap_err().rule_id(), Some("CCOB-4"));
+/// ```
+pub fn main_blobs(src: &dyn Source, plain_bundles: bool) -> Vec<Result<(u64, u64), Error>> {
+    let data = src.bytes();
+    let ccob = memchr::memmem::Finder::new(crate::format::ccob::MAGIC);
+    let bundle = memchr::memmem::Finder::new(crate::format::bundle::MAGIC);
+    let find_from = |f: &memchr::memmem::Finder<'_>, buf: &[u8], from: usize| {
+        buf.get(from..).and_then(|b| f.find(b)).map(|p| p + from)
+    };
+    let mut blobs = Vec::new();
+    let mut offset = 0usize;
+    while offset < data.len() {
+        let buf = &data[offset..];
+        let (end, next) = if is_ccob(buf) {
+            let size = match main_total_size(buf, offset as u64) {
+                Ok(size) => size,
+                Err(e) => {
+                    blobs.push(Err(e));
+                    break;
+                }
+            };
+            match size {
+                Some(0) => {
+                    blobs.push(Err(Error::at(
+                        rules::CCOB_4,
+                        offset as u64 + 8,
+                        "total size 0: LLVM main finds this blob again at the same offset and loops for ever",
+                    )));
+                    break;
+                }
+                Some(size) => {
+                    let size = usize::try_from(size).unwrap_or(usize::MAX);
+                    (size.min(buf.len()), find_from(&ccob, buf, size))
+                }
+                None => {
+                    let next = find_from(&ccob, buf, 4);
+                    (next.unwrap_or(buf.len()), next)
+                }
+            }
+        } else if plain_bundles && binary::is_binary_bundle(buf) {
+            // `sizeof(OFFLOAD_BUNDLER_MAGIC_STR)`: the 24 bytes and a NUL.
+            let next = find_from(&bundle, buf, 25);
+            (next.unwrap_or(buf.len()), next)
+        } else {
+            (buf.len(), None)
+        };
+        blobs.push(Ok((offset as u64, end as u64)));
+        match next {
+            Some(n) => offset += n,
+            None => break,
+        }
+    }
+    blobs
+}
+
+/// `getCompressedBundleSize` of main: the total size of the header at the
+/// start of `buf` (which starts with `CCOB`), `None` without one (v1) or
+/// when `tryParse` fails.
+fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
+    if buf.len() < 8 {
+        return Err(Error::at(
+            rules::CCOB_2,
+            at,
+            format!(
+                "a CCOB blob of {} bytes: LLVM main parses its header from uninitialised memory",
+                buf.len()
+            ),
+        ));
+    }
+    let version = u16::from_le_bytes([buf[4], buf[5]]);
+    let method = u16::from_le_bytes([buf[6], buf[7]]);
+    let Some(hsize) = header_size(version) else {
+        return Err(Error::at(
+            rules::CCOB_2,
+            at + 4,
+            format!("unknown version {version}: LLVM main reaches llvm_unreachable(\"Unsupported version\") in getHeaderSize"),
+        ));
+    };
+    if buf.len() < hsize as usize || !matches!(method, METHOD_ZLIB | METHOD_ZSTD) {
+        return Ok(None);
+    }
+    Ok(match version {
+        2 => Some(u64::from(u32::from_le_bytes(
+            buf[8..12].try_into().expect("4 bytes"),
+        ))),
+        3 => Some(u64::from_le_bytes(buf[8..16].try_into().expect("8 bytes"))),
+        _ => None,
+    })
 }

@@ -236,7 +236,11 @@ fn compare_listing(
     // Text bundles and object files have one natural order, which every
     // release uses (TXT-13, OBJ-9): only binary bundles are listed in
     // StringMap order.
+    // A listing that repeats an ID (LLVM main's, BIN-10) is several
+    // StringMap walks in a row: its lines are compared as a multiset.
+    let repeats = ws.windows(2).any(|w| w[0] == w[1]);
     let order = match ctx.adapter.list_order {
+        ListOrder::Stringmap if repeats => ListOrder::Set,
         ListOrder::Stringmap if file_ordered(ctx) => ListOrder::Header,
         o => o,
     };

@@ -290,7 +290,7 @@ fn decoded_len(b: &[u8]) -> usize {
         .and_then(|h| {
             let payload = b.get(h.header_size as usize..)?;
             let mut sink = std::io::sink();
-            ccob::decode_into(&h, payload, 0, &mut sink).ok()
+            ccob::decode_into(&h, payload, h.header_size, &mut sink).ok()
         })
         .map_or(0, |n| n as usize)
 }

@@ -1,0 +1,235 @@
+//! The LLVM main profile (`--llvm-version=main`), modelled from
+//! `clang/lib/Driver/OffloadBundler.cpp` at llvm-project `0629daa018e3`
+//! (no binary to run it against): what it does differently from 22, each
+//! behaviour next to 22's on the same input. spec/binary-bundle.md BIN-10
+//! and spec/ccob.md CCOB-4 (*LLVM main*) describe them.
+
+mod common;
+
+use common::Out;
+use offload_kit::bundle::{binary, ccob};
+use offload_kit::Release;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
+const HOST: &str = "host-x86_64-unknown-linux-gnu-";
+const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
+const GFX908: &str = "hip-amdgcn-amd-amdhsa--gfx908";
+
+/// The drop-in at `--llvm-version=release` in `dir`.
+fn bundler(release: &str, dir: &Path, args: &[&str]) -> Out {
+    let mut c = Command::new(KIT);
+    c.arg("bundler").arg(format!("--llvm-version={release}"));
+    c.args(args);
+    for v in [
+        "OFFLOAD_BUNDLER_COMPRESS",
+        "OFFLOAD_BUNDLER_VERBOSE",
+        "COMPRESSED_BUNDLE_FORMAT_VERSION",
+    ] {
+        c.env_remove(v);
+    }
+    common::exec(c, dir, Duration::from_secs(60))
+}
+
+fn lines(out: &Out) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn bundle(entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let e: Vec<(&[u8], &[u8])> = entries.iter().map(|(i, p)| (i.as_bytes(), *p)).collect();
+    binary::write_to_vec(&e, 1).expect("bundle")
+}
+
+fn zstd_v2(b: &[u8]) -> Vec<u8> {
+    ccob::compress(
+        b,
+        ccob::WriteOptions {
+            version: 2,
+            method: ccob::Method::Zstd,
+            level: 3,
+        },
+    )
+    .expect("compress")
+}
+
+fn list(release: &str, dir: &Path, input: &str, ty: &str) -> Out {
+    bundler(
+        release,
+        dir,
+        &[&format!("-type={ty}"), &format!("-input={input}"), "-list"],
+    )
+}
+
+#[test]
+fn list_reads_every_bundle_into_one_map() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = bundle(&[(HOST, b"H1"), (GFX906, b"D1")]);
+    let second = bundle(&[(GFX908, b"D2"), (HOST, b"H2")]);
+    std::fs::write(dir.path().join("two"), [&first[..], &second[..]].concat()).unwrap();
+    // Each bundle found prints the whole map: the first's IDs, then both.
+    let once = Release::Main.stringmap_order(&[HOST, GFX906]);
+    let both = Release::Main.stringmap_order(&[HOST, GFX906, GFX908, HOST]);
+    let want: Vec<String> = once.iter().chain(&both).map(|s| s.to_string()).collect();
+    let out = list("main", dir.path(), "two", "bc");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(lines(&out), want);
+    assert_eq!(
+        binary::llvm_main_list(&[first.clone(), second].concat(), 0).unwrap(),
+        want
+    );
+    // 22 reads the first bundle only.
+    let out = list("22", dir.path(), "two", "bc");
+    assert_eq!(lines(&out).len(), 2, "{out:?}");
+
+    // A bundle after 25 bytes of anything is found by main, not by 22.
+    let mut junk = vec![b'#'; 100];
+    junk.extend_from_slice(&first);
+    std::fs::write(dir.path().join("junk"), &junk).unwrap();
+    assert_eq!(lines(&list("main", dir.path(), "junk", "bc")).len(), 2);
+    assert!(lines(&list("22", dir.path(), "junk", "bc")).is_empty());
+}
+
+#[test]
+fn list_of_text_bundles_is_22s() {
+    // The text handler's read position ends at "not found" after the first
+    // pass, so main's loop prints nothing more.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let one = format!(
+        "\n// __CLANG_OFFLOAD_BUNDLE____START__ {HOST}\nint a;\n// __CLANG_OFFLOAD_BUNDLE____END__ {HOST}\n\n// __CLANG_OFFLOAD_BUNDLE____START__ {GFX906}\nint b;\n// __CLANG_OFFLOAD_BUNDLE____END__ {GFX906}\n"
+    );
+    std::fs::write(dir.path().join("t.i"), format!("{one}{one}")).unwrap();
+    let main = list("main", dir.path(), "t.i", "i");
+    let l22 = list("22", dir.path(), "t.i", "i");
+    assert_eq!(main.code, Some(0), "{main:?}");
+    assert_eq!(lines(&main), lines(&l22));
+    assert_eq!(lines(&main).len(), 4);
+}
+
+#[test]
+fn unbundle_walks_every_blob() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = bundle(&[(HOST, b"H1"), (GFX906, b"D1")]);
+    let second = bundle(&[(GFX908, b"D2"), (HOST, b"H2")]);
+    let targets = format!("-targets={HOST},{GFX906},{GFX908}");
+    let run = |release: &str, input: &str| {
+        for o in ["h", "a", "b"] {
+            let _ = std::fs::remove_file(dir.path().join(o));
+        }
+        let out = bundler(
+            release,
+            dir.path(),
+            &[
+                "-type=bc",
+                &targets,
+                &format!("-input={input}"),
+                "-output=h",
+                "-output=a",
+                "-output=b",
+                "-unbundle",
+            ],
+        );
+        let read = |n: &str| std::fs::read(dir.path().join(n)).ok();
+        (out, read("h"), read("a"), read("b"))
+    };
+    for (name, bytes) in [
+        ("plain", [&first[..], &second[..]].concat()),
+        ("compressed", [zstd_v2(&first), zstd_v2(&second)].concat()),
+    ] {
+        std::fs::write(dir.path().join(name), &bytes).unwrap();
+        // main: the first blob serves host and gfx906, the second gfx908.
+        let (out, h, a, b) = run("main", name);
+        assert_eq!(out.code, Some(0), "{name}: {out:?}");
+        assert_eq!(
+            (h.as_deref(), a.as_deref(), b.as_deref()),
+            (Some(&b"H1"[..]), Some(&b"D1"[..]), Some(&b"D2"[..])),
+            "{name}"
+        );
+        // 22: one bundle (plain), or one zstd frame that is not (compressed).
+        let (out, ..) = run("22", name);
+        assert_eq!(out.code, Some(1), "{name}: {out:?}");
+        let why = if name == "plain" {
+            format!("Can't find bundles for {GFX908}")
+        } else {
+            "Src size is incorrect".to_string()
+        };
+        assert!(out.stderr.contains(&why), "{name}: {out:?}");
+    }
+
+    // A payload holding the bundle magic ends main's first blob there: its
+    // header stops at the first record whose payload lies past the cut,
+    // after a valid one, which leaves the handler's iterator unset (the
+    // SIGSEGV of the releases' BIN-5 case); offload-kit reports it.
+    let mut payload = b"before ".to_vec();
+    payload.extend_from_slice(b"__CLANG_OFFLOAD_BUNDLE__ and after");
+    let cut = bundle(&[(HOST, b"H1"), (GFX906, &payload), (GFX908, b"D2")]);
+    std::fs::write(dir.path().join("cut"), &cut).unwrap();
+    let (out, ..) = run("main", "cut");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("SIGSEGV") && out.stderr.contains("rule BIN-5"),
+        "{out:?}"
+    );
+    let (out, _, a, _) = run("22", "cut");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(a.as_deref(), Some(&payload[..]));
+}
+
+#[test]
+fn nothing_found_gives_the_host_the_raw_input() {
+    // With -allow-missing-bundles and no target served, 22 writes the
+    // host output from the decompressed input; main from the file as it is.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let inner = bundle(&[(GFX906, b"D1")]);
+    let blob = zstd_v2(&inner);
+    std::fs::write(dir.path().join("c"), &blob).unwrap();
+    for (release, want) in [("main", &blob), ("22", &inner)] {
+        let out = bundler(
+            release,
+            dir.path(),
+            &[
+                "-type=bc",
+                &format!("-targets={HOST},{GFX908}"),
+                "-input=c",
+                "-output=h",
+                "-output=d",
+                "-unbundle",
+                "-allow-missing-bundles",
+            ],
+        );
+        assert_eq!(out.code, Some(0), "{release}: {out:?}");
+        assert_eq!(
+            &std::fs::read(dir.path().join("h")).unwrap(),
+            want,
+            "{release}"
+        );
+    }
+}
+
+#[test]
+fn listing_is_bounded_by_the_memory_budget() {
+    // n bundles of distinct IDs make main print n(n+1)/2 lines.
+    let bundles: Vec<u8> = (0..300)
+        .flat_map(|i| bundle(&[(&format!("hip-amdgcn-amd-amdhsa--gfx{i}"), b"x")]))
+        .collect();
+    let all = binary::llvm_main_list(&bundles, 0).expect("within the default budget");
+    assert_eq!(all.len(), 300 * 301 / 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("many"), &bundles).unwrap();
+    let mut c = Command::new(KIT);
+    c.args([
+        "bundler",
+        "--llvm-version=main",
+        "-type=bc",
+        "-input=many",
+        "-list",
+    ]);
+    c.env("OFFLOAD_KIT_MAX_MEMORY", "100000");
+    let out = common::exec(c, dir.path(), Duration::from_secs(60));
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("rule CLI-6"), "{out:?}");
+}
