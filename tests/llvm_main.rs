@@ -233,3 +233,87 @@ fn listing_is_bounded_by_the_memory_budget() {
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(out.stderr.contains("rule CLI-6"), "{out:?}");
 }
+
+#[test]
+fn spirv_entries_match_exactly_only() {
+    // `hip-spirv64-amd-amdhsa--amdgcnspirv`, as the HIP driver bundles a
+    // SPIR-V image: LLVM 22 and its profile bundle, list and unbundle it,
+    // and serve a `hipv4-…` request with it (hip and hipv4 match, and 22
+    // parses `amdgcnspirv` as a processor); main's AMDGPU-only parser
+    // refuses the triple, so only the exact ID matches.
+    let llvm = common::llvm_tool(22, "clang-offload-bundler")
+        .expect("LLVM 22's clang-offload-bundler (run tools/setup)");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let spirv = "hip-spirv64-amd-amdhsa--amdgcnspirv";
+    std::fs::write(dir.path().join("host"), b"HOST").unwrap();
+    std::fs::write(dir.path().join("dev"), b"SPIRV").unwrap();
+    let targets = format!("-targets=host-x86_64-unknown-linux-gnu,{spirv}");
+    let bundle_args = ["-type=bc", &targets, "-input=host", "-input=dev"];
+    let mut c = Command::new(&llvm);
+    c.args(bundle_args).arg("-output=llvm.bc");
+    let out = common::exec(c, dir.path(), Duration::from_secs(60));
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let mut c = Command::new(&llvm);
+    c.args(["-type=bc", "-input=llvm.bc", "-list"]);
+    let llvm_list = lines(&common::exec(c, dir.path(), Duration::from_secs(60)));
+    assert_eq!(llvm_list.len(), 2, "{llvm_list:?}");
+    for r in ["22", "main"] {
+        let out = bundler(
+            r,
+            dir.path(),
+            &[&bundle_args[..], &[&format!("-output={r}.bc")]].concat(),
+        );
+        assert_eq!(out.code, Some(0), "{r}: {out:?}");
+        assert_eq!(
+            std::fs::read(dir.path().join(format!("{r}.bc"))).unwrap(),
+            std::fs::read(dir.path().join("llvm.bc")).unwrap(),
+            "{r}: byte-identical to LLVM 22"
+        );
+        let out = list(r, dir.path(), "llvm.bc", "bc");
+        assert_eq!(lines(&out), llvm_list, "{r}");
+    }
+    let request = |prog: Option<&str>, target: &str| {
+        let _ = std::fs::remove_file(dir.path().join("o"));
+        let args = [
+            "-type=bc",
+            &format!("-targets={target}"),
+            "-input=llvm.bc",
+            "-output=o",
+            "-unbundle",
+        ];
+        let out = match prog {
+            None => {
+                let mut c = Command::new(&llvm);
+                c.args(args);
+                common::exec(c, dir.path(), Duration::from_secs(60))
+            }
+            Some(r) => bundler(r, dir.path(), &args),
+        };
+        (out, std::fs::read(dir.path().join("o")).ok())
+    };
+    for target in [spirv, "hipv4-spirv64-amd-amdhsa--amdgcnspirv"] {
+        let (l22, lbytes) = request(None, target);
+        let (k22, kbytes) = request(Some("22"), target);
+        assert_eq!(
+            (l22.code, lbytes.as_deref()),
+            (Some(0), Some(&b"SPIRV"[..])),
+            "{target}: {l22:?}"
+        );
+        assert_eq!(
+            (k22.code, kbytes.as_deref()),
+            (l22.code, lbytes.as_deref()),
+            "{target}"
+        );
+        let (main, mbytes) = request(Some("main"), target);
+        if target == spirv {
+            assert_eq!(
+                (main.code, mbytes.as_deref()),
+                (Some(0), Some(&b"SPIRV"[..])),
+                "{main:?}"
+            );
+        } else {
+            assert_eq!(main.code, Some(1), "{main:?}");
+            assert!(main.stderr.contains("Can't find bundles for"), "{main:?}");
+        }
+    }
+}
