@@ -2013,3 +2013,84 @@ fn lit_llvm_runs_llvm_style_test_files() {
         );
     }
 }
+
+/// `-verbose` on inputs that are not compressed: 19 and 22 print
+/// `Uncompressed bundle.` for every buffer `decompress` keeps (20 or more
+/// bytes for 19, 8 for 22): the input of `-list` and `-unbundle`, each
+/// archive member of `-unbundle -type=a`; the drop-in prints the same
+/// stderr lines (program names and offload-kit's details aside).
+#[test]
+fn verbose_notes_match_llvm() {
+    let bundle = make_bundle(&[(HOST, b"HOSTDATA"), (GFX906, b"DEV")]);
+    let mut member = b"!<arch>\n".to_vec();
+    let header = format!(
+        "{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n",
+        "b.bc/",
+        0,
+        0,
+        0,
+        644,
+        bundle.len()
+    );
+    member.extend_from_slice(header.as_bytes());
+    member.extend_from_slice(&bundle);
+    if bundle.len() % 2 == 1 {
+        member.push(b'\n');
+    }
+    let inputs: [(&str, Vec<u8>); 4] = [
+        ("b.bc", bundle.clone()),
+        ("short7", b"abcdefg".to_vec()),
+        ("short19", vec![b'a'; 19]),
+        ("lib.a", member),
+    ];
+    let mut m = Vec::new();
+    let mut checked = 0;
+    let root = tempfile::tempdir().expect("tempdir");
+    for n in releases().into_iter().filter(|&n| n >= 19) {
+        let (ldir, kdir) = case_dirs(root.path(), &format!("verbose-{n}"));
+        for (name, bytes) in &inputs {
+            write_both(&ldir, &kdir, name, bytes);
+        }
+        let runs: Vec<Vec<String>> = vec![
+            s(&["-type=bc", "-input=b.bc", "-list", "-verbose"]),
+            s(&["-type=bc", "-input=short7", "-list", "-verbose"]),
+            s(&["-type=bc", "-input=short19", "-list", "-verbose"]),
+            s(&[
+                "-type=bc",
+                &format!("-targets={HOST},{GFX906}"),
+                "-input=b.bc",
+                "-output=h",
+                "-output=d",
+                "-unbundle",
+                "-verbose",
+            ]),
+            s(&[
+                "-type=a",
+                &format!("-targets={GFX906}"),
+                "-input=lib.a",
+                "-output=d.a",
+                "-unbundle",
+                "-verbose",
+            ]),
+        ];
+        for args in runs {
+            let l = run_llvm(n, &ldir, &args);
+            let k = run_kit(n, &kdir, &args);
+            let label = format!("{n} {}", args.join(" "));
+            checked += 1;
+            if (l.code, norm_stderr(n, &l.stderr)) != (k.code, norm_stderr(n, &k.stderr)) {
+                m.push(format!(
+                    "{label}: LLVM {:?} {:?}, offload-kit {:?} {:?}",
+                    l.code, l.stderr, k.code, k.stderr
+                ));
+            }
+        }
+    }
+    assert!(checked > 0, "no release with compressed bundles installed");
+    assert!(
+        m.is_empty(),
+        "{} mismatches:\n  {}",
+        m.len(),
+        m.join("\n  ")
+    );
+}

@@ -144,6 +144,20 @@ impl Job {
         input: &[u8],
         name: &str,
     ) -> Result<ArchivePlan, BundlerError> {
+        self.plan_archive_reporting(v, input, name, &mut |_, _| {})
+    }
+
+    /// [`Job::plan_archive`], telling `report` each member's data and what
+    /// it decompressed to (`None`: not compressed), in the order the
+    /// release decompresses them (for `-verbose`, which the library does
+    /// not print).
+    pub fn plan_archive_reporting(
+        &self,
+        v: &Validated,
+        input: &[u8],
+        name: &str,
+        report: &mut super::DecompressReport<'_>,
+    ) -> Result<ArchivePlan, BundlerError> {
         if self.check_input_archive && self.release >= Release::L19 {
             self.check_archive(input, name)?;
         }
@@ -151,7 +165,7 @@ impl Job {
         let mut buffers: Vec<Vec<u8>> = Vec::new();
         let mut archives: Vec<Vec<ArchiveMember>> = vec![Vec::new(); v.targets.len()];
         for m in &members {
-            let added = self.plan_member(v, m, buffers.len(), &mut archives)?;
+            let added = self.plan_member(v, m, buffers.len(), &mut archives, report)?;
             buffers.extend(added);
         }
         Ok(self.collect_archives(v, input, name, buffers, archives))
@@ -166,8 +180,10 @@ impl Job {
         m: &ar::RawMember<'_>,
         first: usize,
         archives: &mut [Vec<ArchiveMember>],
+        report: &mut super::DecompressReport<'_>,
     ) -> Result<Vec<Vec<u8>>, BundlerError> {
         let decompressed = self.decompress_member(m)?;
+        report(m.data, decompressed.as_deref());
         // Offsets inside a decompressed member are reported relative to
         // the member's data in the archive (the offset inside the
         // decompressed bytes, plus where the member starts).

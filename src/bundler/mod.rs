@@ -115,6 +115,11 @@ impl Validated {
     }
 }
 
+/// Told each buffer the release decompresses, with what it decompressed to
+/// (`None`: kept as it is), in the release's order: how the CLI prints
+/// `-verbose`'s report, which the library does not print.
+pub type DecompressReport<'a> = dyn FnMut(&[u8], Option<&[u8]>) + 'a;
+
 /// One output of an unbundling.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {

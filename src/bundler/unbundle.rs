@@ -69,13 +69,14 @@ impl Job {
     /// decompressed, even after the last target is served. When no target
     /// is served, the host output receives `raw` as it is, not what it
     /// decompresses to. Ranges of the returned pieces are ranges of `raw`.
-    /// `report` is told each compressed blob and what it decompressed to
-    /// (for `-verbose`, which the library does not print).
+    /// `report` is told each blob and what it decompressed to, `None` when
+    /// it is not compressed (for `-verbose`, which the library does not
+    /// print).
     pub fn plan_unbundle_main(
         &self,
         v: &Validated,
         raw: &dyn Source,
-        report: &mut dyn FnMut(&[u8], &[u8]),
+        report: &mut super::DecompressReport<'_>,
     ) -> Result<Vec<Piece>, BundlerError> {
         let mut m = self.new_matched(v);
         for blob in ccob::main_blobs(raw, true) {
@@ -83,9 +84,7 @@ impl Job {
                 blob.map_err(|e| BundlerError::with("LLVM main cannot unbundle this input", e))?;
             let blob = &raw.bytes()[start as usize..(start + len) as usize];
             let decompressed = self.decompress_input(blob)?;
-            if let Some(d) = &decompressed {
-                report(blob, d);
-            }
+            report(blob, decompressed.as_deref());
             let buf: &[u8] = decompressed.as_deref().unwrap_or(blob);
             let before: Vec<bool> = m.pieces.iter().map(Option::is_some).collect();
             let mut walk = match FileType::parse(&self.file_type, self.release) {

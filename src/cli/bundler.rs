@@ -270,10 +270,18 @@ fn decompressed(job: &Job, input: &[u8], comp: &Compression) -> Result<Option<Ve
     let started = std::time::Instant::now();
     let decompressed = job.decompress_input(input).map_err(|e| e.to_string())?;
     let decompress_secs = started.elapsed().as_secs_f64();
-    if let Some(d) = &decompressed {
-        report_decompressed(job, input, d, comp, decompress_secs);
+    match &decompressed {
+        Some(d) => report_decompressed(job, input, d, comp, decompress_secs),
+        None => report_uncompressed(job, input, comp),
     }
     Ok(decompressed)
+}
+
+/// `-verbose`'s line for an input the release keeps as it is.
+fn report_uncompressed(job: &Job, input: &[u8], comp: &Compression) {
+    if let Some(note) = ccob::llvm_uncompressed_note(input, job.release).filter(|_| comp.verbose) {
+        eprintln!("{note}");
+    }
 }
 
 /// The CCOB-7 warning and `-verbose`'s report for a compressed `input`
@@ -438,7 +446,7 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
         return Ok(());
     }
     if job.unbundle && v.file_type == FileType::Archive {
-        return unbundle_archive(job, &v);
+        return unbundle_archive(job, &v, comp);
     }
     if job.unbundle {
         let raw = open(&job.inputs[0])?;
@@ -450,7 +458,10 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
             }
         }
         let (input, pieces) = if main {
-            let mut report = |blob: &[u8], d: &[u8]| report_decompressed(job, blob, d, comp, 0.0);
+            let mut report = |blob: &[u8], d: Option<&[u8]>| match d {
+                Some(d) => report_decompressed(job, blob, d, comp, 0.0),
+                None => report_uncompressed(job, blob, comp),
+            };
             let pieces = job.plan_unbundle_main(&v, &raw, &mut report);
             (raw, pieces)
         } else {
@@ -715,12 +726,20 @@ fn open(p: &std::path::Path) -> Result<Input, String> {
 /// decompressed; each target's archive is written to a temporary file and
 /// renamed when complete, in `-targets` order, and the archives before a
 /// failing target stay, as LLVM leaves them (AR-6).
-fn unbundle_archive(job: &Job, v: &offload_kit::bundler::Validated) -> Result<(), String> {
+fn unbundle_archive(
+    job: &Job,
+    v: &offload_kit::bundler::Validated,
+    comp: &Compression,
+) -> Result<(), String> {
     let path = &job.inputs[0];
     let input = open(path)?;
     let name = path.display().to_string();
+    let mut report = |member: &[u8], d: Option<&[u8]>| match d {
+        Some(d) => report_decompressed(job, member, d, comp, 0.0),
+        None => report_uncompressed(job, member, comp),
+    };
     let plan = job
-        .plan_archive(v, input.bytes(), &name)
+        .plan_archive_reporting(v, input.bytes(), &name, &mut report)
         .map_err(|e| e.to_string())?;
     // LLVM's test hook for the 64-bit symbol table, honoured as LLVM does
     // (`getAsInteger(10)`: an invalid value keeps 2^32).

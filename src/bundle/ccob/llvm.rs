@@ -724,3 +724,35 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
         _ => None,
     })
 }
+
+/// What `-verbose` makes the release print when `decompress` is given a
+/// buffer it keeps as it is: `Uncompressed bundle.` in 19 (buffers of 20
+/// bytes or more) and 22 (8 or more), `Uncompressed bundle` in main (8 or
+/// more, `llvm/lib/Object/OffloadBundle.cpp`); nothing for shorter
+/// buffers, compressed ones, or releases without compressed bundles
+/// (observed with 19.1.7 and 22.1.8).
+///
+/// ```
+/// use offload_kit::bundle::ccob::llvm_uncompressed_note;
+/// use offload_kit::Release;
+///
+/// let plain = [b'a'; 8];
+/// assert_eq!(llvm_uncompressed_note(&plain, Release::L22), Some("Uncompressed bundle."));
+/// assert_eq!(llvm_uncompressed_note(&plain, Release::L19), None);
+/// assert_eq!(llvm_uncompressed_note(b"CCOB\x02\x00\x01\x00", Release::L22), None);
+/// ```
+pub fn llvm_uncompressed_note(data: &[u8], release: Release) -> Option<&'static str> {
+    let min = match release {
+        r if r <= Release::L16 => return None,
+        Release::L19 => 20,
+        _ => 8,
+    };
+    if data.len() < min || is_ccob(data) {
+        return None;
+    }
+    Some(if release == Release::Main {
+        "Uncompressed bundle"
+    } else {
+        "Uncompressed bundle."
+    })
+}
