@@ -281,6 +281,15 @@ impl LlvmError {
             detail: Some(detail),
         }
     }
+
+    /// The same failure with the detail's offset shifted by `base` (a
+    /// failure in a part of the input that starts at `base`).
+    pub fn rebased(self, base: u64) -> Self {
+        LlvmError {
+            message: self.message,
+            detail: self.detail.map(|d| d.rebase(base)),
+        }
+    }
 }
 
 impl fmt::Display for LlvmError {

@@ -108,6 +108,16 @@ pub fn any_container(data: &[u8]) {
     for c in ["//", "#", ";"] {
         let _ = crate::bundle::text::parse_strict(&data, 0, c);
     }
+    // LLVM main's walks over every blob of the input, for each handler.
+    for file_type in ["bc", "o", "i"] {
+        let job = unbundle_job(Release::Main, file_type, 3);
+        let _ = job.plan_list_main(&data, &mut |_, _, _| {});
+        if let Ok(v) = job.validate() {
+            if let Ok(pieces) = job.plan_unbundle_main(&v, &data, &mut |_, _, _| {}) {
+                assert_eq!(pieces.len(), 3);
+            }
+        }
+    }
     let _ = crate::bundle::ccob::decompress_strict(data, 0);
     let _ = crate::bundle::fatbin::inspect(&data);
     let _ = crate::bundle::object::parse_strict(data);
@@ -182,6 +192,24 @@ impl Source for Windowed<'_> {
 
 /// Entry IDs and targets the archive bodies pick from, so that members
 /// match targets often enough to reach extraction and the symbol tables.
+/// An `-unbundle -allow-missing-bundles` job of `release` for the first
+/// `targets` of [`IDS`].
+fn unbundle_job(release: Release, file_type: &str, targets: usize) -> Job {
+    Job {
+        release,
+        file_type: file_type.into(),
+        targets: IDS[..targets].iter().map(|s| s.to_string()).collect(),
+        inputs: vec!["in".into()],
+        outputs: vec!["out".into(); targets],
+        unbundle: true,
+        list: false,
+        allow_missing: true,
+        align: 1,
+        hip_openmp: false,
+        check_input_archive: false,
+    }
+}
+
 const IDS: &[&str] = &[
     "host-x86_64-unknown-linux-gnu-",
     "host-x86_64-unknown-linux-gnu",
@@ -440,19 +468,7 @@ pub fn ccob_stream(data: &[u8]) {
             assert!(p.bytes().len() as u64 <= *total, "prefix inside the bundle");
             let _ = binary::llvm_read(p, 0, r);
             // What -unbundle plans from the prefix, streamed as the CLI streams it.
-            let job = Job {
-                release: r,
-                file_type: "bc".into(),
-                targets: IDS[..4].iter().map(|s| s.to_string()).collect(),
-                inputs: vec!["in".into()],
-                outputs: vec!["out".into(); 4],
-                unbundle: true,
-                list: false,
-                allow_missing: true,
-                align: 1,
-                hip_openmp: false,
-                check_input_archive: false,
-            };
+            let job = unbundle_job(r, "bc", 4);
             if let Ok(v) = job.validate() {
                 if let Ok(pieces) = job.plan_unbundle(&v, p) {
                     let mut outs: Vec<std::io::Sink> =

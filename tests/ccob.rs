@@ -640,7 +640,7 @@ fn main_lists_every_blob() {
             ccob::compress(&bundle_of(&dev), opts(version, Method::Zstd, 3)).expect("compress");
         let name = format!("inner-v{version}");
         std::fs::write(dir.path().join(&name), &inner).expect("write");
-        let walk = ccob::main_blobs(&inner, false);
+        let walk: Vec<_> = ccob::main_blobs(&inner, ccob::MainWalk::List).collect();
         let out = list("main", &name);
         if version == 2 {
             assert_eq!(walk, vec![Ok((0, inner.len() as u64))]);

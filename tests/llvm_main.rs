@@ -317,3 +317,115 @@ fn spirv_entries_match_exactly_only() {
         }
     }
 }
+
+#[test]
+fn a_later_bundle_cut_short_prints_nothing_unless_the_map_grows() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = bundle(&[(HOST, b"H1"), (GFX906, b"D1")]);
+    // A header that promises two records and holds one.
+    let cut = |ids: &[&str]| {
+        let mut b = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+        b.extend_from_slice(&(ids.len() as u64 + 1).to_le_bytes());
+        for id in ids {
+            b.extend_from_slice(&1u64.to_le_bytes());
+            b.extend_from_slice(&1u64.to_le_bytes());
+            b.extend_from_slice(&(id.len() as u64).to_le_bytes());
+            b.extend_from_slice(id.as_bytes());
+        }
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b
+    };
+    // One more key (3 of 16 buckets): the iterator stays at the map's end.
+    std::fs::write(
+        dir.path().join("small"),
+        [&first[..], &cut(&[GFX908])].concat(),
+    )
+    .unwrap();
+    let out = list("main", dir.path(), "small", "bc");
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(lines(&out), Release::Main.stringmap_order(&[HOST, GFX906]));
+    let targets = format!("-targets={HOST},{GFX906}");
+    let out = bundler(
+        "main",
+        dir.path(),
+        &[
+            "-type=bc",
+            &targets,
+            "-input=small",
+            "-output=h",
+            "-output=d",
+            "-unbundle",
+        ],
+    );
+    assert_eq!(
+        out.code,
+        Some(0),
+        "every target served by the first blob: {out:?}"
+    );
+    // Eleven more keys (13 > 12): the map grows, the iterator dangles.
+    let more: Vec<String> = (0..11)
+        .map(|i| format!("hip-amdgcn-amd-amdhsa--x{i}"))
+        .collect();
+    let refs: Vec<&str> = more.iter().map(String::as_str).collect();
+    std::fs::write(dir.path().join("grows"), [&first[..], &cut(&refs)].concat()).unwrap();
+    let out = list("main", dir.path(), "grows", "bc");
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr.contains("dangling") && out.stderr.contains("rule BIN-2"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn conflicts_and_unnamed_processors_as_amdgpu_parses_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in ["h", "a", "b"] {
+        std::fs::write(dir.path().join(f), f).unwrap();
+    }
+    let bundle_with = |release: &str, a: &str, b: &str| {
+        bundler(
+            release,
+            dir.path(),
+            &[
+                "-type=bc",
+                &format!("-targets=host-x86_64-unknown-linux-gnu,hip-amdgcn-amd-amdhsa--{a},hip-amdgcn-amd-amdhsa--{b}"),
+                "-input=h",
+                "-input=a",
+                "-input=b",
+                "-output=out.bc",
+            ],
+        )
+        .code
+    };
+    // Symmetric in main; 22 checks one direction only.
+    assert_eq!(
+        bundle_with("main", "gfx906:sramecc+:xnack+", "gfx906:xnack+"),
+        Some(1)
+    );
+    assert_eq!(
+        bundle_with("22", "gfx906:sramecc+:xnack+", "gfx906:xnack+"),
+        Some(0)
+    );
+    // gfx1030 has no xnack: main's parser refuses the ID and skips it.
+    assert_eq!(bundle_with("main", "gfx1030", "gfx1030:xnack+"), Some(0));
+    assert_eq!(bundle_with("22", "gfx1030", "gfx1030:xnack+"), Some(1));
+    // An entry without a processor serves a request without one.
+    std::fs::write(
+        dir.path().join("unnamed.bc"),
+        bundle(&[("hip-amdgcn-amd-amdhsa--", b"DEV"), (HOST, b"HOST")]),
+    )
+    .unwrap();
+    let out = bundler(
+        "main",
+        dir.path(),
+        &[
+            "-type=bc",
+            "-targets=hipv4-amdgcn-amd-amdhsa--",
+            "-input=unnamed.bc",
+            "-output=o",
+            "-unbundle",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(std::fs::read(dir.path().join("o")).unwrap(), b"DEV");
+}

@@ -144,7 +144,7 @@ impl Job {
         input: &[u8],
         name: &str,
     ) -> Result<ArchivePlan, BundlerError> {
-        self.plan_archive_reporting(v, input, name, &mut |_, _| {})
+        self.plan_archive_reporting(v, input, name, &mut |_, _, _| {})
     }
 
     /// [`Job::plan_archive`], telling `report` each member's data and what
@@ -182,8 +182,13 @@ impl Job {
         archives: &mut [Vec<ArchiveMember>],
         report: &mut super::DecompressReport<'_>,
     ) -> Result<Vec<Vec<u8>>, BundlerError> {
+        let started = std::time::Instant::now();
         let decompressed = self.decompress_member(m)?;
-        report(m.data, decompressed.as_deref());
+        report(
+            m.data,
+            decompressed.as_deref(),
+            started.elapsed().as_secs_f64(),
+        );
         // Offsets inside a decompressed member are reported relative to
         // the member's data in the archive (the offset inside the
         // decompressed bytes, plus where the member starts).

@@ -12,6 +12,10 @@ use crate::profile::Release;
 use crate::rules;
 use crate::source::Source;
 
+/// What [`Job::for_each_main_blob`] gives each blob to: its start in the
+/// input, its bytes (decompressed where it was compressed) and whether it
+/// was decompressed.
+type BlobVisitor<'a> = dyn FnMut(u64, &[u8], bool) -> Result<(), BundlerError> + 'a;
 impl Job {
     /// Decompress the input first when it is a compressed bundle and the
     /// release reads them (19, 22); `None` when the bytes are used as they are.
@@ -24,6 +28,38 @@ impl Job {
                 e,
             )),
         }
+    }
+
+    /// LLVM main's walk over the blobs of `raw` ([`ccob::main_blobs`]):
+    /// each blob decompressed as main does (told to `report` with the
+    /// seconds it took), then given to `f` with its start in `raw` and
+    /// whether it was decompressed. Errors in an uncompressed blob are
+    /// moved to their offsets in `raw`.
+    pub(super) fn for_each_main_blob(
+        &self,
+        raw: &dyn Source,
+        walk: ccob::MainWalk,
+        report: &mut super::DecompressReport<'_>,
+        f: &mut BlobVisitor<'_>,
+    ) -> Result<(), BundlerError> {
+        for blob in ccob::main_blobs(raw, walk) {
+            let (start, len) =
+                blob.map_err(|e| BundlerError::with("LLVM main cannot read this input", e))?;
+            let blob = &raw.bytes()[start as usize..(start + len) as usize];
+            let started = std::time::Instant::now();
+            let decompressed = self.decompress_input(blob)?;
+            report(
+                blob,
+                decompressed.as_deref(),
+                started.elapsed().as_secs_f64(),
+            );
+            let buf: &[u8] = decompressed.as_deref().unwrap_or(blob);
+            f(start, buf, decompressed.is_some()).map_err(|e| match decompressed {
+                Some(_) => e,
+                None => e.rebased(start),
+            })?;
+        }
+        Ok(())
     }
 
     /// Whether the release reads `data` with its binary handler:

@@ -6,6 +6,32 @@ use crate::profile::Release;
 use crate::source::Source;
 
 impl Job {
+    /// LLVM main's `-list` of the input `raw` (spec/ccob.md, CCOB-4, *LLVM
+    /// main*): the IDs of each blob of [`ccob::main_blobs`] in turn, each
+    /// decompressed as main does and listed with [`Job::plan_list`].
+    /// `report` is told each blob and what it decompressed to, as for
+    /// [`Job::plan_unbundle_main`]. Returns the IDs listed before an error
+    /// with the error: main prints them before it fails.
+    ///
+    /// [`ccob::main_blobs`]: crate::bundle::ccob::main_blobs
+    pub fn plan_list_main(
+        &self,
+        raw: &dyn Source,
+        report: &mut super::DecompressReport<'_>,
+    ) -> (Vec<String>, Option<BundlerError>) {
+        let mut ids = Vec::new();
+        let r = self.for_each_main_blob(
+            raw,
+            crate::bundle::ccob::MainWalk::List,
+            report,
+            &mut |_, buf, _| {
+                ids.extend(self.plan_list(&buf)?);
+                Ok(())
+            },
+        );
+        (ids, r.err())
+    }
+
     /// IDs `-list` prints for `src` (already decompressed, see
     /// [`Job::decompress_input`], or a [`Prefix`] of a compressed input
     /// decoded only as far as its bundle header, see

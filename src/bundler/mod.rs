@@ -116,9 +116,10 @@ impl Validated {
 }
 
 /// Told each buffer the release decompresses, with what it decompressed to
-/// (`None`: kept as it is), in the release's order: how the CLI prints
-/// `-verbose`'s report, which the library does not print.
-pub type DecompressReport<'a> = dyn FnMut(&[u8], Option<&[u8]>) + 'a;
+/// (`None`: kept as it is) and the seconds that took, in the release's
+/// order: how the CLI prints `-verbose`'s report, which the library does
+/// not print.
+pub type DecompressReport<'a> = dyn FnMut(&[u8], Option<&[u8]>, f64) + 'a;
 
 /// One output of an unbundling.
 #[derive(Debug, Clone, PartialEq, Eq)]

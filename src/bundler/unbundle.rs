@@ -79,39 +79,44 @@ impl Job {
         report: &mut super::DecompressReport<'_>,
     ) -> Result<Vec<Piece>, BundlerError> {
         let mut m = self.new_matched(v);
-        for blob in ccob::main_blobs(raw, true) {
-            let (start, len) =
-                blob.map_err(|e| BundlerError::with("LLVM main cannot unbundle this input", e))?;
-            let blob = &raw.bytes()[start as usize..(start + len) as usize];
-            let decompressed = self.decompress_input(blob)?;
-            report(blob, decompressed.as_deref());
-            let buf: &[u8] = decompressed.as_deref().unwrap_or(blob);
-            let before: Vec<bool> = m.pieces.iter().map(Option::is_some).collect();
-            let mut walk = match FileType::parse(&self.file_type, self.release) {
-                Some(FileType::Text(c)) => {
-                    Walk::Text(Box::new(text::LlvmReader::new(&buf, 0, c, self.release)))
+        self.for_each_main_blob(
+            raw,
+            ccob::MainWalk::Unbundle,
+            report,
+            &mut |start, buf, decompressed| {
+                // The handler reads its header whatever remains to be served,
+                // but looks for bundles only while targets remain.
+                if m.worklist.is_empty() {
+                    return Ok(());
                 }
-                _ => Walk::Entries(self.llvm_entries(&buf)?.into_iter()),
-            };
-            self.match_bundles(v, buf, &mut walk, &mut m)?;
-            if let Some(err) = walk.failure() {
-                return Err(BundlerError::with("cannot read the input", err));
-            }
-            // What this blob served, as ranges of `raw` or bytes of its own.
-            for (p, was) in m.pieces.iter_mut().zip(before) {
-                if let (Some(Piece::Range { offset, size }), false) = (p.as_ref(), was) {
-                    let (offset, size) = (*offset, *size);
-                    *p = Some(if decompressed.is_some() {
-                        Piece::Owned(buf[offset as usize..(offset + size) as usize].to_vec())
-                    } else {
-                        Piece::Range {
-                            offset: start + offset,
-                            size,
-                        }
-                    });
+                let before: Vec<bool> = m.pieces.iter().map(Option::is_some).collect();
+                let mut walk = match FileType::parse(&self.file_type, self.release) {
+                    Some(FileType::Text(c)) => {
+                        Walk::Text(Box::new(text::LlvmReader::new(&buf, 0, c, self.release)))
+                    }
+                    _ => Walk::Entries(self.llvm_entries(&buf)?.into_iter()),
+                };
+                self.match_bundles(v, buf, &mut walk, &mut m)?;
+                if let Some(err) = walk.failure() {
+                    return Err(BundlerError::with("cannot read the input", err));
                 }
-            }
-        }
+                // What this blob served, as ranges of `raw` or bytes of its own.
+                for (p, was) in m.pieces.iter_mut().zip(before) {
+                    if let (Some(Piece::Range { offset, size }), false) = (p.as_ref(), was) {
+                        let (offset, size) = (*offset, *size);
+                        *p = Some(if decompressed {
+                            Piece::Owned(buf[offset as usize..(offset + size) as usize].to_vec())
+                        } else {
+                            Piece::Range {
+                                offset: start + offset,
+                                size,
+                            }
+                        });
+                    }
+                }
+                Ok(())
+            },
+        )?;
         self.finish_unbundle(v, m)
     }
 

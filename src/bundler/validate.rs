@@ -4,7 +4,8 @@
 use super::{BundlerError, FileType, Job, Validated};
 use crate::error::Error;
 use crate::id::target_id;
-use crate::profile::target_id::format_only;
+use crate::id::triple::Triple;
+use crate::profile::target_id::{format_only, llvm_parse_target_id};
 use crate::profile::Release;
 use crate::rules;
 use std::collections::{BTreeMap, BTreeSet};
@@ -260,11 +261,16 @@ enum TargetConflict {
     Malformed(String),
 }
 
-/// The release's conflict check (`getConflictTargetIDCombination` per
-/// `kind-triple`): the first target ID seen per processor (in sorted order)
-/// is kept; a later one conflicts when it sets a feature the first leaves Any.
-fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<TargetConflict> {
-    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+/// The targets' IDs grouped as the conflict check groups them: by
+/// `kind-triple` (with the triple), each group's target IDs sorted, empty
+/// ones left out. 19 and later read the IDs they write, the others the
+/// targets as given.
+fn target_groups(
+    r: Release,
+    raw: &[String],
+    written: &[String],
+) -> BTreeMap<String, (Triple, BTreeSet<String>)> {
+    let mut groups: BTreeMap<String, (Triple, BTreeSet<String>)> = BTreeMap::new();
     for (t, w) in raw.iter().zip(written) {
         let Some(info) = r.target_info(if r >= Release::L19 { w } else { t }) else {
             continue;
@@ -275,13 +281,21 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
         let key = format!("{}-{}", info.kind, info.triple.as_str());
         groups
             .entry(key)
-            .or_default()
+            .or_insert_with(|| (info.triple.clone(), BTreeSet::new()))
+            .1
             .insert(info.target_id.clone());
     }
+    groups
+}
+
+/// The release's conflict check (`getConflictTargetIDCombination` per
+/// `kind-triple`): the first target ID seen per processor (in sorted order)
+/// is kept; a later one conflicts when it sets a feature the first leaves Any.
+fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<TargetConflict> {
     if r == Release::Main {
-        return main_conflict(&groups);
+        return main_conflict(raw, written);
     }
-    for (key, ids) in groups {
+    for (key, (_, ids)) in target_groups(r, raw, written) {
         let mut first: BTreeMap<String, target_id::TargetId> = BTreeMap::new();
         for id in &ids {
             if format_only(id.as_bytes()).is_none() {
@@ -314,30 +328,31 @@ fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option
 
 /// LLVM main's `getConflictTargetIDCombination` (`clang/lib/Basic/TargetID.cpp`
 /// at llvm-project `0629daa018e3`), per `kind-triple` group in sorted
-/// order: IDs that `llvm::AMDGPU::TargetID::parse` refuses (not an AMDGPU
-/// processor, malformed features) are skipped; for each processor the
+/// order: IDs that `llvm::AMDGPU::TargetID::parse` refuses (a triple that
+/// is not amdgcn, an unknown processor, a feature the processor does not
+/// have or a malformed one) are skipped; for each canonical processor the
 /// first ID is kept, and a later one conflicts when it gives `xnack` or
 /// `sramecc` where the first does not, or the other way round. Symmetric,
 /// unlike the releases' check.
-fn main_conflict(groups: &BTreeMap<String, BTreeSet<String>>) -> Option<TargetConflict> {
-    for (key, ids) in groups {
+fn main_conflict(raw: &[String], written: &[String]) -> Option<TargetConflict> {
+    for (key, (triple, ids)) in &target_groups(Release::Main, raw, written) {
+        if triple.arch != "amdgcn" {
+            continue;
+        }
         let mut first: BTreeMap<String, (&str, bool, bool)> = BTreeMap::new();
         for id in ids {
-            let Ok(parsed) = target_id::parse(id) else {
+            let Some((processor, parsed)) = llvm_parse_target_id(triple, id) else {
                 continue;
             };
-            if !parsed.processor.starts_with("gfx") {
-                continue;
-            }
             let fm = parsed.feature_map();
             let cur = (
                 id.as_str(),
                 fm.contains_key("xnack"),
                 fm.contains_key("sramecc"),
             );
-            match first.get(&parsed.processor) {
+            match first.get(&processor) {
                 None => {
-                    first.insert(parsed.processor.clone(), cur);
+                    first.insert(processor, cur);
                 }
                 Some(&(prev, x, s)) if (x, s) != (cur.1, cur.2) => {
                     return Some(TargetConflict::Pair(

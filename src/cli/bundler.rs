@@ -7,7 +7,7 @@ use offload_kit::bundle::{archive, ccob, object, text};
 use offload_kit::bundler::{FileType, Job, Piece};
 use offload_kit::output::strip_os_error;
 use offload_kit::output::OutputFile;
-use offload_kit::source::{Prefix, Source, Sub};
+use offload_kit::source::{Prefix, Source};
 use offload_kit::Release;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -393,27 +393,35 @@ fn write_empty(path: &Path) -> Result<(), String> {
     o.commit().map_err(|e| e.to_string())
 }
 
-/// The IDs `-list` prints for one piece of the input: from its bundle
+/// The IDs a release's `-list` prints for the input: from its bundle
 /// header alone when it is a compressed bundle whose outcome that settles
 /// (spec/ccob.md, "Listing a compressed bundle"), else from the bundle the
-/// release decompresses it to, or from the piece as it is.
-fn list_piece(
+/// release decompresses it to, or from the input as it is.
+fn list_input(
     job: &Job,
     comp: &Compression,
     header_only: bool,
-    piece: &dyn Source,
+    input: &dyn Source,
 ) -> Result<Vec<String>, String> {
-    // main lists the bundles after the first, which a header alone does not show.
-    if header_only && job.release != Release::Main {
-        if let Some(prefix) = ccob::llvm_list_prefix(piece, job.release) {
+    if header_only {
+        if let Some(prefix) = ccob::llvm_list_prefix(input, job.release) {
             return job.plan_list(&prefix).map_err(|e| e.to_string());
         }
     }
-    match decompressed(job, piece.bytes(), comp)? {
+    match decompressed(job, input.bytes(), comp)? {
         Some(d) => job.plan_list(&d),
-        None => job.plan_list(piece),
+        None => job.plan_list(input),
     }
     .map_err(|e| e.to_string())
+}
+
+/// What `-verbose` and the CCOB-7 warning say of each buffer the release
+/// decompresses, for the library's walks that report them.
+fn reporter<'a>(job: &'a Job, comp: &'a Compression) -> impl FnMut(&[u8], Option<&[u8]>, f64) + 'a {
+    move |buf, d, secs| match d {
+        Some(d) => report_decompressed(job, buf, d, comp, secs),
+        None => report_uncompressed(job, buf, comp),
+    }
 }
 
 fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), String> {
@@ -423,25 +431,24 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
         // `-list -type=a` lists the input as -type=o does: an archive is
         // neither an object nor a bundle, so nothing is printed.
         let raw = open(&job.inputs[0])?;
-        // main lists every compressed piece of the input in turn, each as
-        // if it were a file of its own; the releases list the input.
-        let pieces = if job.release == Release::Main {
-            ccob::main_blobs(&raw, false)
+        // main lists every blob of the input in turn, each as if it were a
+        // file of its own (CCOB-4, *LLVM main*), and prints what it listed
+        // before a blob fails.
+        let (ids, failed) = if job.release == Release::Main {
+            job.plan_list_main(&raw, &mut reporter(job, comp))
         } else {
-            vec![Ok((0, raw.len()))]
-        };
-        for piece in pieces {
-            let (start, len) = piece.map_err(|e| {
-                offload_kit::bundler::BundlerError::with("LLVM main cannot list this input", e)
-                    .to_string()
-            })?;
-            let piece = Sub::new(&raw, start, len).ok_or("a piece lies inside its input")?;
-            let ids = list_piece(job, comp, header_only, &piece)?;
-            let mut out = std::io::stdout().lock();
-            for id in ids {
-                writeln!(out, "{id}").map_err(|e| e.to_string())?;
+            match list_input(job, comp, header_only, &raw) {
+                Ok(ids) => (ids, None),
+                Err(e) => return Err(e),
             }
-            out.flush().map_err(|e| e.to_string())?;
+        };
+        let mut out = std::io::stdout().lock();
+        for id in ids {
+            writeln!(out, "{id}").map_err(|e| e.to_string())?;
+        }
+        out.flush().map_err(|e| e.to_string())?;
+        if let Some(e) = failed {
+            return Err(e.to_string());
         }
         return Ok(());
     }
@@ -458,11 +465,7 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
             }
         }
         let (input, pieces) = if main {
-            let mut report = |blob: &[u8], d: Option<&[u8]>| match d {
-                Some(d) => report_decompressed(job, blob, d, comp, 0.0),
-                None => report_uncompressed(job, blob, comp),
-            };
-            let pieces = job.plan_unbundle_main(&v, &raw, &mut report);
+            let pieces = job.plan_unbundle_main(&v, &raw, &mut reporter(job, comp));
             (raw, pieces)
         } else {
             let input = maybe_decompress(job, raw, comp)?;
@@ -734,12 +737,8 @@ fn unbundle_archive(
     let path = &job.inputs[0];
     let input = open(path)?;
     let name = path.display().to_string();
-    let mut report = |member: &[u8], d: Option<&[u8]>| match d {
-        Some(d) => report_decompressed(job, member, d, comp, 0.0),
-        None => report_uncompressed(job, member, comp),
-    };
     let plan = job
-        .plan_archive_reporting(v, input.bytes(), &name, &mut report)
+        .plan_archive_reporting(v, input.bytes(), &name, &mut reporter(job, comp))
         .map_err(|e| e.to_string())?;
     // LLVM's test hook for the 64-bit symbol table, honoured as LLVM does
     // (`getAsInteger(10)`: an invalid value keeps 2^32).

@@ -88,11 +88,6 @@ impl Release {
         all
     };
 
-    /// Whether this release is modelled from source only ([`Release::Main`]).
-    pub fn source_modelled(self) -> bool {
-        self == Release::Main
-    }
-
     /// The major version number (`main` is 23.0.0git).
     pub fn major(self) -> u32 {
         match self {
@@ -362,9 +357,19 @@ impl Release {
             return target_id::compatible_format_only(&co.target_id, &t.target_id);
         }
         // main parses both with `llvm::AMDGPU::TargetID::parse`, which
-        // refuses every triple but amdgcn: elsewhere only exact matches.
-        if self == Release::Main && (co.triple.arch != "amdgcn" || t.triple.arch != "amdgcn") {
-            return false;
+        // refuses every triple but amdgcn (elsewhere only exact matches),
+        // and takes an empty or `generic` processor from the triple's
+        // subarch: none for `amdgcn`, so two of them name the same GPU.
+        if self == Release::Main {
+            if co.triple.arch != "amdgcn" || t.triple.arch != "amdgcn" {
+                return false;
+            }
+            let unnamed = |tid: &str| matches!(tid.split(':').next(), Some("" | "generic"));
+            if unnamed(&co.target_id) || unnamed(&t.target_id) {
+                // A feature on no named processor is unsupported: no parse.
+                let bare = |tid: &str| unnamed(tid) && !tid.contains(':');
+                return bare(&co.target_id) && bare(&t.target_id);
+            }
         }
         let (Some((cp, cid)), Some((tp, tid))) = (
             target_id::llvm_parse_target_id(&co.triple, &co.target_id),

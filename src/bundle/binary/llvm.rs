@@ -81,12 +81,16 @@ fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
 /// for `data`, in order. From the start of the buffer, and again from each
 /// bundle magic found at its 26th byte or later, `ReadHeader` adds the
 /// records of the bundle there to one `StringMap` that is never cleared,
-/// and every ID in the map is printed, in its order: from the second bundle
-/// on, the earlier bundles' IDs are printed again (with no record of its
-/// own, a bundle prints only them). A bundle whose header
-/// stops after some records leaves LLVM's iterator dangling (a crash, as
-/// in the releases: an error here). What the loop prints grows with the
-/// square of the bundles, so it is bounded by the memory budget (CLI-6).
+/// and a header read to its end restarts the iteration at the map's first
+/// entry, so every ID in the map is printed, in its order: from the second
+/// bundle on, the earlier bundles' IDs are printed again (with no record
+/// of its own, a bundle prints only them). A header that stops after some
+/// records leaves the iteration where it was: at the end of the map (the
+/// bundle prints nothing) unless the records it added made the map grow,
+/// which leaves LLVM's iterator dangling, and always in the first bundle,
+/// where it was never set (crashes, as in the releases: errors here).
+/// What the loop prints grows with the square of the bundles, so it is
+/// bounded by the memory budget (CLI-6).
 ///
 /// ```
 /// use offload_kit::bundle::binary::{llvm_main_list, write_to_vec};
@@ -99,33 +103,72 @@ fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
 pub fn llvm_main_list(data: &[u8], base: u64) -> Result<Vec<String>, Error> {
     let magic = memchr::memmem::Finder::new(crate::format::bundle::MAGIC);
     let budget = crate::budget::get();
-    let mut inserted: Vec<String> = Vec::new();
+    // The map's distinct keys in insertion order (and their index), and its
+    // iteration order, computed again only when a bundle that prints finds
+    // new keys.
+    let mut keys: Vec<String> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut order: Vec<usize> = Vec::new();
+    let mut ordered = 0usize;
     let mut printed = Vec::new();
+    // Each line costs its bytes and a `String` (pointer, length, capacity
+    // and the allocation's rounding).
     let mut printed_bytes = 0u64;
     let mut pos = 0usize;
     loop {
         let buf = &data[pos..];
-        if let Some(scan) = scan(buf, base + pos as u64) {
-            // A header that stops after some records: as in the releases.
-            if let LlvmView::Crash(e) = llvm_read(buf, base + pos as u64, Release::Main) {
-                return Err(e);
-            }
-            // A header read to its end (even of no records) restarts the
-            // iteration at the map's first entry.
-            if scan.stop.is_none() {
-                inserted.extend(scan.entries.iter().map(|e| e.id_str().into_owned()));
-                let keys: Vec<&str> = inserted.iter().map(String::as_str).collect();
-                for id in Release::Main.stringmap_order(&keys) {
-                    printed_bytes += id.len() as u64 + 1;
-                    if printed_bytes > budget {
-                        return Err(Error::at(
-                            rules::CLI_6,
-                            base + pos as u64,
-                            format!("LLVM main prints every ID again for each bundle found: more than offload-kit's memory budget of {budget} bytes"),
-                        ));
-                    }
-                    printed.push(id.to_string());
+        let at = base + pos as u64;
+        if let Some(scan) = scan(buf, at) {
+            let before = keys.len();
+            for e in &scan.entries {
+                let id = e.id_str();
+                if !index.contains_key(id.as_ref()) {
+                    index.insert(id.to_string(), keys.len());
+                    keys.push(id.into_owned());
                 }
+            }
+            match (&scan.stop, pos) {
+                // A header read to its end: the whole map again.
+                (None, _) => {
+                    if ordered != keys.len() {
+                        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+                        order = Release::Main
+                            .stringmap_order(&refs)
+                            .into_iter()
+                            .map(|k| index[k])
+                            .collect();
+                        ordered = keys.len();
+                    }
+                    for &k in &order {
+                        printed_bytes += keys[k].len() as u64 + 1 + 48;
+                        if printed_bytes > budget {
+                            return Err(Error::at(
+                                rules::CLI_6,
+                                at,
+                                format!("LLVM main prints every ID again for each bundle found: more than offload-kit's memory budget of {budget} bytes"),
+                            ));
+                        }
+                        printed.push(keys[k].clone());
+                    }
+                }
+                // The first bundle stops after some records: the releases' crash.
+                (Some(_), 0) if !scan.entries.is_empty() => {
+                    if let LlvmView::Crash(e) = llvm_read(buf, at, Release::Main) {
+                        return Err(e);
+                    }
+                }
+                (Some(_), _) if stringmap_buckets(keys.len()) != stringmap_buckets(before) => {
+                    return Err(Error::at(
+                        rules::BIN_2,
+                        at,
+                        format!(
+                            "the bundle here stops after {} valid records, which make LLVM main's StringMap grow: its iterator is left dangling (undefined behaviour)",
+                            scan.entries.len()
+                        ),
+                    ));
+                }
+                // Otherwise the iterator stays at the end: nothing printed.
+                (Some(_), _) => {}
             }
         }
         // `find(OFFLOAD_BUNDLER_MAGIC_STR, sizeof(OFFLOAD_BUNDLER_MAGIC_STR))`:
@@ -135,4 +178,14 @@ pub fn llvm_main_list(data: &[u8], base: u64) -> Result<Vec<String>, Error> {
             None => return Ok(printed),
         }
     }
+}
+
+/// The buckets of an LLVM `StringMap` holding `n` keys: 16, doubled each
+/// time an insertion makes it more than 3/4 full.
+fn stringmap_buckets(n: usize) -> usize {
+    let mut buckets = 16;
+    while n * 4 > buckets * 3 {
+        buckets *= 2;
+    }
+    buckets
 }

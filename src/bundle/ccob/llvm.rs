@@ -600,112 +600,135 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
     }
 }
 
-/// The blobs `main`'s `ListBundleIDsInFile` (`plain_bundles` false) and
-/// `UnbundleFiles` (true) take one after the other from an input, as
-/// `(start, length)`; each is decompressed and read by a handler of its
-/// own (spec/ccob.md, CCOB-4, *LLVM main*; `clang/lib/Driver/OffloadBundler.cpp`
-/// at llvm-project [`MAIN_COMMIT`](crate::profile::MAIN_COMMIT)). From the
-/// current offset:
+/// Which of LLVM main's two walks over an input's blobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MainWalk {
+    /// `ListBundleIDsInFile` (`-list`): only `CCOB` blobs are cut.
+    List,
+    /// `UnbundleFiles` (`-unbundle`): binary bundles are cut at the next
+    /// bundle magic too.
+    Unbundle,
+}
+
+/// The blobs LLVM main's `ListBundleIDsInFile` and `UnbundleFiles` take
+/// one after the other from an input, as `(start, length)`; each is
+/// decompressed and read by a handler of its own (spec/ccob.md, CCOB-4,
+/// *LLVM main*; `clang/lib/Driver/OffloadBundler.cpp` at llvm-project
+/// [`MAIN_COMMIT`](crate::profile::MAIN_COMMIT)). From the current offset:
 ///
 /// * a blob starting with `CCOB` whose header parses with a total size ends
 ///   at that size (clamped to the input), and the next starts at the first
 ///   `CCOB` found from that size on; without a total size (v1, or a header
 ///   that does not parse), it ends at the next `CCOB` found from its fifth
 ///   byte (llvm#205587);
-/// * with `plain_bundles`, a binary bundle ends at the next bundle magic
-///   found from its 26th byte;
+/// * for [`MainWalk::Unbundle`], a binary bundle ends at the next bundle
+///   magic found from its 26th byte;
 /// * anything else runs to the end and is the last.
 ///
-/// Where main does not end, or reads what no one wrote, the walk ends in an
-/// error, after the blobs before it (which main reads first, and may fail
-/// on first): a total size of 0 finds the same blob again for ever
-/// (CCOB-4); an unknown version ends in `llvm_unreachable`, and a `CCOB`
-/// blob shorter than 8 bytes is parsed from uninitialised memory (CCOB-2).
+/// Blobs come one at a time, as main reads them (it may fail on one before
+/// the walk gets further). Where main does not end, or reads what no one
+/// wrote, the walk ends in an error: a total size of 0 finds the same blob
+/// again for ever (CCOB-4); an unknown version ends in `llvm_unreachable`,
+/// and a `CCOB` blob of 4 or 5 bytes has a version read from uninitialised
+/// memory (CCOB-2).
 ///
 /// ```
-/// use offload_kit::bundle::ccob::main_blobs;
+/// use offload_kit::bundle::ccob::{main_blobs, MainWalk};
 ///
 /// // Two v2 blobs of 24 bytes (header only), then junk, which main skips.
 /// let mut v2 = b"CCOB\x02\x00\x01\x00".to_vec();
 /// v2.extend_from_slice(&24u32.to_le_bytes());
 /// v2.extend_from_slice(&[0; 12]);
 /// let input = [&v2[..], &v2[..], b"junk"].concat();
-/// assert_eq!(main_blobs(&input, false), vec![Ok((0, 24)), Ok((24, 24))]);
+/// let walk: Vec<_> = main_blobs(&input, MainWalk::List).collect();
+/// assert_eq!(walk, vec![Ok((0, 24)), Ok((24, 24))]);
 /// // A total size of 0: main would look at the same blob for ever.
 /// let mut zero = v2.clone();
 /// zero[8..12].copy_from_slice(&0u32.to_le_bytes());
-/// let walk = main_blobs(&zero, false);
-/// assert_eq!(walk[0].as_ref().unwrap_err().rule_id(), Some("CCOB-4"));
+/// let first = main_blobs(&zero, MainWalk::List).next().unwrap();
+/// assert_eq!(first.unwrap_err().rule_id(), Some("CCOB-4"));
 /// ```
-pub fn main_blobs(src: &dyn Source, plain_bundles: bool) -> Vec<Result<(u64, u64), Error>> {
-    let data = src.bytes();
-    let ccob = memchr::memmem::Finder::new(crate::format::ccob::MAGIC);
-    let bundle = memchr::memmem::Finder::new(crate::format::bundle::MAGIC);
-    let find_from = |f: &memchr::memmem::Finder<'_>, buf: &[u8], from: usize| {
-        buf.get(from..).and_then(|b| f.find(b)).map(|p| p + from)
-    };
-    let mut blobs = Vec::new();
-    let mut offset = 0usize;
-    while offset < data.len() {
-        let buf = &data[offset..];
+pub fn main_blobs(src: &dyn Source, walk: MainWalk) -> MainBlobs<'_> {
+    MainBlobs {
+        data: src.bytes(),
+        walk,
+        offset: Some(0),
+    }
+}
+
+/// The iterator of [`main_blobs`].
+#[derive(Debug, Clone)]
+pub struct MainBlobs<'a> {
+    data: &'a [u8],
+    walk: MainWalk,
+    /// Where the next blob starts; `None` after the last.
+    offset: Option<usize>,
+}
+
+impl Iterator for MainBlobs<'_> {
+    type Item = Result<(u64, u64), Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let offset = self.offset.filter(|&o| o < self.data.len())?;
+        let buf = &self.data[offset..];
+        let find_from = |needle: &[u8], from: usize| {
+            buf.get(from..)
+                .and_then(|b| memchr::memmem::find(b, needle))
+                .map(|p| p + from)
+        };
+        let ccob_magic = &crate::format::ccob::MAGIC[..];
         let (end, next) = if is_ccob(buf) {
-            let size = match main_total_size(buf, offset as u64) {
-                Ok(size) => size,
+            match main_total_size(buf, offset as u64) {
                 Err(e) => {
-                    blobs.push(Err(e));
-                    break;
+                    self.offset = None;
+                    return Some(Err(e));
                 }
-            };
-            match size {
-                Some(0) => {
-                    blobs.push(Err(Error::at(
+                Ok(Some(0)) => {
+                    self.offset = None;
+                    return Some(Err(Error::at(
                         rules::CCOB_4,
                         offset as u64 + 8,
                         "total size 0: LLVM main finds this blob again at the same offset and loops for ever",
                     )));
-                    break;
                 }
-                Some(size) => {
+                Ok(Some(size)) => {
                     let size = usize::try_from(size).unwrap_or(usize::MAX);
-                    (size.min(buf.len()), find_from(&ccob, buf, size))
+                    (size.min(buf.len()), find_from(ccob_magic, size))
                 }
-                None => {
-                    let next = find_from(&ccob, buf, 4);
+                Ok(None) => {
+                    let next = find_from(ccob_magic, 4);
                     (next.unwrap_or(buf.len()), next)
                 }
             }
-        } else if plain_bundles && binary::is_binary_bundle(buf) {
+        } else if self.walk == MainWalk::Unbundle && binary::is_binary_bundle(buf) {
             // `sizeof(OFFLOAD_BUNDLER_MAGIC_STR)`: the 24 bytes and a NUL.
-            let next = find_from(&bundle, buf, 25);
+            let next = find_from(crate::format::bundle::MAGIC, 25);
             (next.unwrap_or(buf.len()), next)
         } else {
             (buf.len(), None)
         };
-        blobs.push(Ok((offset as u64, end as u64)));
-        match next {
-            Some(n) => offset += n,
-            None => break,
-        }
+        self.offset = next.map(|n| offset + n);
+        Some(Ok((offset as u64, end as u64)))
     }
-    blobs
 }
 
 /// `getCompressedBundleSize` of main: the total size of the header at the
 /// start of `buf` (which starts with `CCOB`), `None` without one (v1) or
-/// when `tryParse` fails.
+/// when `tryParse` fails. `tryParse` copies what there is of the header
+/// into an uninitialised one (its size assertion is off in release
+/// builds) and checks the length against the version's header size first.
 fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
-    if buf.len() < 8 {
+    if buf.len() < 6 {
         return Err(Error::at(
             rules::CCOB_2,
             at,
             format!(
-                "a CCOB blob of {} bytes: LLVM main parses its header from uninitialised memory",
+                "a CCOB blob of {} bytes: LLVM main reads its version from uninitialised memory",
                 buf.len()
             ),
         ));
     }
     let version = u16::from_le_bytes([buf[4], buf[5]]);
-    let method = u16::from_le_bytes([buf[6], buf[7]]);
     let Some(hsize) = header_size(version) else {
         return Err(Error::at(
             rules::CCOB_2,
@@ -713,7 +736,11 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
             format!("unknown version {version}: LLVM main reaches llvm_unreachable(\"Unsupported version\") in getHeaderSize"),
         ));
     };
-    if buf.len() < hsize as usize || !matches!(method, METHOD_ZLIB | METHOD_ZSTD) {
+    if buf.len() < hsize as usize {
+        return Ok(None);
+    }
+    let method = u16::from_le_bytes([buf[6], buf[7]]);
+    if !matches!(method, METHOD_ZLIB | METHOD_ZSTD) {
         return Ok(None);
     }
     Ok(match version {

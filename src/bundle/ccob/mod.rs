@@ -49,7 +49,7 @@ pub use decode::{
 pub use header::{blob_len, blobs, parse_header, read_header, Blob};
 pub use llvm::{
     llvm_decompress, llvm_list_prefix, llvm_stream_ranges, llvm_uncompressed_note, main_blobs,
-    LlvmDecompress, StreamFailure, LLVM_ALLOCATION_LIMIT,
+    LlvmDecompress, MainBlobs, MainWalk, StreamFailure, LLVM_ALLOCATION_LIMIT,
 };
 pub use stream::{
     decompress_prefix, extract_range, verify_prefix, zstd_frame_extent, Sink, STREAM_CHUNK,
