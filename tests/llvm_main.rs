@@ -429,3 +429,156 @@ fn conflicts_and_unnamed_processors_as_amdgpu_parses_them() {
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(std::fs::read(dir.path().join("o")).unwrap(), b"DEV");
 }
+
+/// `offload-kit packager` (the drop-in `llvm-offload-binary`) at `release`.
+fn packager(release: &str, dir: &Path, args: &[&str]) -> Out {
+    let mut c = Command::new(KIT);
+    c.arg("packager").arg(format!("--llvm-version={release}"));
+    c.args(args);
+    common::exec(c, dir, Duration::from_secs(60))
+}
+
+#[test]
+fn extraction_takes_every_image_and_nested_binaries() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("a.img"), b"AAAA").unwrap();
+    std::fs::write(dir.path().join("b.img"), b"BBBB").unwrap();
+    // 22 writes one binary per image: a HIP image with an arch, and an
+    // OpenMP one without.
+    let out = packager(
+        "22",
+        dir.path(),
+        &[
+            "-o",
+            "pk.bin",
+            "--image=file=a.img,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip",
+            "--image=file=b.img,triple=x86_64-unknown-linux-gnu,kind=openmp",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+    // A binary whose image is that file: main extracts what it nests.
+    let out = packager(
+        "22",
+        dir.path(),
+        &[
+            "-o",
+            "outer.bin",
+            "--image=file=pk.bin,triple=t,arch=x,kind=hip",
+        ],
+    );
+    assert_eq!(out.code, Some(0), "{out:?}");
+
+    // No --image: 22 extracts nothing; main every image, `-<arch>` only
+    // when there is one, the image kind's name (none: empty) last.
+    let names = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pk-") || n.starts_with("outer-"))
+            .collect();
+        v.sort();
+        v
+    };
+    let out = packager("22", dir.path(), &["pk.bin"]);
+    assert_eq!((out.code, names(dir.path()).len()), (Some(0), 0), "{out:?}");
+    let out = packager("main", dir.path(), &["pk.bin"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let want = [
+        "pk-amdgcn-amd-amdhsa-gfx906.0.",
+        "pk-x86_64-unknown-linux-gnu.1.",
+    ];
+    assert_eq!(names(dir.path()), want);
+    assert_eq!(
+        lines(&out),
+        want.iter()
+            .map(|n| format!("Extracted: {n}"))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(std::fs::read(dir.path().join(want[0])).unwrap(), b"AAAA");
+    assert_eq!(std::fs::read(dir.path().join(want[1])).unwrap(), b"BBBB");
+
+    // The nested binary is not written; its images are, counted on.
+    let out = packager("main", dir.path(), &["outer.bin", "--image=kind=hip"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        lines(&out),
+        [
+            "Extracted: outer-amdgcn-amd-amdhsa-gfx906.0.",
+            "Extracted: outer-x86_64-unknown-linux-gnu.1.",
+        ]
+    );
+    // 22 writes the matched image as it is, under its own name.
+    let out = packager("22", dir.path(), &["outer.bin", "--image=kind=hip"]);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read(dir.path().join("outer-t-x.0.")).unwrap(),
+        std::fs::read(dir.path().join("pk.bin")).unwrap()
+    );
+
+    // Packaging at main is not modelled, and says so.
+    let out = packager(
+        "main",
+        dir.path(),
+        &["-o", "x.bin", "--image=file=a.img,triple=t"],
+    );
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("does not model"), "{out:?}");
+}
+
+#[test]
+fn multi_entry_binaries_are_read_and_extracted() {
+    use offload_kit::offload_binary::{write_multi, OwnedImage};
+    // One binary of two entries, as main's OffloadBinary::write lays it
+    // out (v2 and v3), with 24-byte string entries and sized values.
+    let img = |arch: &str, data: &[u8]| OwnedImage {
+        image_kind: 2,   // IMG_Bitcode
+        offload_kind: 4, // OFK_HIP
+        flags: 0,
+        strings: vec![
+            (b"triple".to_vec(), b"amdgcn-amd-amdhsa".to_vec()),
+            (b"arch".to_vec(), arch.as_bytes().to_vec()),
+        ],
+        image: data.to_vec(),
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    for version in [2u32, 3] {
+        let bin = write_multi(
+            &[img("gfx906", b"BC906"), img("gfx90a", b"BC90A")],
+            version,
+            None,
+        )
+        .expect("write");
+        let name = format!("multi{version}.bin");
+        std::fs::write(dir.path().join(&name), &bin).unwrap();
+        let out = packager("main", dir.path(), &["--objdump-offloading", &name]);
+        assert_eq!(out.code, Some(0), "v{version}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("OFFLOADING IMAGE [1]:")
+                && text.contains("gfx90a")
+                && text.contains("llvm ir"),
+            "v{version}: {text}"
+        );
+        let out = packager("main", dir.path(), &[&name]);
+        assert_eq!(out.code, Some(0), "v{version}: {out:?}");
+        let stem = format!("multi{version}");
+        assert_eq!(
+            lines(&out),
+            [
+                format!("Extracted: {stem}-amdgcn-amd-amdhsa-gfx906.0.bc"),
+                format!("Extracted: {stem}-amdgcn-amd-amdhsa-gfx90a.1.bc"),
+            ]
+        );
+        assert_eq!(
+            std::fs::read(
+                dir.path()
+                    .join(format!("{stem}-amdgcn-amd-amdhsa-gfx90a.1.bc"))
+            )
+            .unwrap(),
+            b"BC90A"
+        );
+        // 16, 19 and 22 read version 1 only.
+        let out = packager("22", dir.path(), &["--objdump-offloading", &name]);
+        assert_eq!(out.code, Some(1), "v{version}: {out:?}");
+    }
+}

@@ -154,17 +154,6 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         };
         if let Some(v) = v {
             match v.parse::<Release>() {
-                // main's reader is modelled (--objdump-offloading), its tool is not.
-                Ok(Release::Main)
-                    if !args
-                        .iter()
-                        .any(|a| a.trim_start_matches('-') == "objdump-offloading") =>
-                {
-                    elog!(
-                        "{argv0}: error: LLVM main's llvm-offload-binary is not modelled as a profile (spec/offload-binary.md, OB-22 and OB-23, LLVM main): --llvm-version=main reads with --objdump-offloading only; packaging and extraction take 16, 19 or 22"
-                    );
-                    return 1;
-                }
                 Ok(r) => release = r,
                 Err(e) => {
                     elog!("{argv0}: error: {e}");
@@ -240,6 +229,12 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         );
     }
     if let Some(out) = output {
+        // main's reading and extraction are modelled, its packaging is not.
+        if release == Release::Main {
+            return err(
+                "offload-kit does not model how LLVM main's llvm-offload-binary packages images (spec/offload-binary.md, OB-22, LLVM main: its string entries follow a hash map's order); --llvm-version=main reads and extracts, packaging takes 16, 19 or 22",
+            );
+        }
         return bundle(argv0, &out, &a.images, release);
     }
     if let Some(inp) = input {
@@ -327,7 +322,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
         let used: &[usize] = match act {
             Action::WriteFile { image, .. } => std::slice::from_ref(image),
             Action::WriteArchive { members, .. } => members,
-            Action::Warn(_) => &[],
+            Action::Warn(_) | Action::Extract { .. } => &[],
         };
         for &i in used {
             if let Some(Err(e)) = images.get(i).map(|img| &img.image) {
@@ -360,6 +355,21 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                     path
                 };
                 write_output(&target, bytes)
+            }
+            Action::Extract { path, offset, size } => {
+                let target = match output::contained_path(Path::new("."), &path) {
+                    Ok(p) => p.to_string_lossy().into_owned(),
+                    Err(e) => {
+                        elog!("{argv0}: error: {e}");
+                        return 1;
+                    }
+                };
+                let bytes = &file.bytes()[offset as usize..(offset + size) as usize];
+                let r = write_output(&target, bytes);
+                if r.is_ok() {
+                    olog!("Extracted: {path}");
+                }
+                r
             }
             Action::WriteArchive { path, members } => {
                 match packager::archive_members(&images, &members) {

@@ -116,7 +116,11 @@ impl ImageKind {
 
 /// `getImageKindName` of `release` for a stored value (empty when unknown).
 pub fn image_kind_extension(v: u16, release: Release) -> &'static str {
-    ImageKind::from_value(v, release).map_or("", ImageKind::extension)
+    match ImageKind::from_value(v, release) {
+        // main's getImageKindName names SPIR-V `spv`; 22.1.8's does not.
+        Some(ImageKind::Spirv) if release == Release::Main => "spv",
+        k => k.map_or("", ImageKind::extension),
+    }
 }
 
 /// The `llvm-objdump --offloading` name of a stored image kind value.

@@ -206,6 +206,18 @@ pub enum Action {
     },
     /// Print `<argv0>: warning: <text>`.
     Warn(String),
+    /// LLVM main's `extractBinary`: write bytes `[offset, offset + size)`
+    /// of the input (an image, or an image nested in one) to the generated
+    /// name `path`, kept inside the current directory, then print
+    /// `Extracted: <path>` on stdout.
+    Extract {
+        /// The generated file name.
+        path: String,
+        /// Absolute offset of the image in the input.
+        offset: u64,
+        /// Its size.
+        size: u64,
+    },
 }
 
 /// Whether `img` matches the filter `args` in `release`: every key other
@@ -231,6 +243,65 @@ pub fn generated_name(input: &str, img: &LlvmImage<'_>, idx: usize, release: Rel
     )
 }
 
+/// LLVM main's `extractBinary` of `img` (spec/offload-binary.md, OB-23,
+/// *LLVM main*): an image that is itself an offload binary is read as one
+/// (identifier `nested-offload-binary`) and each of its images extracted in
+/// turn, sharing the counter `idx`; any other image is written to
+/// `<stem>-<triple>[-<arch>].<idx>.<kind name>`, `-<arch>` only when the
+/// arch is not empty. Nested images are slices of the input, so each step
+/// names its bytes by their absolute offset. A nested read that fails ends
+/// the plan with LLVM's message.
+fn main_extract_binary(
+    img: &LlvmImage<'_>,
+    input: &str,
+    idx: &mut usize,
+    depth: u32,
+    acts: &mut Vec<Action>,
+) -> Result<(), String> {
+    let bytes = match &img.image {
+        Ok(b) => *b,
+        Err(e) => return Err(e.to_string()),
+    };
+    if bytes.starts_with(&crate::format::offload_binary::MAGIC) {
+        if depth >= 16 {
+            return Err("offload binaries nested more than 16 deep".into());
+        }
+        let nested = super::llvm::extract_offload_files(
+            bytes,
+            img.image_offset,
+            "nested-offload-binary",
+            Release::Main,
+        )
+        .map_err(|f| match f {
+            super::llvm::Failure::Error { message, error } => format!("{message} [{error}]"),
+            super::llvm::Failure::Unsafe { error } => error.to_string(),
+        })?;
+        for inner in &nested {
+            main_extract_binary(inner, input, idx, depth + 1, acts)?;
+        }
+        return Ok(());
+    }
+    let arch = img.arch();
+    let arch = if arch.is_empty() {
+        String::new()
+    } else {
+        format!("-{arch}")
+    };
+    acts.push(Action::Extract {
+        path: format!(
+            "{}-{}{arch}.{}.{}",
+            path_stem(input),
+            img.triple(),
+            *idx,
+            image_kind_extension(img.image_kind, Release::Main)
+        ),
+        offset: img.image_offset,
+        size: img.image_size,
+    });
+    *idx += 1;
+    Ok(())
+}
+
 /// Plan the extraction of `images` (read from `input`) for the filters
 /// `filters` as `release` does. Returns the steps and, when the release
 /// stops with an error after them, its message.
@@ -242,6 +313,16 @@ pub fn plan_extraction(
     archive: bool,
 ) -> (Vec<Action>, Option<String>) {
     let mut acts = Vec::new();
+    // main extracts every image when no --image is given.
+    if release == Release::Main && filters.is_empty() {
+        let mut idx = 0;
+        for img in images {
+            if let Err(m) = main_extract_binary(img, input, &mut idx, 0, &mut acts) {
+                return (acts, Some(m));
+            }
+        }
+        return (acts, None);
+    }
     for args in filters {
         let matched: Vec<usize> = images
             .iter()
@@ -290,6 +371,13 @@ pub fn plan_extraction(
                 image: *matched.last().unwrap_or(&0),
                 generated: false,
             });
+        } else if release == Release::Main {
+            let mut idx = 0;
+            for &i in &matched {
+                if let Err(m) = main_extract_binary(&images[i], input, &mut idx, 0, &mut acts) {
+                    return (acts, Some(m));
+                }
+            }
         } else {
             for (idx, &i) in matched.iter().enumerate() {
                 acts.push(Action::WriteFile {

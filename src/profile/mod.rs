@@ -142,13 +142,23 @@ impl serde::Serialize for Release {
 
 impl<'de> serde::Deserialize<'de> for Release {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => s.parse().map_err(serde::de::Error::custom),
-            serde_json::Value::Number(n) => n.to_string().parse().map_err(serde::de::Error::custom),
-            other => Err(serde::de::Error::custom(format!(
-                "a release is 13, 14, 15, 16, 19, 22 or \"main\", not {other}"
-            ))),
+        struct ReleaseVisitor;
+        impl serde::de::Visitor<'_> for ReleaseVisitor {
+            type Value = Release;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a release: 13, 14, 15, 16, 19, 22 or \"main\"")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Release, E> {
+                v.to_string().parse().map_err(E::custom)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Release, E> {
+                v.to_string().parse().map_err(E::custom)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Release, E> {
+                v.parse().map_err(E::custom)
+            }
         }
+        d.deserialize_any(ReleaseVisitor)
     }
 }
 
