@@ -232,7 +232,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         // main's reading and extraction are modelled, its packaging is not.
         if release == Release::Main {
             return err(
-                "offload-kit does not model how LLVM main's llvm-offload-binary packages images (spec/offload-binary.md, OB-22, LLVM main: its string entries follow a hash map's order); --llvm-version=main reads and extracts, packaging takes 16, 19 or 22",
+                "offload-kit does not model how LLVM main's llvm-offload-binary packages images (spec/offload-binary.md, OB-22, LLVM main: the version it writes depends on llvm#222774); --llvm-version=main reads and extracts, packaging takes 16, 19 or 22",
             );
         }
         return bundle(argv0, &out, &a.images, release);
