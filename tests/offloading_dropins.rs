@@ -129,6 +129,19 @@ fn art() -> &'static PathBuf {
             "-o",
             "omp.o",
         ]);
+        // The same for Windows: a COFF object whose offload binary is in a
+        // `.llvm.offloading` section (found by name, not by type).
+        clang(&[
+            "--target=x86_64-pc-windows-msvc",
+            "-fopenmp",
+            "--offload-arch=gfx906",
+            "-nogpulib",
+            "-nostdinc",
+            "-c",
+            "omp.c",
+            "-o",
+            "omp.obj",
+        ]);
         // The new offload driver: without -fgpu-rdc, clang-linker-wrapper
         // links the device code and has clang-offload-bundler write the
         // `.hip_fatbin` (bundle alignment 4096, an empty host entry); with
@@ -353,6 +366,56 @@ fn member_name_cannot_escape() -> Result<(), Failed> {
     }
 }
 
+/// `llvm-offload-binary omp.obj --image=kind=openmp` of LLVM 22 and of
+/// the drop-in: the same files, byte for byte, from the COFF object's
+/// `.llvm.offloading` section.
+fn packager_extracts_from_coff() -> Result<(), Failed> {
+    let bin = llvm_bin(22, &["llvm-offload-binary"]).ok_or("LLVM 22 (run tools/setup)")?;
+    let mut outputs = Vec::new();
+    for (name, exe) in [
+        ("llvm", bin.join("llvm-offload-binary")),
+        ("kit", PathBuf::from(EXE)),
+    ] {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("offloading-dropins/coff-{name}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(art().join("omp.obj"), dir.join("omp.obj")).unwrap();
+        let mut c = Command::new(&exe);
+        if name == "kit" {
+            c.args(["packager", "--llvm-version=22"]);
+        }
+        let o = c
+            .current_dir(&dir)
+            .args(["omp.obj", "--image=kind=openmp"])
+            .output()
+            .unwrap();
+        let mut files = BTreeMap::new();
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let e = e.unwrap();
+            files.insert(
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            );
+        }
+        outputs.push((o.status.code(), files));
+    }
+    if outputs[0].1.len() < 2 {
+        return Err(format!("LLVM 22 extracted nothing: {:?}", outputs[0].1.keys()).into());
+    }
+    if outputs[0] != outputs[1] {
+        return Err(format!(
+            "LLVM 22 {:?} {:?}, offload-kit {:?} {:?}",
+            outputs[0].0,
+            outputs[0].1.keys(),
+            outputs[1].0,
+            outputs[1].1.keys()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let inputs = [
@@ -374,6 +437,7 @@ fn main() {
         "cut.o",
         "knd.o",
         "krdc.o",
+        "omp.obj",
     ];
     let mut trials = Vec::new();
     for tool in ["objdump", "readobj"] {
@@ -386,6 +450,10 @@ fn main() {
     trials.push(Trial::test(
         "objdump::member-name-cannot-escape",
         member_name_cannot_escape,
+    ));
+    trials.push(Trial::test(
+        "llvm-offload-binary::coff-object",
+        packager_extracts_from_coff,
     ));
     libtest_mimic::run(&args, trials).exit();
 }

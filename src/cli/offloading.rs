@@ -253,7 +253,27 @@ fn objdump_file(
                         o.name
                     ));
                     1
-                })
+                })?;
+                // Then the offload binaries of its `.llvm.offloading` sections.
+                match llvm::extract_offload_binaries(data, &o.name, Release::L22) {
+                    Ok(images) => {
+                        emit(out, &llvm::objdump_images(&images, Release::L22));
+                        Ok(())
+                    }
+                    Err(llvm::Failure::Error { message, error }) => {
+                        let _ = out.flush();
+                        elog(&format!(
+                            "{argv0}: error: '{}': while extracting offloading files: {message} [{error}]",
+                            o.name
+                        ));
+                        Err(1)
+                    }
+                    Err(llvm::Failure::Unsafe { error }) => {
+                        let _ = out.flush();
+                        elog(&format!("{argv0}: error: '{}': {error}", o.name));
+                        Err(1)
+                    }
+                }
             }
             None => {
                 elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
@@ -295,14 +315,11 @@ fn coff_object(data: &[u8]) -> Option<CoffObject> {
 
 /// LLVM 22 reads no bundle of a COFF object: the first section whose
 /// contents start with a bundle's magic fails with these words (`TODO: add
-/// COFF Support` in OffloadBundle.cpp). `.llvm.offloading` images of COFF
-/// objects are not modelled.
+/// COFF Support` in OffloadBundle.cpp). Its `.llvm.offloading` images are
+/// read apart (`llvm::extract_offload_binaries`).
 fn coff_offloading(c: &CoffObject, data: &[u8]) -> Result<(), String> {
     use offload_kit::format::{bundle::MAGIC, ccob::MAGIC as CCOB_MAGIC};
     for s in &c.coff.sections {
-        if s.name.starts_with(b".llvm.offloading") {
-            return Err("offload-kit's drop-in does not model the .llvm.offloading sections of COFF objects".into());
-        }
         let contents = usize::try_from(s.offset)
             .ok()
             .zip(usize::try_from(s.size).ok())

@@ -492,9 +492,51 @@ fn extract_into<'a>(
                 ),
             });
         }
-        InputKind::Other => {}
+        // `coff_object`: every section whose name starts with
+        // `.llvm.offloading` (PE images are not read).
+        InputKind::Other => {
+            let Ok(coff) = crate::host::coff::parse(data) else {
+                return Ok(());
+            };
+            if coff.image {
+                return Ok(());
+            }
+            let offloading = coff
+                .sections
+                .iter()
+                .filter(|s| s.name.starts_with(b".llvm.offloading"));
+            for s in offloading {
+                let contents = usize::try_from(s.offset)
+                    .ok()
+                    .zip(usize::try_from(s.size).ok())
+                    .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
+                    .ok_or_else(|| {
+                        Failure::eof(
+                            rules::OB_20,
+                            base + s.header_pos,
+                            format!("section {} lies outside the file", s.index),
+                        )
+                    })?;
+                out.extend(extract_offload_files(
+                    contents,
+                    base + s.offset,
+                    identifier,
+                    release,
+                )?);
+            }
+        }
     }
     Ok(())
+}
+
+/// The `OFFLOADING IMAGE` blocks `llvm-objdump --offloading` of `release`
+/// prints for `images`, numbered from 0.
+pub fn objdump_images(images: &[LlvmImage<'_>], release: Release) -> String {
+    let mut out = String::new();
+    for (i, img) in images.iter().enumerate() {
+        print_image(&mut out, img, i, release);
+    }
+    out
 }
 
 /// LLVM's message for an archive offload-kit's reader refuses, where it is
