@@ -442,23 +442,18 @@ fn extract_into<'a>(
                 if s.sh_type != SHT_LLVM_OFFLOADING {
                     continue;
                 }
-                let contents = s.data(data).ok_or_else(|| Failure::Error {
-                    message: format!(
-                        "section [index {}] has a sh_offset (0x{:x}) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
-                        s.index,
-                        s.offset,
-                        s.size,
-                        data.len()
-                    ),
-                    error: Error::at(
-                        rules::OB_20,
-                        base + s.header_pos,
-                        format!("section {} lies outside the file", s.index),
-                    ),
-                })?;
-                out.extend(extract_offload_files(
-                    contents,
-                    base + s.offset,
+                let message = format!(
+                    "section [index {}] has a sh_offset (0x{:x}) + sh_size (0x{:x}) that is greater than the file size (0x{:x})",
+                    s.index,
+                    s.offset,
+                    s.size,
+                    data.len()
+                );
+                let at = (base + s.offset, base + s.header_pos, s.index);
+                out.extend(section_files(
+                    s.data(data),
+                    at,
+                    message,
                     identifier,
                     release,
                 )?);
@@ -509,17 +504,12 @@ fn extract_into<'a>(
                 let contents = usize::try_from(s.offset)
                     .ok()
                     .zip(usize::try_from(s.size).ok())
-                    .and_then(|(o, n)| data.get(o..o.checked_add(n)?))
-                    .ok_or_else(|| {
-                        Failure::eof(
-                            rules::OB_20,
-                            base + s.header_pos,
-                            format!("section {} lies outside the file", s.index),
-                        )
-                    })?;
-                out.extend(extract_offload_files(
+                    .and_then(|(o, n)| data.get(o..o.checked_add(n)?));
+                let at = (base + s.offset, base + s.header_pos, s.index);
+                out.extend(section_files(
                     contents,
-                    base + s.offset,
+                    at,
+                    UNEXPECTED_EOF.into(),
                     identifier,
                     release,
                 )?);
@@ -527,6 +517,21 @@ fn extract_into<'a>(
         }
     }
     Ok(())
+}
+
+/// `llvm-objdump`'s file format name of a COFF object it reads
+/// (AMD64, i386), `None` for anything else (PE images included).
+pub fn coff_format(data: &[u8]) -> Option<&'static str> {
+    let machine = u16::from_le_bytes([*data.first()?, *data.get(1)?]);
+    let name = match machine {
+        0x8664 => "coff-x86-64",
+        0x14c => "coff-i386",
+        _ => return None,
+    };
+    crate::host::coff::parse(data)
+        .ok()
+        .filter(|c| !c.image)
+        .map(|_| name)
 }
 
 /// The `OFFLOADING IMAGE` blocks `llvm-objdump --offloading` of `release`
@@ -537,6 +542,28 @@ pub fn objdump_images(images: &[LlvmImage<'_>], release: Release) -> String {
         print_image(&mut out, img, i, release);
     }
     out
+}
+
+/// The offload binaries of a section's `contents` (`None`: they lie
+/// outside the file, which fails with `message`); `at` is the contents'
+/// absolute offset, the section header's and the section's index.
+fn section_files<'a>(
+    contents: Option<&'a [u8]>,
+    at: (u64, u64, usize),
+    message: String,
+    identifier: &str,
+    release: Release,
+) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let (offset, header_pos, index) = at;
+    let contents = contents.ok_or_else(|| Failure::Error {
+        message,
+        error: Error::at(
+            rules::OB_20,
+            header_pos,
+            format!("section {index} lies outside the file"),
+        ),
+    })?;
+    extract_offload_files(contents, offset, identifier, release)
 }
 
 /// LLVM's message for an archive offload-kit's reader refuses, where it is
@@ -938,6 +965,20 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                 run.detail = Some(e);
             }
         },
+        // A COFF object (AMD64 or i386): its `.llvm.offloading` sections.
+        InputKind::Other if coff_format(data).is_some() => {
+            let format = coff_format(data).unwrap_or_default();
+            run.stdout
+                .push_str(&format!("\n{file}:\tfile format {format}\n"));
+            match extract_offload_binaries(data, file, release) {
+                Ok(imgs) => run.stdout.push_str(&objdump_images(&imgs, release)),
+                Err(f) => fail(
+                    &mut run,
+                    f,
+                    &format!("'{file}': while extracting offloading files: "),
+                ),
+            }
+        }
         _ => {
             run.error = Some(format!("'{file}': {NOT_OBJECT}"));
             run.detail = Some(super::magic_near_miss(data).unwrap_or_else(|| {
