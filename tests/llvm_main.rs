@@ -582,3 +582,52 @@ fn multi_entry_binaries_are_read_and_extracted() {
         assert_eq!(out.code, Some(1), "v{version}: {out:?}");
     }
 }
+
+/// Hostile offload binaries at main (`tests/data/llvm-main/`, made by hand):
+/// a v3 binary whose three entries all point at one nested binary, 15
+/// levels deep (3^16 files for 2,696 bytes), is refused before anything
+/// is written; counts whose products wrap are what LLVM's modular checks
+/// make of them; a binary of no entries is LLVM's undefined behaviour.
+#[test]
+fn hostile_binaries_at_main() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/llvm-main");
+    let dir = tempfile::tempdir().expect("tempdir");
+    for f in [
+        "dag_3_15.bin",
+        "cnt_max.bin",
+        "ns_wrap_big.bin",
+        "count0.bin",
+    ] {
+        std::fs::copy(data.join(f), dir.path().join(f)).unwrap();
+    }
+    let out = packager("main", dir.path(), &["dag_3_15.bin"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("rule CLI-6"), "{out:?}");
+    let written = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(written, 4, "nothing written beside the inputs");
+    // EntriesCount 2^64 - 1: 40 times it wraps to 2^64 - 40, which fails
+    // the size check (End of file) rather than passing it.
+    let out = packager("main", dir.path(), &["--objdump-offloading", "cnt_max.bin"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(
+        out.stderr
+            .contains("The end of the file was unexpectedly encountered")
+            && out.stderr.contains("rule OB-6"),
+        "{out:?}"
+    );
+    // NumStrings 3 * 2^60: 24 times it wraps to a large value: End of file.
+    let out = packager(
+        "main",
+        dir.path(),
+        &["--objdump-offloading", "ns_wrap_big.bin"],
+    );
+    assert!(
+        out.stderr
+            .contains("The end of the file was unexpectedly encountered")
+            && out.stderr.contains("rule OB-7"),
+        "{out:?}"
+    );
+    let out = packager("main", dir.path(), &["--objdump-offloading", "count0.bin"]);
+    assert_eq!(out.code, Some(1), "{out:?}");
+    assert!(out.stderr.contains("undefined behaviour"), "{out:?}");
+}

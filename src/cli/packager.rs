@@ -367,7 +367,11 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                 let bytes = &file.bytes()[offset as usize..(offset + size) as usize];
                 let r = write_output(&target, bytes);
                 if r.is_ok() {
-                    olog!("Extracted: {path}");
+                    // The name written: untrusted bytes made safe.
+                    let shown = Path::new(&target)
+                        .strip_prefix(".")
+                        .map_or_else(|_| target.clone(), |p| p.display().to_string());
+                    olog!("Extracted: {shown}");
                 }
                 r
             }

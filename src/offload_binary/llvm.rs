@@ -880,12 +880,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
     match input_kind(data) {
         InputKind::OffloadBinary => {
             // createBinary: OffloadBinary::create on the whole file.
-            let created = if release == Release::Main {
-                main_header(data, 0, true).map(|_| ())
-            } else {
-                create(data, 0, release, true, false).map(|_| ())
-            };
-            if let Err(f) = created {
+            if let Err(f) = create_binary(data, 0, release) {
                 fail(&mut run, f, &format!("'{file}': "));
                 return Some(run);
             }
@@ -914,7 +909,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                         let r = if m.data_offset % 8 != 0 {
                             Err(Failure::parse(rules::OB_21, m.data_offset, "misaligned"))
                         } else {
-                            create(body, m.data_offset, release, true, false).map(|_| ())
+                            create_binary(body, m.data_offset, release)
                         };
                         run.error = Some(match r {
                             Err(Failure::Error { message, error }) => {
@@ -1032,6 +1027,28 @@ fn objdump_elf(
     }
 }
 
+/// `createBinary` of an offload binary in `release`: `OffloadBinary::create`
+/// on the buffer. In main that reads every entry and takes the first,
+/// which for a binary of none indexes an empty vector (undefined
+/// behaviour, reported as OB-6).
+fn create_binary(data: &[u8], base: u64, release: Release) -> Result<(), Failure> {
+    if release != Release::Main {
+        return create(data, base, release, true, false).map(|_| ());
+    }
+    let (h, _) = main_header(data, base, true)?;
+    let images = main_binary(&data[..h.size as usize], base, true, "")?;
+    if images.is_empty() {
+        return Err(Failure::Unsafe {
+            error: Error::at(
+                rules::OB_6,
+                base + 24,
+                "a binary of no entries: LLVM main's createBinary takes the first of none (undefined behaviour)",
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// `OffloadBinary::extractHeader` of LLVM main (`llvm/lib/Object/OffloadBinary.cpp`
 /// at llvm-project `02dc39ba9835`; spec/offload-binary.md, *What each release
 /// does*): versions 1 to 3, at least 40 bytes (the v3 header) for every
@@ -1083,15 +1100,8 @@ fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), F
     } else {
         h.entry_size_or_count
     };
-    let Some(entries_size) = count.checked_mul(ENTRY_SIZE) else {
-        return Err(Failure::Unsafe {
-            error: Error::at(
-                rules::OB_6,
-                base + 24,
-                format!("{count} entries of {ENTRY_SIZE} bytes: the product wraps past 2^64, LLVM main's check passes and it reads entries far past the binary"),
-            ),
-        });
-    };
+    // LLVM's arithmetic, modulo 2^64.
+    let entries_size = count.wrapping_mul(ENTRY_SIZE);
     if h.entry_offset > size.wrapping_sub(entries_size) || entries_size > size - HEADER_SIZE_V1 {
         return Err(Failure::eof(
             rules::OB_6,
@@ -1101,6 +1111,15 @@ fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), F
                 h.entry_offset
             ),
         ));
+    }
+    if count.checked_mul(ENTRY_SIZE).is_none() {
+        return Err(Failure::Unsafe {
+            error: Error::at(
+                rules::OB_6,
+                base + 24,
+                format!("{count} entries of {ENTRY_SIZE} bytes: the product wraps past 2^64 to {entries_size}, LLVM main's check passes and it reads entries far past the binary"),
+            ),
+        });
     }
     Ok((h, count))
 }
@@ -1151,7 +1170,7 @@ fn main_binary<'a>(
                 ),
             ));
         }
-        if e.string_offset > size || (!wraps && strings_end > size) {
+        if e.string_offset > size || strings_end > size {
             return Err(Failure::eof(
                 rules::OB_7,
                 base + entry_pos + 8,

@@ -243,6 +243,18 @@ pub fn generated_name(input: &str, img: &LlvmImage<'_>, idx: usize, release: Rel
     )
 }
 
+/// What one step of LLVM main's extraction plan is counted at against the
+/// memory budget: the step, its name, its share of the nested reads and
+/// the file it creates (65,536 steps under the default 256 MiB).
+const MAIN_STEP_COST: u64 = 4096;
+
+/// Why [`main_extract_binary`] stopped: LLVM's message after the steps
+/// planned so far, or offload-kit's refusal, which writes nothing.
+enum MainStop {
+    Llvm(String),
+    Refuse(String),
+}
+
 /// LLVM main's `extractBinary` of `img` (spec/offload-binary.md, OB-23,
 /// *LLVM main*): an image that is itself an offload binary is read as one
 /// (identifier `nested-offload-binary`) and each of its images extracted in
@@ -257,14 +269,33 @@ fn main_extract_binary(
     idx: &mut usize,
     depth: u32,
     acts: &mut Vec<Action>,
-) -> Result<(), String> {
+) -> Result<(), MainStop> {
     let bytes = match &img.image {
         Ok(b) => *b,
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(MainStop::Refuse(e.to_string())),
     };
+    // Nested binaries may point their entries at one inner binary, so the
+    // steps can grow exponentially with the depth: they are bounded by the
+    // memory budget, as the plan holds them all.
+    let budget = crate::budget::get();
+    if (acts.len() as u64 + 1).saturating_mul(MAIN_STEP_COST) > budget {
+        return Err(MainStop::Refuse(crate::error::Error::at(
+            crate::rules::CLI_6,
+            img.image_offset,
+            format!("extracting this input takes more than {} steps (nested binaries sharing images multiply them): past offload-kit's memory budget of {budget} bytes", acts.len()),
+        )
+        .to_string()));
+    }
     if bytes.starts_with(&crate::format::offload_binary::MAGIC) {
         if depth >= 16 {
-            return Err("offload binaries nested more than 16 deep".into());
+            return Err(MainStop::Refuse(
+                crate::error::Error::at(
+                    crate::rules::OB_21,
+                    img.image_offset,
+                    "offload binaries nested more than 16 deep",
+                )
+                .to_string(),
+            ));
         }
         let nested = super::llvm::extract_offload_files(
             bytes,
@@ -273,8 +304,10 @@ fn main_extract_binary(
             Release::Main,
         )
         .map_err(|f| match f {
-            super::llvm::Failure::Error { message, error } => format!("{message} [{error}]"),
-            super::llvm::Failure::Unsafe { error } => error.to_string(),
+            super::llvm::Failure::Error { message, error } => {
+                MainStop::Llvm(format!("{message} [{error}]"))
+            }
+            super::llvm::Failure::Unsafe { error } => MainStop::Refuse(error.to_string()),
         })?;
         for inner in &nested {
             main_extract_binary(inner, input, idx, depth + 1, acts)?;
@@ -302,6 +335,15 @@ fn main_extract_binary(
     Ok(())
 }
 
+/// The plan after [`main_extract_binary`] stopped: the steps before
+/// LLVM's error, or none when offload-kit refuses.
+fn main_stopped(acts: Vec<Action>, stop: MainStop) -> (Vec<Action>, Option<String>) {
+    match stop {
+        MainStop::Llvm(m) => (acts, Some(m)),
+        MainStop::Refuse(m) => (Vec::new(), Some(m)),
+    }
+}
+
 /// Plan the extraction of `images` (read from `input`) for the filters
 /// `filters` as `release` does. Returns the steps and, when the release
 /// stops with an error after them, its message.
@@ -317,8 +359,8 @@ pub fn plan_extraction(
     if release == Release::Main && filters.is_empty() {
         let mut idx = 0;
         for img in images {
-            if let Err(m) = main_extract_binary(img, input, &mut idx, 0, &mut acts) {
-                return (acts, Some(m));
+            if let Err(stop) = main_extract_binary(img, input, &mut idx, 0, &mut acts) {
+                return main_stopped(acts, stop);
             }
         }
         return (acts, None);
@@ -374,8 +416,8 @@ pub fn plan_extraction(
         } else if release == Release::Main {
             let mut idx = 0;
             for &i in &matched {
-                if let Err(m) = main_extract_binary(&images[i], input, &mut idx, 0, &mut acts) {
-                    return (acts, Some(m));
+                if let Err(stop) = main_extract_binary(&images[i], input, &mut idx, 0, &mut acts) {
+                    return main_stopped(acts, stop);
                 }
             }
         } else {
