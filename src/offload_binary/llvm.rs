@@ -335,32 +335,56 @@ pub fn extract_offload_files<'a>(
         let size = pass1.size;
         let copy = &rest[..size as usize];
         let (c, strings) = create(copy, base + off, release, off == 0, true)?;
-        let e = c.entry;
-        let image = match e.image_offset.checked_add(e.image_size) {
-            Some(end) if end <= size => Ok(&copy[e.image_offset as usize..end as usize]),
-            _ => Err(Error::at(
-                rules::OB_9,
-                base + off + c.entry_pos + 32,
-                format!(
-                    "image [{}, +{}) runs past the binary ({size} bytes): LLVM {release} reads memory it does not own to extract it (imgsize_big.pk)",
-                    e.image_offset, e.image_size
-                ),
-            )),
-        };
-        out.push(LlvmImage {
-            image_kind: e.image_kind,
-            offload_kind: e.offload_kind,
-            flags: e.flags,
+        out.push(llvm_image(
+            copy,
+            base + off,
+            &c.entry,
+            c.entry_pos,
             strings,
-            image,
-            image_offset: (base + off).saturating_add(e.image_offset),
-            image_size: e.image_size,
-            binary_offset: base + off,
-            identifier: identifier.to_string(),
-        });
+            identifier,
+            release,
+        ));
         off += size;
     }
     Ok(out)
+}
+
+/// The image entry `e` (at `entry_pos` in the binary `buf`, which starts
+/// at absolute offset `base`) describes, with its strings. An image that
+/// lies past the binary is an error in place of its bytes: `release`
+/// would read memory it does not own to extract it (`imgsize_big.pk`).
+fn llvm_image<'a>(
+    buf: &'a [u8],
+    base: u64,
+    e: &RawEntry,
+    entry_pos: u64,
+    strings: Pairs<'a>,
+    identifier: &str,
+    release: Release,
+) -> LlvmImage<'a> {
+    let size = buf.len() as u64;
+    let image = match e.image_offset.checked_add(e.image_size) {
+        Some(end) if end <= size => Ok(&buf[e.image_offset as usize..end as usize]),
+        _ => Err(Error::at(
+            rules::OB_9,
+            base + entry_pos + 32,
+            format!(
+                "image [{}, +{}) runs past the binary ({size} bytes): LLVM {release} reads memory it does not own to extract it",
+                e.image_offset, e.image_size
+            ),
+        )),
+    };
+    LlvmImage {
+        image_kind: e.image_kind,
+        offload_kind: e.offload_kind,
+        flags: e.flags,
+        strings,
+        image,
+        image_offset: base.saturating_add(e.image_offset),
+        image_size: e.image_size,
+        binary_offset: base,
+        identifier: identifier.to_string(),
+    }
 }
 
 /// What kind of file `extractOffloadBinaries` sees (`identify_magic`).
@@ -1234,28 +1258,15 @@ fn main_binary<'a>(
                 None => strings.push((key, value)),
             }
         }
-        let image = match e.image_offset.checked_add(e.image_size) {
-            Some(end) if end <= size => Ok(&buf[e.image_offset as usize..end as usize]),
-            _ => Err(Error::at(
-                rules::OB_9,
-                base + entry_pos + 32,
-                format!(
-                    "image [{}, +{}) runs past the binary ({size} bytes): LLVM main reads memory it does not own to extract it",
-                    e.image_offset, e.image_size
-                ),
-            )),
-        };
-        out.push(LlvmImage {
-            image_kind: e.image_kind,
-            offload_kind: e.offload_kind,
-            flags: e.flags,
+        out.push(llvm_image(
+            buf,
+            base,
+            &e,
+            entry_pos,
             strings,
-            image,
-            image_offset: base.saturating_add(e.image_offset),
-            image_size: e.image_size,
-            binary_offset: base,
-            identifier: identifier.to_string(),
-        });
+            identifier,
+            Release::Main,
+        ));
     }
     Ok(out)
 }
