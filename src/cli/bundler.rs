@@ -293,51 +293,52 @@ fn report_decompressed(
     comp: &Compression,
     decompress_secs: f64,
 ) {
-    if let Ok(h) = ccob::parse_header(input, 0) {
-        if ccob::truncated_md5(d) != h.hash {
-            eprintln!(
-                "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
-                job.release
-            );
-        }
+    let Ok(h) = ccob::parse_header(input, 0) else {
+        return;
+    };
+    // One hash of the decompressed bundle, which may be large, for both.
+    let digest = ccob::truncated_md5(d);
+    if digest != h.hash {
+        eprintln!(
+            "offload-kit: warning: the compressed bundle's hash does not match its contents (rule CCOB-7); LLVM {} does not check it, so the output may be corrupt",
+            job.release
+        );
     }
     if comp.verbose {
-        if let Ok(h) = ccob::parse_header(input, 0) {
-            let stored = h.hash_u64();
-            let recalc = u64::from_le_bytes(ccob::truncated_md5(d));
-            eprintln!("Compressed bundle format version: {}", h.version);
-            if let Some(t) = h.total_size {
-                eprintln!("Total file size (from header): {} bytes", commas(t));
-            }
-            eprintln!(
-                "Decompression method: {}",
-                if h.method() == Some(ccob::Method::Zlib) {
-                    "zlib"
-                } else {
-                    "zstd"
-                }
-            );
-            eprintln!(
-                "Size before decompression: {} bytes",
-                commas(input.len() as u64 - h.header_size)
-            );
-            eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
-            let before = (input.len() as u64 - h.header_size) as f64;
-            let after = d.len() as f64;
-            eprintln!("Compression rate: {:.2}", after / before.max(1.0));
-            eprintln!("Compression ratio: {:.2}%", 100.0 * before / after.max(1.0));
-            eprintln!(
-                "Decompression speed: {:.2} MB/s",
-                after / 1e6 / decompress_secs.max(1e-9)
-            );
-            // LLVM's format_hex(v, 16) counts the "0x" in the width.
-            eprintln!("Stored hash: {stored:#016x}");
-            eprintln!("Recalculated hash: {recalc:#016x}");
-            eprintln!(
-                "Hashes match: {}",
-                if stored == recalc { "Yes" } else { "No" }
-            );
+        let stored = h.hash_u64();
+        let recalc = u64::from_le_bytes(digest);
+        eprintln!("Compressed bundle format version: {}", h.version);
+        if let Some(t) = h.total_size {
+            eprintln!("Total file size (from header): {} bytes", commas(t));
         }
+        eprintln!(
+            "Decompression method: {}",
+            if h.method() == Some(ccob::Method::Zlib) {
+                "zlib"
+            } else {
+                "zstd"
+            }
+        );
+        eprintln!(
+            "Size before decompression: {} bytes",
+            commas(input.len() as u64 - h.header_size)
+        );
+        eprintln!("Size after decompression: {} bytes", commas(d.len() as u64));
+        let before = (input.len() as u64 - h.header_size) as f64;
+        let after = d.len() as f64;
+        eprintln!("Compression rate: {:.2}", after / before.max(1.0));
+        eprintln!("Compression ratio: {:.2}%", 100.0 * before / after.max(1.0));
+        eprintln!(
+            "Decompression speed: {:.2} MB/s",
+            after / 1e6 / decompress_secs.max(1e-9)
+        );
+        // LLVM's format_hex(v, 16) counts the "0x" in the width.
+        eprintln!("Stored hash: {stored:#016x}");
+        eprintln!("Recalculated hash: {recalc:#016x}");
+        eprintln!(
+            "Hashes match: {}",
+            if stored == recalc { "Yes" } else { "No" }
+        );
     }
 }
 

@@ -50,13 +50,33 @@ struct LlvmPrepared {
 /// `substr` clamps it to the rest of the blob (spec/ccob.md, CCOB-4,
 /// *LLVM main*). v1 has no total size: 0, the rest of the blob.
 fn main_payload_end(data: &[u8], version: u16, hsize: usize) -> usize {
-    let total = match version {
-        2 => u64::from(u32::from_le_bytes(data[8..12].try_into().expect("4 bytes"))),
-        3 => u64::from_le_bytes(data[8..16].try_into().expect("8 bytes")),
-        _ => 0,
-    };
+    let total = total_size_field(data, version).unwrap_or(0);
     let len = (total as usize).wrapping_sub(hsize);
     hsize + len.min(data.len() - hsize)
+}
+
+/// The total-size field of a header of `version` at the start of `data`
+/// (which holds the whole header): v2's 32 bits or v3's 64 at offset 8,
+/// `None` for versions without one.
+fn total_size_field(data: &[u8], version: u16) -> Option<u64> {
+    match version {
+        2 => Some(u64::from(u32::from_le_bytes(
+            data[8..12].try_into().expect("4 bytes"),
+        ))),
+        3 => Some(u64::from_le_bytes(data[8..16].try_into().expect("8 bytes"))),
+        _ => None,
+    }
+}
+
+/// The shortest buffer `release`'s `decompress` looks at (shorter ones are
+/// kept as they are): 20 bytes in 19, 8 in 22 and main; `None` before 19,
+/// which has no compressed bundles.
+fn compressed_min_len(release: Release) -> Option<usize> {
+    match release {
+        r if r <= Release::L16 => None,
+        Release::L19 => Some(20),
+        _ => Some(8),
+    }
 }
 
 /// The header part of [`llvm_decompress`]: everything the release checks
@@ -65,12 +85,9 @@ fn llvm_prepare(
     data: &[u8],
     release: Release,
 ) -> std::result::Result<LlvmPrepared, LlvmDecompress> {
-    if release <= Release::L16 || !is_ccob(data) {
-        return Err(LlvmDecompress::Plain);
-    }
-    let min = if release == Release::L19 { 20 } else { 8 };
-    if data.len() < min {
-        return Err(LlvmDecompress::Plain);
+    match compressed_min_len(release) {
+        Some(min) if is_ccob(data) && data.len() >= min => {}
+        _ => return Err(LlvmDecompress::Plain),
     }
     let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(llvm_text(release, m), e));
     let version = u16::from_le_bytes([data[4], data[5]]);
@@ -743,13 +760,7 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
     if !matches!(method, METHOD_ZLIB | METHOD_ZSTD) {
         return Ok(None);
     }
-    Ok(match version {
-        2 => Some(u64::from(u32::from_le_bytes(
-            buf[8..12].try_into().expect("4 bytes"),
-        ))),
-        3 => Some(u64::from_le_bytes(buf[8..16].try_into().expect("8 bytes"))),
-        _ => None,
-    })
+    Ok(total_size_field(buf, version))
 }
 
 /// What `-verbose` makes the release print when `decompress` is given a
@@ -769,11 +780,7 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
 /// assert_eq!(llvm_uncompressed_note(b"CCOB\x02\x00\x01\x00", Release::L22), None);
 /// ```
 pub fn llvm_uncompressed_note(data: &[u8], release: Release) -> Option<&'static str> {
-    let min = match release {
-        r if r <= Release::L16 => return None,
-        Release::L19 => 20,
-        _ => 8,
-    };
+    let min = compressed_min_len(release)?;
     if data.len() < min || is_ccob(data) {
         return None;
     }
