@@ -70,6 +70,25 @@ int offloadkit_validate(const uint8_t *data,
                         uint64_t *offset_out);
 
 /*
+ As [`offloadkit_generate`], but every entry carries one of the images in
+ the directory `payload_dir` (a user's own `.hsaco` files, cubins, x86-64
+ shared objects, SPIR-V modules), its entry ID or triple and arch made to
+ match the image's ELF header; the directory is read on each call. Returns
+ 0 as [`offloadkit_generate`] does, and when `payload_dir` is NULL, not
+ UTF-8, empty, unreadable, or holds a file that is no device image.
+
+ # Safety
+
+ `kind` and `payload_dir` are NULL or NUL-terminated; `buf` points to
+ `cap` writable bytes.
+ */
+size_t offloadkit_generate_with_payloads(const char *kind,
+                                         const char *payload_dir,
+                                         uint64_t seed,
+                                         uint8_t *buf,
+                                         size_t cap);
+
+/*
  Write a valid container of `kind` (`binary`, `text`, `object`,
  `fatbin`, `ccob`, `offload-binary`, `archive`) made from `seed` into
  `buf`, at most `cap` bytes; return its size, or 0 when `kind` is NULL or

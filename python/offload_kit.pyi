@@ -100,5 +100,10 @@ def generate(
     malformed: Optional[str] = None,
     max_size: int = 1 << 20,
     target_ids: Optional[Sequence[str]] = None,
+    payloads: Optional[Union[str, "os.PathLike[str]"]] = None,
+    random_payloads: bool = False,
 ) -> Tuple[bytes, dict]:
-    """A generated container (valid, or breaking rule ``malformed``) and its description."""
+    """A generated container (valid, or breaking rule ``malformed``) and its description.
+
+    Entries carry images loaders accept for their targets; ``payloads`` (a
+    directory of the user's images) or ``random_payloads=True`` change that."""

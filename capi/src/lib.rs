@@ -208,6 +208,55 @@ unsafe fn generate_into(
     g.bytes.len()
 }
 
+/// As [`offloadkit_generate`], but every entry carries one of the images in
+/// the directory `payload_dir` (a user's own `.hsaco` files, cubins, x86-64
+/// shared objects, SPIR-V modules), its entry ID or triple and arch made to
+/// match the image's ELF header; the directory is read on each call. Returns
+/// 0 as [`offloadkit_generate`] does, and when `payload_dir` is NULL, not
+/// UTF-8, empty, unreadable, or holds a file that is no device image.
+///
+/// # Safety
+///
+/// `kind` and `payload_dir` are NULL or NUL-terminated; `buf` points to
+/// `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_generate_with_payloads(
+    kind: *const c_char,
+    payload_dir: *const c_char,
+    seed: u64,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    if payload_dir.is_null() || buf.is_null() || cap == 0 {
+        return 0;
+    }
+    // SAFETY: non-NULL and NUL-terminated (caller).
+    let Ok(dir) = (unsafe { CStr::from_ptr(payload_dir) }).to_str() else {
+        return 0;
+    };
+    // SAFETY: `kind` is NULL or NUL-terminated (caller).
+    let Ok(kind) = (unsafe { kind_of(kind) }) else {
+        return 0;
+    };
+    let made = catch_unwind(|| {
+        let given = offload_kit::generate::payloads_from_dir(std::path::Path::new(dir), cap)?;
+        let opts = Options {
+            max_size: cap,
+            payloads: offload_kit::generate::Payloads::Given(given),
+            ..Options::default()
+        };
+        generate(kind, seed, &opts)
+    });
+    let Ok(Ok(g)) = made else {
+        return 0;
+    };
+    // SAFETY: `buf` is non-NULL with `cap` writable bytes (caller), and
+    // the generator kept within `cap`.
+    let out = unsafe { std::slice::from_raw_parts_mut(buf, cap) };
+    out[..g.bytes.len()].copy_from_slice(&g.bytes);
+    g.bytes.len()
+}
+
 /// Write a valid container of `kind` (`binary`, `text`, `object`,
 /// `fatbin`, `ccob`, `offload-binary`, `archive`) made from `seed` into
 /// `buf`, at most `cap` bytes; return its size, or 0 when `kind` is NULL or

@@ -494,10 +494,13 @@ fn decompress<'py>(py: Python<'py>, data: PyBackedBytes) -> PyResult<Bound<'py, 
 }
 
 /// A generated container of `kind` for `seed` (deterministic): valid, or
-/// breaking the rule `malformed`. Returns `(bytes, info)`, `info` a dict
-/// with `description` and, when malformed, `rule` and `offset`.
+/// breaking the rule `malformed`. Entries carry images loaders accept for
+/// their targets; `payloads` (a directory) the user's own images instead,
+/// `random_payloads=True` random bytes. Returns `(bytes, info)`, `info` a
+/// dict with `description` and, when malformed, `rule` and `offset`.
 #[pyfunction]
-#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None))]
+#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None, payloads=None, random_payloads=false))]
+#[allow(clippy::too_many_arguments)]
 fn generate<'py>(
     py: Python<'py>,
     kind: &str,
@@ -505,6 +508,8 @@ fn generate<'py>(
     malformed: Option<&str>,
     max_size: usize,
     target_ids: Option<Vec<String>>,
+    payloads: Option<std::path::PathBuf>,
+    random_payloads: bool,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
     let k = gen::Kind::from_name(kind).ok_or_else(|| {
         let names: Vec<&str> = gen::Kind::ALL.iter().map(|k| k.name()).collect();
@@ -517,10 +522,21 @@ fn generate<'py>(
                 .ok_or_else(|| usage(format!("malformed '{m}': no such rule")))
         })
         .transpose()?;
+    let payloads = match (payloads, random_payloads) {
+        (Some(_), true) => {
+            return Err(usage("payloads and random_payloads exclude each other"))
+        }
+        (Some(dir), false) => gen::Payloads::Given(
+            gen::payloads_from_dir(&dir, max_size).map_err(|e| usage(e.to_string()))?,
+        ),
+        (None, true) => gen::Payloads::Random,
+        (None, false) => gen::Payloads::Loadable,
+    };
     let opts = gen::Options {
         target_ids: target_ids.unwrap_or_default(),
         max_size,
         malformed: rule,
+        payloads,
     };
     let g = gen::generate(k, seed, &opts).map_err(|e| usage(e.to_string()))?;
     let info = PyDict::new(py);

@@ -2,7 +2,7 @@
 //! [`offload_kit::generate`]), malformed ones with a JSON sidecar naming
 //! the rule they break and where.
 
-use offload_kit::generate::{generate, Kind, Options};
+use offload_kit::generate::{generate, payloads_from_dir, Kind, Options, Payloads};
 use offload_kit::output;
 use offload_kit::rules::{self, Rule};
 use offload_kit::Error;
@@ -45,6 +45,10 @@ pub struct Request<'a> {
     pub target_ids: Vec<String>,
     /// The largest file.
     pub max_size: usize,
+    /// A directory of the user's images to carry.
+    pub payloads: Option<&'a Path>,
+    /// Carry random bytes instead of images.
+    pub random_payloads: bool,
 }
 
 /// Run `generate`; 0 on success.
@@ -73,6 +77,21 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
         }
         cycle.push(*r);
     }
+    let payloads = match (req.payloads, req.random_payloads) {
+        (Some(dir), _) => Payloads::Given(
+            payloads_from_dir(dir, req.max_size).map_err(|e| vec![Error::other(e.to_string())])?,
+        ),
+        (None, true) => Payloads::Random,
+        (None, false) => Payloads::Loadable,
+    };
+    // Refuse an unusable pool before anything is written.
+    let probe = Options {
+        target_ids: req.target_ids.clone(),
+        max_size: req.max_size,
+        malformed: None,
+        payloads: payloads.clone(),
+    };
+    offload_kit::generate::check_options(&probe).map_err(|e| vec![Error::other(e.to_string())])?;
     std::fs::create_dir_all(req.out).map_err(|e| {
         vec![Error::other(format!(
             "cannot create directory '{}': {e}",
@@ -87,6 +106,7 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
             target_ids: req.target_ids.clone(),
             max_size: req.max_size,
             malformed: rule,
+            payloads: payloads.clone(),
         };
         let g = generate(kind, seed, &opts).map_err(|e| vec![Error::other(e.to_string())])?;
         let stem = match rule {

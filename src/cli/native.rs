@@ -192,6 +192,12 @@ enum Cmd {
         /// Largest file in bytes
         #[arg(long = "max-size", default_value_t = 1 << 20)]
         max_size: usize,
+        /// Carry these images (a directory of .hsaco, cubins, .so, SPIR-V): IDs are drawn from their targets (default: a minimal image each loader accepts for each entry's target)
+        #[arg(long, conflicts_with = "random_payloads")]
+        payloads: Option<PathBuf>,
+        /// Carry random bytes instead of images (what generate wrote before images)
+        #[arg(long = "random-payloads")]
+        random_payloads: bool,
         /// Print the kinds and the rules each can break
         #[arg(long = "list-kinds")]
         list_kinds: bool,
@@ -354,6 +360,8 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
             malformed,
             target_ids,
             max_size,
+            payloads,
+            random_payloads,
             ..
         } => super::generate::run(&super::generate::Request {
             kind: kind.as_deref().unwrap_or_default(),
@@ -363,6 +371,8 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
             malformed: &malformed,
             target_ids,
             max_size,
+            payloads: payloads.as_deref(),
+            random_payloads,
         }),
         Cmd::Compress {
             file,

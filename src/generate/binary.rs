@@ -1,7 +1,7 @@
 //! Binary bundles: a serialiser that knows where each field lands, and one
 //! violation per rule of `binary-bundle.md` and the ID grammar.
 
-use super::{pick, Cx, Draft, Rng, Violation};
+use super::{pick, Cx, Draft, Violation};
 use crate::format::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::rules::{self, Rule};
 
@@ -95,19 +95,22 @@ pub(crate) fn put(b: &mut [u8], at: usize, v: u64) {
 
 /// Random entries: IDs (maybe a host) with payloads.
 pub(crate) fn entries(cx: &mut Cx<'_>, host_pct: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
-    entries_of(cx, host_pct, pick::payload)
+    entries_of(cx, host_pct, pick::payload_for)
 }
 
 /// Entries whose payloads `payload` draws.
 pub(crate) fn entries_of(
     cx: &mut Cx<'_>,
     host_pct: usize,
-    payload: fn(&mut Rng, bool) -> Vec<u8>,
+    payload: fn(&mut Cx<'_>, &str) -> Vec<u8>,
 ) -> Vec<(Vec<u8>, Vec<u8>)> {
     let max = if cx.small { 2 } else { 4 };
     let ids = cx.ids.entries(cx.rng, max, host_pct);
     ids.into_iter()
-        .map(|id| (id.into_bytes(), payload(cx.rng, cx.small)))
+        .map(|id| {
+            let p = payload(cx, &id);
+            (id.into_bytes(), p)
+        })
         .collect()
 }
 

@@ -93,10 +93,10 @@ pub(crate) fn build_object(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> 
     if devices.is_empty() {
         return None;
     }
-    let mut datas: Vec<Vec<u8>> = devices
-        .iter()
-        .map(|_| pick::payload(cx.rng, cx.small))
-        .collect();
+    let mut datas: Vec<Vec<u8>> = Vec::with_capacity(devices.len());
+    for id in &devices {
+        datas.push(pick::payload_for(&mut cx, id));
+    }
     let mut flags = vec![SHF_EXCLUDE; devices.len() + 1];
     let mut host_data = object::HOST_MARKER.to_vec();
     let i = cx.rng.below(devices.len());
@@ -310,7 +310,7 @@ pub(crate) fn build_archive(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft>
     let mut parts = Vec::new();
     let mut inner = None;
     for k in 0..count {
-        let entries = binary::entries_of(&mut cx, 30, pick::inert_payload);
+        let entries = binary::entries_of(&mut cx, 30, pick::member_payload_for);
         let align = binary::align(&mut cx);
         let name = format!("k{k}-{}.o", cx.rng.below(100));
         let data = match rule.filter(|r| k == bad && binary::RULES.contains(r)) {

@@ -35,6 +35,7 @@
 pub(crate) mod binary;
 pub(crate) mod ccob;
 pub(crate) mod host;
+pub mod image;
 mod offload_binary;
 pub(crate) mod pick;
 mod rng;
@@ -147,6 +148,105 @@ pub struct Options {
     pub max_size: usize,
     /// Break exactly this rule (one of [`Kind::malformable`]).
     pub malformed: Option<Rule>,
+    /// What entries carry: by default an image loaders accept.
+    pub payloads: Payloads,
+}
+
+/// What the entries of generated files carry.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Payloads {
+    /// For each entry, an image a loader accepts for the entry's target
+    /// ([`image`]): AMDGPU code objects, cubins, SPIR-V, host shared objects.
+    #[default]
+    Loadable,
+    /// Random bytes, half of them beginning like an AMDGPU ELF header: what
+    /// every release of offload-kit before 2026-11-26 generated.
+    Random,
+    /// The user's own images; entry IDs are drawn from their targets (or
+    /// must be among them, with [`Options::target_ids`]).
+    Given(Vec<Payload>),
+}
+
+/// One of the user's images, with the target read from its ELF header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Payload {
+    /// Where it came from (a file name), for messages.
+    pub name: String,
+    /// The image.
+    pub bytes: Vec<u8>,
+    /// The bundle entry ID that names it (kind, triple, target ID).
+    pub id: String,
+    /// The triple of an offload binary entry.
+    pub triple: String,
+    /// The `arch` of an offload binary entry (a target ID, `sm_N`, or empty).
+    pub arch: String,
+}
+
+impl Payload {
+    /// Read the target of `bytes` from its header: an AMDGPU code object
+    /// (`hipv4-amdgcn-amd-amdhsa--<target ID>`), a cubin
+    /// (`openmp-nvptx64-nvidia-cuda--sm_N`), a SPIR-V module
+    /// (`hip-spirv64-amd-amdhsa--amdgcnspirv`) or an x86-64 or AArch64 ELF
+    /// file (`openmp-<arch>-unknown-linux-gnu`). Anything else is refused.
+    ///
+    /// ```
+    /// use offload_kit::generate::{image, Payload};
+    ///
+    /// let co = image::for_target("amdgcn-amd-amdhsa", "gfx942:xnack-", 1).unwrap();
+    /// let p = Payload::from_image("k.hsaco", co).unwrap();
+    /// assert_eq!(p.id, "hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-".replace("sramecc+:", ""));
+    /// assert!(Payload::from_image("x", b"not an ELF".to_vec()).is_err());
+    /// ```
+    pub fn from_image(name: &str, bytes: Vec<u8>) -> Result<Payload, GenerateError> {
+        use crate::inspect::code_object::{identify, CodeObject};
+        let refuse = |why: String| GenerateError::BadPayload {
+            name: name.to_string(),
+            reason: why,
+        };
+        let (kind, triple, arch) = match identify(&bytes) {
+            CodeObject::Amdgpu(o) => {
+                if o.processor.is_none() {
+                    return Err(refuse(
+                        "an AMDGPU code object whose e_flags name no known processor \
+                         (code object V2, or an unknown EF_AMDGPU_MACH)"
+                            .into(),
+                    ));
+                }
+                ("hipv4", "amdgcn-amd-amdhsa", o.target_id())
+            }
+            CodeObject::Cubin(o) => ("openmp", "nvptx64-nvidia-cuda", format!("sm_{}", o.sm)),
+            CodeObject::SpirV(_) => ("hip", "spirv64-amd-amdhsa", "amdgcnspirv".to_string()),
+            CodeObject::Host(h) => match h.machine {
+                62 => ("openmp", "x86_64-unknown-linux-gnu", String::new()),
+                183 => ("openmp", "aarch64-unknown-linux-gnu", String::new()),
+                m => {
+                    return Err(refuse(format!(
+                        "an ELF file for machine {m}, for which no offload target is known"
+                    )))
+                }
+            },
+            other => {
+                let what = match other {
+                    CodeObject::Bitcode => "LLVM bitcode",
+                    CodeObject::Ptx(_) => "PTX text",
+                    _ => "no ELF file, SPIR-V module or code object",
+                };
+                return Err(refuse(format!("{what}: a payload must be a device image")));
+            }
+        };
+        let id = if arch.is_empty() {
+            format!("{kind}-{triple}")
+        } else {
+            format!("{kind}-{triple}--{arch}")
+        };
+        Ok(Payload {
+            name: name.to_string(),
+            bytes,
+            id,
+            triple: triple.to_string(),
+            arch,
+        })
+    }
 }
 
 impl Default for Options {
@@ -155,6 +255,7 @@ impl Default for Options {
             target_ids: Vec::new(),
             max_size: 1 << 20,
             malformed: None,
+            payloads: Payloads::Loadable,
         }
     }
 }
@@ -198,6 +299,21 @@ pub enum GenerateError {
         /// The strict reader's complaint.
         reason: String,
     },
+    /// A `--payloads` image cannot be used (not a device image).
+    BadPayload {
+        /// Where it came from.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// An entry ID's target has no image ([`image::for_target`] refuses it)
+    /// or, with [`Payloads::Given`], no given image is for it.
+    NoImage {
+        /// The ID.
+        id: String,
+        /// Why.
+        reason: String,
+    },
     /// No draw fitted `max_size` and the rules (e.g. a `.hip_fatbin` needs
     /// 4096-byte alignment, so a fat binary below 8 KiB cannot be made).
     NoFit {
@@ -225,6 +341,12 @@ impl fmt::Display for GenerateError {
                     "target ID '{id}' is not a valid bundle entry ID: {reason}"
                 )
             }
+            GenerateError::BadPayload { name, reason } => {
+                write!(f, "payload '{name}' cannot be used: {reason}")
+            }
+            GenerateError::NoImage { id, reason } => {
+                write!(f, "no payload for the entry ID '{id}': {reason}")
+            }
             GenerateError::NoFit { kind, reason } => {
                 write!(
                     f,
@@ -248,6 +370,66 @@ pub(crate) struct Draft {
 /// size limit exceeded) is replaced by the next one.
 const ATTEMPTS: u64 = 64;
 
+/// At most this many files are read from a payload directory.
+pub const MAX_PAYLOAD_FILES: usize = 4096;
+
+/// The images in `dir` (every regular file, in name order, none larger
+/// than `max_size`), each with its target ([`Payload::from_image`]).
+pub fn payloads_from_dir(
+    dir: &std::path::Path,
+    max_size: usize,
+) -> Result<Vec<Payload>, GenerateError> {
+    use std::io::Read;
+    let shown = dir.display().to_string();
+    let bad = |reason: String| GenerateError::BadPayload {
+        name: shown.clone(),
+        reason,
+    };
+    let mut names = Vec::new();
+    for entry in
+        std::fs::read_dir(dir).map_err(|e| bad(format!("cannot read the directory: {e}")))?
+    {
+        let entry = entry.map_err(|e| bad(format!("cannot read the directory: {e}")))?;
+        let meta = std::fs::metadata(entry.path())
+            .map_err(|e| bad(format!("{}: {e}", entry.path().display())))?;
+        if meta.is_file() {
+            names.push(entry.path());
+        }
+        if names.len() > MAX_PAYLOAD_FILES {
+            return Err(bad(format!("more than {MAX_PAYLOAD_FILES} files")));
+        }
+    }
+    if names.is_empty() {
+        return Err(bad("the directory holds no files".into()));
+    }
+    names.sort();
+    let mut out = Vec::with_capacity(names.len());
+    for path in names {
+        let name = path.display().to_string();
+        let mut bytes = Vec::new();
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(max_size as u64 + 1).read_to_end(&mut bytes))
+            .map_err(|e| GenerateError::BadPayload {
+                name: name.clone(),
+                reason: format!("cannot read: {e}"),
+            })?;
+        if bytes.len() > max_size {
+            return Err(GenerateError::BadPayload {
+                name,
+                reason: format!("larger than the size limit of {max_size} bytes"),
+            });
+        }
+        out.push(Payload::from_image(&name, bytes)?);
+    }
+    Ok(out)
+}
+
+/// Check `opts` as [`generate`] does before drawing: the IDs parse, every
+/// ID can carry a payload of the chosen sort.
+pub fn check_options(opts: &Options) -> Result<(), GenerateError> {
+    with_pool(opts, |_| ())
+}
+
 /// Generate one file of `kind` from `seed` (see the [module docs](self)).
 pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, GenerateError> {
     if let Some(r) = opts.malformed {
@@ -255,13 +437,42 @@ pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, Gene
             return Err(GenerateError::Unsupported { kind, rule: r.id });
         }
     }
+    with_pool(opts, |ids| draw(kind, seed, opts, ids))?
+}
+
+/// Call `f` with the ID pool `opts` asks for, once every ID of it is known
+/// to carry a payload of the chosen sort.
+fn with_pool<R>(opts: &Options, f: impl FnOnce(&pick::Ids) -> R) -> Result<R, GenerateError> {
     let user;
-    let ids = if opts.target_ids.is_empty() {
-        pick::Ids::builtin()
-    } else {
-        user = pick::Ids::new(&opts.target_ids)?;
-        &user
+    let ids = match (&opts.payloads, opts.target_ids.is_empty()) {
+        (Payloads::Loadable | Payloads::Random, true) => pick::Ids::builtin(),
+        (Payloads::Given(given), true) => {
+            let mut from: Vec<String> = given.iter().map(|p| p.id.clone()).collect();
+            from.sort();
+            from.dedup();
+            user = pick::Ids::new(&from)?;
+            &user
+        }
+        (_, false) => {
+            user = pick::Ids::new(&opts.target_ids)?;
+            &user
+        }
     };
+    // The built-in pool carries images and random bytes (a unit test checks
+    // it); the generator is called too often to check it each time.
+    if !opts.target_ids.is_empty() || matches!(opts.payloads, Payloads::Given(_)) {
+        pick::check_payloads(ids, &opts.payloads)?;
+    }
+    Ok(f(ids))
+}
+
+/// Draw files of `kind` until one checks out.
+fn draw(
+    kind: Kind,
+    seed: u64,
+    opts: &Options,
+    ids: &pick::Ids,
+) -> Result<Generated, GenerateError> {
     let mut why = String::new();
     for attempt in 0..ATTEMPTS {
         let mut rng = Rng::new(seed ^ attempt.wrapping_mul(0xa076_1d64_78bd_642f));
@@ -271,6 +482,7 @@ pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, Gene
             rng: &mut rng,
             ids,
             small,
+            payloads: &opts.payloads,
         };
         let draft = match kind {
             Kind::Binary => binary::build(cx, opts.malformed),
@@ -342,6 +554,8 @@ pub(crate) struct Cx<'a> {
     pub(crate) ids: &'a pick::Ids,
     /// Draw few, short entries.
     pub(crate) small: bool,
+    /// What entries carry.
+    pub(crate) payloads: &'a Payloads,
 }
 
 impl Violation {

@@ -12,53 +12,101 @@ use crate::rules::{self, Rule};
 /// Rules an offload binary can break one at a time.
 pub(super) const RULES: &[Rule] = &[
     rules::OB_2,
+    rules::OB_3,
     rules::OB_4,
+    rules::OB_5,
+    rules::OB_6,
+    rules::OB_7,
+    rules::OB_8,
+    rules::OB_9,
+    rules::OB_10,
     rules::OB_11,
     rules::OB_12,
     rules::OB_13,
     rules::OB_14,
+    rules::OB_15,
     rules::OB_16,
     rules::OB_25,
 ];
 
-/// (triple, arch, image kind, offload kind) of plausible images.
-const IMAGES: &[(&str, &str, u16, u16)] = &[
-    ("amdgcn-amd-amdhsa", "gfx906", 1, 1),
-    ("amdgcn-amd-amdhsa", "gfx90a:xnack+", 2, 1),
-    ("amdgcn-amd-amdhsa", "gfx1030", 1, 4),
-    ("nvptx64-nvidia-cuda", "sm_70", 3, 2),
-    ("nvptx64-nvidia-cuda", "sm_80", 5, 1),
-    ("x86_64-unknown-linux-gnu", "", 1, 1),
+/// Rules whose violations are laid out for version 1 (what every release
+/// reads): the first binary's fields are where LLVM 16-22 read them.
+const V1_ONLY: &[&str] = &[
+    "OB-3", "OB-5", "OB-6", "OB-7", "OB-8", "OB-9", "OB-10", "OB-15",
 ];
 
+/// (triple, arch, image kind, offload kind) of the image for a bundle
+/// entry ID: `IMG_Cubin` for NVPTX, `IMG_SPIRV` for SPIR-V, `IMG_Object`
+/// otherwise; `OFK_OpenMP` for OpenMP and host IDs, `OFK_Cuda`, `OFK_HIP`
+/// (4, as 22 numbers it).
+fn image_of(id: &str) -> (String, String, u16, u16) {
+    let parsed = crate::id::BundleEntryId::parse_strict(id).ok();
+    let (kind, triple, arch) = parsed.as_ref().map_or(("openmp", "", ""), |p| {
+        (p.kind.as_str(), p.triple.as_str(), p.target_id.as_str())
+    });
+    let t = crate::id::triple::Triple::parse(triple);
+    let image_kind = if t.is_nvptx() {
+        3
+    } else if t.arch.starts_with("spirv") {
+        6
+    } else {
+        1
+    };
+    let offload_kind = match kind {
+        "cuda" => 2,
+        "hip" | "hipv4" | "hip-spirv" => 4,
+        _ => 1,
+    };
+    // The triple as clang writes it in an offload binary: no empty environment.
+    let triple = triple.trim_end_matches('-').to_string();
+    (triple, arch.to_string(), image_kind, offload_kind)
+}
+
 /// One file of offload binaries, valid or breaking `rule`.
-pub(super) fn build(cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
+pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let n = 1 + cx.rng.below(if cx.small { 2 } else { 4 });
-    let images: Vec<OwnedImage> = (0..n)
-        .map(|_| {
-            let &(triple, arch, image_kind, offload_kind) = cx.rng.pick(IMAGES);
-            let mut strings = vec![
-                (b"arch".to_vec(), arch.as_bytes().to_vec()),
-                (b"triple".to_vec(), triple.as_bytes().to_vec()),
-            ];
-            if rule == Some(rules::OB_11) {
-                strings.push((b"arch".to_vec(), b"gfx908".to_vec()));
-            }
-            if rule == Some(rules::OB_25) {
-                strings.push((b"feature".to_vec(), b"+wavefrontsize64\x01".to_vec()));
-            }
-            OwnedImage {
-                image_kind,
-                offload_kind,
-                flags: 0,
-                strings,
-                image: pick::payload(cx.rng, cx.small),
-            }
-        })
-        .collect();
+    // Host IDs become OpenMP images for the host (LLVM's host plugin).
+    let mut images: Vec<OwnedImage> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let host = cx.ids.host(cx.rng).filter(|_| cx.rng.chance(30));
+        let id = match host {
+            Some(h) => h,
+            None => cx
+                .ids
+                .devices(cx.rng, 1)
+                .pop()
+                .or_else(|| cx.ids.host(cx.rng))?,
+        };
+        let (triple, arch, image_kind, offload_kind) = image_of(&id);
+        let mut strings = vec![
+            (b"arch".to_vec(), arch.into_bytes()),
+            (b"triple".to_vec(), triple.into_bytes()),
+        ];
+        if rule == Some(rules::OB_11) {
+            strings.push((b"arch".to_vec(), b"gfx908".to_vec()));
+        }
+        if rule == Some(rules::OB_25) {
+            strings.push((b"feature".to_vec(), b"+wavefrontsize64\x01".to_vec()));
+        }
+        let mut image = pick::payload_for(&mut cx, &id);
+        if rule == Some(rules::OB_16) && image.len() % 8 == 0 {
+            // Images are multiples of 8: leave padding to break.
+            image.push(0);
+        }
+        images.push(OwnedImage {
+            image_kind,
+            offload_kind,
+            flags: 0,
+            strings,
+            image,
+        });
+    }
     // Version 1 (every release) most often; 2 and 3 of LLVM main otherwise;
     // compressed version 3 only for valid files (its fields are deflated).
-    let version = *cx.rng.pick(&[1u32, 1, 2, 3]);
+    let version = match rule {
+        Some(r) if V1_ONLY.contains(&r.id) => 1,
+        _ => *cx.rng.pick(&[1u32, 1, 2, 3]),
+    };
     let compression = (version == 3 && rule.is_none() && cx.rng.chance(50)).then(|| {
         if cx.rng.chance(50) {
             Compression::Zstd(1 + cx.rng.below(5) as i32)
@@ -98,6 +146,92 @@ pub(super) fn build(cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             let bad = (bytes.len() + 8 * (1 + cx.rng.below(100))) as u64;
             bytes[8..16].copy_from_slice(&bad.to_le_bytes());
             v(8, format!("size {bad} past the end"))
+        }
+        Some(rules::OB_3) => {
+            // A header cut short: the magic stays, the rest of 32 does not.
+            let k = 4 + cx.rng.below(28);
+            bytes.truncate(k);
+            v(k, format!("the file ends {k} bytes into the header"))
+        }
+        Some(rules::OB_5) => {
+            // The last binary grows by 1-7 zero bytes, its size with it.
+            let mut last = 0usize;
+            while let Some(sz) = read_u64(&bytes, last as u64 + 8) {
+                if last + sz as usize >= bytes.len() {
+                    break;
+                }
+                last += sz as usize;
+            }
+            let extra = 1 + cx.rng.below(7);
+            let grown = read_u64(&bytes, last as u64 + 8)? + extra as u64;
+            bytes.resize(bytes.len() + extra, 0);
+            bytes[last + 8..last + 16].copy_from_slice(&grown.to_le_bytes());
+            v(last + 8, format!("size {grown}, not a multiple of 8"))
+        }
+        Some(rules::OB_6) => {
+            let bad = *cx
+                .rng
+                .pick(&[(size - 39) as u64, size as u64, 0x1_0000_0000, u64::MAX - 7]);
+            bytes[16..24].copy_from_slice(&bad.to_le_bytes());
+            v(
+                16,
+                format!("entry offset {bad}: the entry is not inside the binary"),
+            )
+        }
+        Some(rules::OB_7) => {
+            // LLVM 16-22 read this many string entries from the heap.
+            let room = (size - string_off) as u64 / 16;
+            let bad = *cx
+                .rng
+                .pick(&[room + 1, room + 64, 1 << 40, (u64::MAX >> 4) + 2]);
+            let at = entry + 16;
+            bytes[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            v(
+                at,
+                format!("num strings {bad}: string entries past the end"),
+            )
+        }
+        Some(rules::OB_8) => {
+            // A key or value offset past the binary: LLVM 16-22 strlen() it.
+            let at = string_off + 8 * cx.rng.below(2);
+            let (near, far) = (cx.rng.below(4096) as u64, cx.rng.below(64) as u64);
+            let bad = *cx
+                .rng
+                .pick(&[size as u64 + 1 + near, 1 << 32, u64::MAX - far]);
+            bytes[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            let which = if at == string_off { "key" } else { "value" };
+            v(at, format!("{which} offset {bad} past the binary"))
+        }
+        Some(rules::OB_9) => {
+            // The image runs past the binary: extraction copies heap bytes.
+            let room = (size - image_off) as u64;
+            let more = 8 * (1 + cx.rng.below(1024) as u64);
+            let bad = *cx.rng.pick(&[
+                room + more,
+                room + 1_000_000,
+                u64::MAX - image_off as u64 + 1,
+            ]);
+            let at = entry + 32;
+            bytes[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+            v(at, format!("image size {bad} past the binary"))
+        }
+        Some(rules::OB_10) => {
+            // The image moved back over the string entries.
+            let to = string_off + 8 * cx.rng.below(2);
+            let at = entry + 24;
+            bytes[at..at + 8].copy_from_slice(&(to as u64).to_le_bytes());
+            v(at, format!("image moved to {to}, over the string entries"))
+        }
+        Some(rules::OB_15) => {
+            // Bytes after the last binary that are no binary.
+            let junk = 1 + cx.rng.below(24);
+            let at = bytes.len();
+            let mut tail = cx.rng.bytes(junk);
+            if tail[0] == 0x10 {
+                tail[0] = 0;
+            }
+            bytes.extend_from_slice(&tail);
+            v(at, format!("{junk} bytes after the last binary"))
         }
         Some(rules::OB_12) => {
             let k = *cx.rng.pick(&[7u16, 0x55, 0xffff]);

@@ -1,6 +1,6 @@
 //! What entries hold: IDs from a pool (or the user's), payloads.
 
-use super::{strict_id, GenerateError, Rng};
+use super::{image, strict_id, Cx, GenerateError, Payload, Payloads, Rng};
 
 /// Device IDs as LLVM 19 and 22 write them, one per processor so no two
 /// entries of a bundle compose badly (COMPOSE-1).
@@ -105,6 +105,14 @@ impl Ids {
             .map(str::to_string)
     }
 
+    /// Every ID of the pool.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &str> {
+        self.devices
+            .iter()
+            .map(|d| d.0.as_str())
+            .chain(self.hosts.iter().map(String::as_str))
+    }
+
     /// Device IDs and, with probability `host_pct`, a host ID in front.
     pub(crate) fn entries(&self, rng: &mut Rng, max: usize, host_pct: usize) -> Vec<String> {
         let mut ids = Vec::new();
@@ -113,6 +121,78 @@ impl Ids {
         }
         ids.extend(self.devices(rng, max));
         ids
+    }
+}
+
+/// (triple, target ID) of a bundle entry ID, what an image must match.
+fn image_key(id: &str) -> Option<(String, String)> {
+    let p = strict_id(id).ok()?;
+    Some((p.triple.as_str().to_string(), p.target_id))
+}
+
+/// The given payloads whose target is `id`'s.
+fn given_for<'p>(given: &'p [Payload], id: &str) -> Vec<&'p Payload> {
+    let key = image_key(id);
+    given
+        .iter()
+        .filter(|p| key.is_some() && image_key(&p.id) == key)
+        .collect()
+}
+
+/// Every ID of the pool can carry a payload of the chosen sort.
+pub(crate) fn check_payloads(ids: &Ids, payloads: &Payloads) -> Result<(), GenerateError> {
+    for id in ids.all() {
+        let no = |reason: String| GenerateError::NoImage {
+            id: id.to_string(),
+            reason,
+        };
+        match payloads {
+            Payloads::Random => {}
+            Payloads::Loadable => {
+                let (triple, arch) = image_key(id).ok_or_else(|| no("not a valid ID".into()))?;
+                image::target_of(&triple, &arch).map_err(|e| no(e.0))?;
+            }
+            Payloads::Given(given) if given.is_empty() => {
+                return Err(no("no payloads were given".into()))
+            }
+            Payloads::Given(given) => {
+                if given_for(given, id).is_empty() {
+                    let have: Vec<&str> = given.iter().map(|p| p.id.as_str()).collect();
+                    return Err(no(format!(
+                        "none of the given images is for its target; they are for {}",
+                        have.join(", ")
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The payload of the entry `id`: an image for its target, one of the
+/// user's, or random bytes (also for IDs a malformed file breaks).
+pub(crate) fn payload_for(cx: &mut Cx<'_>, id: &str) -> Vec<u8> {
+    match cx.payloads {
+        Payloads::Random => payload(cx.rng, cx.small),
+        Payloads::Given(given) => match given_for(given, id).as_slice() {
+            [] => payload(cx.rng, cx.small),
+            fits => cx.rng.pick(fits).bytes.clone(),
+        },
+        Payloads::Loadable => {
+            match image_key(id).and_then(|(t, a)| image::target_of(&t, &a).ok()) {
+                Some(target) => image::write(target, cx.rng),
+                None => payload(cx.rng, cx.small),
+            }
+        }
+    }
+}
+
+/// A payload for an archive member: an image, or with [`Payloads::Random`]
+/// bytes no LLVM takes for an object file ([`inert_payload`]).
+pub(crate) fn member_payload_for(cx: &mut Cx<'_>, id: &str) -> Vec<u8> {
+    match cx.payloads {
+        Payloads::Random => inert_payload(cx.rng, cx.small),
+        _ => payload_for(cx, id),
     }
 }
 

@@ -29,7 +29,7 @@ use crate::detect::{self, Container};
 use crate::format::bundle::{MAGIC, RECORD_FIXED_SIZE};
 use crate::generate::binary as gen_binary;
 use crate::generate::pick::Ids;
-use crate::generate::{ccob as gen_ccob, host as gen_host, Cx, Rng};
+use crate::generate::{ccob as gen_ccob, host as gen_host, Cx, Payloads, Rng};
 use crate::host::ar;
 use crate::host::elf::{self, Elf, SHF_ALLOC};
 
@@ -102,6 +102,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
                 rng,
                 ids,
                 small: true,
+                payloads: &Payloads::Random,
             };
             let (blob, o) = gen_ccob::compress(&mut cx, &inner_m.bytes, &[1, 2, 3]);
             inner_m.what = format!("{} inside, recompressed as v{}", inner_m.what, o.version);
@@ -244,6 +245,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 rng,
                 ids,
                 small: true,
+                payloads: &Payloads::Random,
             };
             let (blob, o) = gen_ccob::compress(&mut cx, data, &[1, 2, 3]);
             done(
@@ -257,6 +259,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 rng,
                 ids,
                 small: true,
+                payloads: &Payloads::Random,
             };
             let (b, v) = gen_binary::malform(&mut cx, rule, model.entries, align, true)?;
             done(b, format!("rule {} broken: {}", rule.id, v.description))
