@@ -205,7 +205,8 @@ static int run_child(const uint8_t *img, size_t len, int load) {
 }
 
 /* The host plugin writes each image to /tmp/tmpfile_XXXXXX and never
- * removes it. */
+ * removes it; the harness removes them all after each input, so run one
+ * harness per /tmp at a time. */
 static void remove_tmpfiles(void) {
   DIR *dir = opendir("/tmp");
   if (!dir) return;

@@ -24,6 +24,8 @@
 //! println!("{}", m.what); // e.g. "respell entry 0's ID"
 //! ```
 
+mod image;
+
 use crate::bundle::ccob::decompress_prefix;
 use crate::detect::{self, Container};
 use crate::format::bundle::{MAGIC, RECORD_FIXED_SIZE};
@@ -108,7 +110,15 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             inner_m.what = format!("{} inside, recompressed as v{}", inner_m.what, o.version);
             m(blob, inner_m.what)
         }
-        Container::OffloadBinary => header_field(data, rng, &OB_FIELDS, "offload binary"),
+        Container::OffloadBinary => {
+            // The header; or, most often, the string table and the image
+            // that LLVM's reader and the loader parse.
+            if rng.chance(30) {
+                return header_field(data, rng, &OB_FIELDS, "offload binary");
+            }
+            let (bytes, what) = image::mutate_offload_binary(data, rng)?;
+            m(bytes, format!("offload binary: {what}"))
+        }
         Container::TextBundle => text(data, rng, ids),
         Container::Archive => {
             let members = ar::members_raw(data, 0, crate::rules::AR_1).ok()?;
@@ -233,7 +243,12 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
         5 | 6 if n > 0 => {
             let i = rng.below(n);
             let p = &mut model.entries[i].1;
-            let what = bytes(p, rng, 1 << 16);
+            // An image's own structure most often; bytes otherwise.
+            let what = match rng.chance(70) {
+                true => image::mutate_elf(p, rng),
+                false => None,
+            };
+            let what = what.unwrap_or_else(|| bytes(p, rng, 1 << 16));
             done(write(&model), format!("entry {i}'s payload: {what}"))
         }
         7 => done(
