@@ -157,10 +157,23 @@ pub fn inspect(data: &[u8]) {
             let v = check::check(&report, &gpu);
             assert!(v.bundles.len() <= report.bundles.len());
         }
-        assert_eq!(
-            report.findings.len(),
-            report.entries.iter().filter(|e| e.breaks_co_1).count()
-        );
+        // Each finding is one entry's CO-1, or one of its image's CO-2 … CO-5.
+        let co_1 = report.entries.iter().filter(|e| e.breaks_co_1).count();
+        let images = report
+            .findings
+            .iter()
+            .filter(|f| f.rule_id() != Some("CO-1"))
+            .count();
+        assert_eq!(report.findings.len(), co_1 + images);
+        for e in &report.entries {
+            assert_eq!(
+                e.broken_image.is_some(),
+                report
+                    .findings
+                    .iter()
+                    .any(|f| e.broken_image.as_ref() == Some(f))
+            );
+        }
     }
 }
 
@@ -583,7 +596,7 @@ pub fn fuzz_kit(data: &[u8]) {
         ..Options::default()
     };
     if let Ok(g) = generate(kind, seed, &opts) {
-        let res = crate::detect::list(&g.bytes.as_slice(), None);
+        let res = crate::inspect::validate(&g.bytes.as_slice());
         match (&g.violation, res) {
             (None, r) => assert!(r.is_ok(), "generated {kind} seed {seed} is invalid"),
             (Some(v), r) => {

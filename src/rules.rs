@@ -145,6 +145,10 @@ rules! {
     AR_6 = "AR-6", "archive.md", "A target without a compatible code object is an error, or an empty archive with -allow-missing-bundles; archives of earlier targets stay";
     AR_7 = "AR-7", "archive.md", "Within one member, the entry IDs of one kind, triple and processor either all set a feature or none does";
     CO_1 = "CO-1", "code-object.md", "An AMDGPU code object's processor and xnack/sramecc settings agree with its entry ID's target ID";
+    CO_2 = "CO-2", "code-object.md", "An ELF image has a whole ELF header of a known class and byte order, version 1, and the class's header and table entry sizes";
+    CO_3 = "CO-3", "code-object.md", "An ELF image's program and section header tables lie inside it, and e_shstrndx names one of its sections";
+    CO_4 = "CO-4", "code-object.md", "The file contents of every segment and section of an ELF image lie inside it";
+    CO_5 = "CO-5", "code-object.md", "An ELF image's string tables begin and end with NUL, and its symbol tables link a string table";
     URI_1 = "URI-1", "uri.md", "A code object URI is `file://` with a path and an optional range, or `memory://` with a process ID and a range";
     URI_2 = "URI-2", "uri.md", "The path is percent-encoded: every byte outside `A-Z a-z 0-9 / _ . ~ -` is written `%XX`";
     URI_3 = "URI-3", "uri.md", "A range specifier is `offset=N&size=M` after `#` or `?`; numbers are C literals";

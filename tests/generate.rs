@@ -1,13 +1,14 @@
 //! The generator's promise, one trial per (kind, rule): every seed gives a
 //! file, the same seed the same file, a valid file passes the strict reader
-//! and a malformed one makes it report exactly the labelled rule at the
+//! (`validate`: the containers and the images in them, CO-2 … CO-5) and a
+//! malformed one makes it report exactly the labelled rule at the
 //! labelled offset. The generator checks its own drafts; these trials make
 //! sure no seed falls through (a `NoFit` is a failure) and re-check the
 //! label independently of the generator's own check.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use offload_kit::detect;
 use offload_kit::generate::{generate, Kind, Options};
+use offload_kit::inspect;
 use offload_kit::rules::Rule;
 
 const SEEDS: u64 = 60;
@@ -25,7 +26,7 @@ fn trial(kind: Kind, rule: Option<Rule>) -> Result<(), Failed> {
             return Err(format!("seed {seed}: two runs differ").into());
         }
         distinct.insert(g.bytes.clone());
-        let res = detect::list(&g.bytes.as_slice(), None);
+        let res = inspect::validate(&g.bytes.as_slice());
         match (rule, &g.violation, res) {
             (None, None, Ok(_)) => {}
             (Some(r), Some(v), Err(es)) if v.rule == r => {

@@ -32,7 +32,6 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-use offload_kit::detect;
 use offload_kit::generate::{generate, Kind, Options};
 use offload_kit::mutate::mutate;
 use std::ffi::{c_char, c_int, c_uint, CStr};
@@ -118,7 +117,7 @@ pub unsafe extern "C" fn offloadkit_validate(
     // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
     let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
     let verdict = catch_unwind(|| {
-        detect::list(&input, None).err().map(|es| {
+        offload_kit::inspect::validate(&input).err().map(|es| {
             let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
             first.map_or((String::from("?"), u64::MAX), |e| {
                 (

@@ -339,14 +339,20 @@ fn open(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Contai
     })
 }
 
-/// Every violation of spec/ in a file (empty when it conforms), or with
-/// `llvm_version` what that release cannot read.
+/// Every violation of spec/ in a file (empty when it conforms: its
+/// container and the ELF images in it), or with `llvm_version` what that
+/// release cannot read.
 #[pyfunction]
 #[pyo3(signature = (source, llvm_version=None))]
 fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Vec<Violation>> {
     let release = release_of(llvm_version)?;
     let (data, _) = load(source)?;
-    Ok(match detect::list(&data.bytes(), release) {
+    // Strictly: the container and the images in it (CO-2 … CO-5).
+    let res = match release {
+        None => inspect::validate(&data.bytes()),
+        Some(_) => detect::list(&data.bytes(), release),
+    };
+    Ok(match res {
         Ok(_) => Vec::new(),
         Err(es) => es.iter().map(Violation::from).collect(),
     })
@@ -523,9 +529,7 @@ fn generate<'py>(
         })
         .transpose()?;
     let payloads = match (payloads, random_payloads) {
-        (Some(_), true) => {
-            return Err(usage("payloads and random_payloads exclude each other"))
-        }
+        (Some(_), true) => return Err(usage("payloads and random_payloads exclude each other")),
         (Some(dir), false) => gen::Payloads::Given(
             gen::payloads_from_dir(&dir, max_size).map_err(|e| usage(e.to_string()))?,
         ),

@@ -95,6 +95,10 @@ def test_generated_files_validate_as_labelled(kind):
         data, info = ok.generate(kind, seed=7, malformed=rule)
         v = ok.validate(data)
         assert (v[0].rule, v[0].offset) == (info["rule"], info["offset"]) == (rule, info["offset"])
+        if rule.startswith("CO-"):
+            # A broken image leaves the container readable.
+            assert len(ok.open(data).entries) > 0
+            continue
         with pytest.raises(ok.OffloadKitError) as e:
             ok.open(data)
         assert (e.value.rule, e.value.offset) == (rule, info["offset"])
@@ -218,3 +222,27 @@ def test_hostile_bytes_raise_only_offload_kit_errors():
             ok.decompress(bytes(data))
         except ok.OffloadKitError:
             pass
+
+
+def test_generate_carries_images_the_users_or_random_bytes(tmp_path):
+    # Default: every entry carries an image for its target, which validates.
+    data, info = ok.generate("binary", seed=3)
+    assert ok.validate(data) == []
+    report = ok.inspect_file(data)
+    assert report["summary"]["code_objects"] >= 1
+    # The user's images: IDs follow their ELF headers.
+    image, _ = ok.generate("offload-binary", seed=1, target_ids=["openmp-x86_64-unknown-linux-gnu-"])
+    c = ok.open(image)
+    (tmp_path / "k.so").write_bytes(c.read(c.entries[0]))
+    data, info = ok.generate("binary", seed=2, payloads=tmp_path)
+    ids = [e.id for e in ok.open(data).entries]
+    assert ids and all(i == "openmp-x86_64-unknown-linux-gnu-" for i in ids), ids
+    # Random bytes, never an ELF header.
+    data, _ = ok.generate("binary", seed=2, random_payloads=True)
+    assert ok.inspect_file(data)["summary"]["code_objects"] == 0
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ok.OffloadKitError, match="no files"):
+        ok.generate("binary", payloads=tmp_path / "empty")
+    (tmp_path / "junk.txt").write_bytes(b"not an image")
+    with pytest.raises(ok.OffloadKitError, match="device image"):
+        ok.generate("binary", payloads=tmp_path)

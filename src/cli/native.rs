@@ -845,7 +845,7 @@ fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let res = detect::list(&input, None);
+    let res = offload_kit::inspect::validate(&input);
     if json {
         let v = match &res {
             Ok(l) => {

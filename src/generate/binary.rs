@@ -23,6 +23,10 @@ pub(crate) const RULES: &[Rule] = &[
     rules::TID_2,
     rules::TID_3,
     rules::COMPOSE_1,
+    rules::CO_2,
+    rules::CO_3,
+    rules::CO_4,
+    rules::CO_5,
 ];
 
 /// Alignments LLVM users pass (`-bundle-align`), small ones weighted up.
@@ -163,6 +167,17 @@ pub(crate) fn malform(
 ) -> Option<(Vec<u8>, Violation)> {
     let n = entries.len();
     let v = |offset: usize, what: String| Violation::new(rule, offset as u64, what);
+    if super::image::IMAGE_RULES.contains(&rule) {
+        // One entry's image (loadable payloads) breaks it.
+        let elfs: Vec<usize> = (0..n)
+            .filter(|&i| entries[i].1.starts_with(b"\x7fELF"))
+            .collect();
+        let &i = elfs.get(cx.rng.below(elfs.len().max(1)))?;
+        let (at, what) = super::image::break_image(&mut entries[i].1, rule, cx.rng, true)?;
+        let l = write(&entries, align);
+        let at = l.recs[i].payload_at + at;
+        return Some((l.bytes, v(at, format!("entry {i}'s image: {what}"))));
+    }
     // Rules met by choosing what the entries are.
     match rule {
         rules::ID_1 | rules::ID_2 | rules::TID_1 | rules::TID_2 | rules::TID_3 => {

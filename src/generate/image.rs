@@ -43,6 +43,7 @@
 
 use super::Rng;
 use crate::format::code_object::*;
+use crate::host::elf::SHT_PROGBITS;
 use crate::id::target_id::{self, Feature};
 use crate::id::triple::Triple;
 
@@ -53,7 +54,6 @@ const EF_CUDA_64BIT_ADDRESS: u32 = 0x400;
 const PT_LOAD: u32 = 1;
 const PT_DYNAMIC: u32 = 2;
 const PT_GNU_STACK: u32 = 0x6474_e551;
-const SHT_PROGBITS: u32 = 1;
 const SHT_HASH: u32 = 5;
 const SHT_DYNAMIC: u32 = 6;
 const DT_HASH: u64 = 4;
@@ -467,6 +467,137 @@ fn shared_object(s: &Spec) -> Vec<u8> {
         w64(&mut b, h + 56, entsize);
     }
     b
+}
+
+/// The rules an image of [`write`]'s can break one at a time (spec/
+/// code-object.md, the ELF a loader maps).
+pub(crate) const IMAGE_RULES: &[crate::rules::Rule] = &[
+    crate::rules::CO_2,
+    crate::rules::CO_3,
+    crate::rules::CO_4,
+    crate::rules::CO_5,
+];
+
+/// Break `rule` in `img`, an ELF image [`write`] made (sections: 1 `.hash`,
+/// 2 `.dynsym`, 3 `.dynstr`, …, 7 `.shstrtab`); `cut`: the image may get
+/// shorter. Returns where the strict reader reports it, within the image,
+/// and what was done; `None` for an image that is no ELF file.
+pub(crate) fn break_image(
+    img: &mut Vec<u8>,
+    rule: crate::rules::Rule,
+    rng: &mut Rng,
+    cut: bool,
+) -> Option<(usize, String)> {
+    use crate::rules::{CO_2, CO_3, CO_4, CO_5};
+    if img.len() < 64 || !img.starts_with(b"\x7fELF") {
+        return None;
+    }
+    let len = img.len() as u64;
+    let r64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    let shoff = usize::try_from(r64(img, 40)).ok()?;
+    let sh = |i: usize| shoff + 64 * i;
+    img.get(sh(7) + 64 - 1)?;
+    fn put(img: &mut [u8], at: usize, bytes: &[u8]) {
+        img[at..at + bytes.len()].copy_from_slice(bytes)
+    }
+    Some(match rule {
+        CO_2 => match rng.below(if cut { 6 } else { 5 }) {
+            0 => {
+                put(img, 20, &2u32.to_le_bytes());
+                (20, "e_version 2".into())
+            }
+            1 => {
+                put(img, 6, &[0]);
+                (6, "EI_VERSION 0".into())
+            }
+            2 => {
+                put(img, 52, &60u16.to_le_bytes());
+                (52, "e_ehsize 60".into())
+            }
+            3 => {
+                put(img, 54, &55u16.to_le_bytes());
+                (54, "e_phentsize 55".into())
+            }
+            4 => {
+                put(img, 58, &40u16.to_le_bytes());
+                (58, "e_shentsize 40".into())
+            }
+            _ => {
+                let k = 8 + rng.below(56);
+                img.truncate(k);
+                (k, format!("cut to {k} bytes, inside the ELF header"))
+            }
+        },
+        CO_3 => match rng.below(3) {
+            0 => {
+                put(img, 32, &(len - 56).to_le_bytes());
+                (
+                    32,
+                    "the program header table moved to the last 56 bytes".into(),
+                )
+            }
+            1 => {
+                let at = len - 64 * (1 + rng.below(7) as u64);
+                put(img, 40, &at.to_le_bytes());
+                (40, format!("e_shoff {at}: the table runs past the end"))
+            }
+            _ => {
+                let n = 8 + rng.below(0xfe00) as u16;
+                put(img, 62, &n.to_le_bytes());
+                (62, format!("e_shstrndx {n}"))
+            }
+        },
+        CO_4 => {
+            let i = 1 + rng.below(7);
+            match rng.below(3) {
+                0 => {
+                    let off = len + 1 + rng.below(4096) as u64;
+                    put(img, sh(i) + 24, &off.to_le_bytes());
+                    (
+                        sh(i) + 24,
+                        format!("section {i}'s offset {off}, past the end"),
+                    )
+                }
+                1 => {
+                    put(img, sh(i) + 32, &len.to_le_bytes());
+                    (
+                        sh(i) + 32,
+                        format!("section {i}'s size {len}, past the end"),
+                    )
+                }
+                _ => {
+                    put(img, 64 + 32, &(len + 1).to_le_bytes());
+                    (
+                        64 + 32,
+                        "the PT_LOAD segment's file size past the end".into(),
+                    )
+                }
+            }
+        }
+        CO_5 => {
+            let (s3, s7) = (sh(3), sh(7));
+            let dynstr = (r64(img, s3 + 24) as usize, r64(img, s3 + 32) as usize);
+            let shstrtab = r64(img, s7 + 24) as usize;
+            match rng.below(3) {
+                0 => {
+                    let (off, size) = dynstr;
+                    let last = off + size - 1;
+                    put(img, last, b"x");
+                    (last, ".dynstr ends without a NUL".into())
+                }
+                1 => {
+                    let off = shstrtab;
+                    put(img, off, b".");
+                    (off, ".shstrtab begins without a NUL".into())
+                }
+                _ => {
+                    put(img, sh(2) + 40, &4u32.to_le_bytes());
+                    (sh(2) + 40, ".dynsym links .text as its string table".into())
+                }
+            }
+        }
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

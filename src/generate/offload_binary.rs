@@ -27,6 +27,10 @@ pub(super) const RULES: &[Rule] = &[
     rules::OB_15,
     rules::OB_16,
     rules::OB_25,
+    rules::CO_2,
+    rules::CO_3,
+    rules::CO_4,
+    rules::CO_5,
 ];
 
 /// Rules whose violations are laid out for version 1 (what every release
@@ -232,6 +236,13 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             }
             bytes.extend_from_slice(&tail);
             v(at, format!("{junk} bytes after the last binary"))
+        }
+        Some(r @ (rules::CO_2 | rules::CO_3 | rules::CO_4 | rules::CO_5)) => {
+            // The first entry's image, in place (its size stays).
+            let mut img = bytes.get(image_off..image_off + image_size)?.to_vec();
+            let (at, what) = super::image::break_image(&mut img, r, cx.rng, false)?;
+            bytes[image_off..image_off + image_size].copy_from_slice(&img);
+            v(image_off + at, format!("the first image: {what}"))
         }
         Some(rules::OB_12) => {
             let k = *cx.rng.pick(&[7u16, 0x55, 0xffff]);

@@ -196,7 +196,7 @@ pub(crate) fn member_payload_for(cx: &mut Cx<'_>, id: &str) -> Vec<u8> {
     }
 }
 
-/// A payload: an ELF-looking code object or plain bytes, never empty
+/// A payload of random bytes that is no ELF image, never empty
 /// (an empty last payload is laid out differently by LLVM 14/16 and 19/22).
 pub(crate) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
     let len = if small {
@@ -206,11 +206,10 @@ pub(crate) fn payload(rng: &mut Rng, small: bool) -> Vec<u8> {
         1 + rng.below(cap)
     };
     let mut p = rng.bytes(len);
-    if rng.chance(50) {
-        // e_ident of an AMDGPU HSA code object: loaders look at it first.
-        let head = b"\x7fELF\x02\x01\x01\x40\x03";
-        let n = head.len().min(p.len());
-        p[..n].copy_from_slice(&head[..n]);
+    if p.starts_with(b"\x7fELF") {
+        // An ELF header makes a payload an image, which must conform
+        // (CO-2 … CO-5): random bytes never begin like one.
+        p[0] = 0;
     }
     p
 }

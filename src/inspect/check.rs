@@ -112,6 +112,10 @@ pub struct BundleChoice {
     /// The chosen entry's code object disagrees with its ID (CO-1): the
     /// runtime would choose it and the loader refuse it.
     pub refused_by_loader: bool,
+    /// The chosen entry's image is broken (CO-2 … CO-5): the loader would
+    /// map it, and a broken table is where loaders crash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub broken_image: Option<String>,
 }
 
 impl BundleChoice {
@@ -123,6 +127,11 @@ impl BundleChoice {
             (None, Some(e)) if self.refused_by_loader => Some(format!(
                 "{} is chosen by its ID, but its code object is for another target (CO-1): the loader refuses it",
                 e.escape_debug()
+            )),
+            (None, Some(e)) if self.broken_image.is_some() => Some(format!(
+                "{} is chosen, but the loader would map a broken image: {}",
+                e.escape_debug(),
+                self.broken_image.as_deref().unwrap_or_default()
             )),
             _ => None,
         }
@@ -248,6 +257,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 pick: Some(pick),
                 why_not: None,
                 refused_by_loader: e.breaks_co_1,
+                broken_image: e.broken_image.as_ref().map(Error::to_string),
             },
             None => BundleChoice {
                 bundle: b.index,
@@ -260,6 +270,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                     None => format!("no entry for {processor} (entries: {})", ids.join(", ")),
                 }),
                 refused_by_loader: false,
+                broken_image: None,
             },
         });
     }
@@ -267,7 +278,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
         gpu: gpu.text.clone(),
         runs: bundles
             .iter()
-            .all(|b| b.pick.is_some() && !b.refused_by_loader),
+            .all(|b| b.pick.is_some() && !b.refused_by_loader && b.broken_image.is_none()),
         bundles,
     }
 }

@@ -43,6 +43,7 @@
 
 pub mod check;
 pub mod code_object;
+pub mod image;
 
 use crate::bundle::ccob;
 use crate::detect::{self, Container, ListedEntry};
@@ -65,7 +66,8 @@ pub struct Report {
     pub bundles: Vec<BundleFacts>,
     /// Every entry with its code object, in input order.
     pub entries: Vec<InspectedEntry>,
-    /// Entries whose ID disagrees with their code object (CO-1).
+    /// Entries whose ID disagrees with their code object (CO-1), and
+    /// images a loader would map broken (CO-2 … CO-5).
     pub findings: Vec<Error>,
 }
 
@@ -132,6 +134,10 @@ pub struct InspectedEntry {
     /// Whether the entry's ID disagrees with its code object (CO-1; the
     /// finding is in [`Report::findings`]).
     pub breaks_co_1: bool,
+    /// The first of CO-2 … CO-5 the entry's image breaks (all of them are
+    /// in [`Report::findings`]): a loader would map a broken image.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub broken_image: Option<Error>,
 }
 
 /// List `src` strictly and identify every entry's code object; the
@@ -162,27 +168,33 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
         if let Some(b) = bundles.last_mut() {
             b.entries += 1;
         }
-        let object = match (&e.image, e.ccob_offset) {
-            (Some(img), _) => code_object::identify(&detect::image_bytes(data, img)?),
+        // What the bytes are, and what a loader mapping them meets.
+        let look =
+            |bytes: &[u8], base: u64| (code_object::identify(bytes), image::check(bytes, base));
+        let (object, broken) = match (&e.image, e.ccob_offset) {
+            (Some(img), _) => look(&detect::image_bytes(data, img)?, img.offset),
             (None, Some(at)) => {
                 if inflated.as_ref().map(|i| i.0) != Some(at) {
                     inflated = Some((at, decompress_at(src, at)?));
                 }
                 let bundle = inflated.as_ref().map_or(&[][..], |i| &i.1[..]);
-                code_object::identify(range(bundle, e.offset, e.size).unwrap_or(&[]))
+                look(range(bundle, e.offset, e.size).unwrap_or(&[]), e.offset)
             }
             (None, None) => match src.window(e.offset, e.size) {
-                Some(w) => code_object::identify(&w),
-                None => CodeObject::Unknown,
+                Some(w) => look(&w, e.offset),
+                None => (CodeObject::Unknown, Vec::new()),
             },
         };
         let finding = id_disagreement(&e, &object);
         let breaks_co_1 = finding.is_some();
         findings.extend(finding);
+        let broken_image = broken.first().cloned();
+        findings.extend(broken);
         entries.push(InspectedEntry {
             entry: e,
             object,
             breaks_co_1,
+            broken_image,
         });
     }
     let summary = summarise(&bundles, &entries);
@@ -193,6 +205,47 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
         entries,
         findings,
     })
+}
+
+/// List `src` strictly, as [`detect::list`], and check every image a
+/// loader would map (CO-2 … CO-5, [`image::check`]): the payloads of
+/// uncompressed entries and offload-binary images that begin with the ELF
+/// magic. Images inside compressed bundles are checked by [`inspect`],
+/// which decompresses them; this stays a streaming read.
+///
+/// ```
+/// use offload_kit::bundle::binary::write_to_vec;
+/// use offload_kit::inspect;
+///
+/// let broken = b"\x7fELF\x02\x01\x01 cut short";
+/// let fat = write_to_vec(&[(b"hipv4-amdgcn-amd-amdhsa--gfx906", broken)], 1).unwrap();
+/// let errs = inspect::validate(&fat).unwrap_err();
+/// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("CO-2"));
+/// ```
+pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
+    let listing = detect::list(src, None)?;
+    let mut errors = Vec::new();
+    for e in &listing.entries {
+        let (offset, size) = match (&e.image, e.ccob_offset) {
+            (Some(img), _) if !img.compressed => (img.offset, img.size),
+            (None, None) => (e.offset, e.size),
+            _ => continue,
+        };
+        // Only images are checked: a peek at the magic first.
+        if src
+            .window(offset, size.min(4))
+            .is_some_and(|w| w.starts_with(b"\x7fELF"))
+        {
+            if let Some(w) = src.window(offset, size) {
+                errors.extend(image::check(&w, offset));
+            }
+        }
+    }
+    if errors.is_empty() {
+        return Ok(listing);
+    }
+    errors.sort_by_key(Error::offset);
+    Err(errors.into())
 }
 
 /// `bytes[offset..offset + size]`, if it lies inside.
