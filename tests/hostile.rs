@@ -285,6 +285,39 @@ fn cases() -> Vec<Case> {
             .no_rule()
             .check(|r| mentions(&r.stderr, &r.input.display().to_string())),
     );
+    // 11. 40,000 START lines and no END line (2.7 MB): linear, not 14 s.
+    for (name, args) in [("list", LIST), ("validate", VALIDATE)] {
+        v.push(
+            case("text-40k-starts-no-end", name, args, 1).check(|r| match r.secs < 2.0 {
+                true => Ok(()),
+                false => Err(format!("{:.1} s: quadratic in the START lines", r.secs)),
+            }),
+        );
+    }
+    // 10. FIFOs, named directly or through a symlink: refused at open,
+    // never waited on (a blocked command would hit the 60 s limit).
+    for (input, cmds) in [
+        (
+            "input-is-a-fifo",
+            &[
+                ("list", LIST),
+                ("validate", VALIDATE),
+                ("verify", VERIFY),
+                ("inspect", &["inspect", "{F}"][..]),
+                ("check", &["check", "{F}", "--gpu", "gfx906"][..]),
+                ("extract-all", EXTRACT_ALL),
+            ][..],
+        ),
+        ("input-is-a-symlink-to-a-fifo", &[("list", LIST)][..]),
+    ] {
+        for &(name, args) in cmds {
+            v.push(
+                case(input, name, args, 1)
+                    .no_rule()
+                    .check(|r| mentions(&r.stderr, "is a FIFO, not a regular file")),
+            );
+        }
+    }
     v.push(
         case(
             "bundle-small",
@@ -402,7 +435,35 @@ fn inputs() -> Vec<(&'static str, Build)> {
             fs::write(p, gnu_archive(&[("u.bc", &a), ("u.bc", &b)]))
         }),
         ("input-is-a-directory", |p| fs::create_dir_all(p)),
+        ("input-is-a-fifo", mkfifo),
+        ("text-40k-starts-no-end", |p| {
+            let mut t = Vec::new();
+            for i in 0..40_000 {
+                t.extend_from_slice(
+                    format!(
+                        "\n# __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa--gfx{}\nx\n",
+                        900 + i % 3
+                    )
+                    .as_bytes(),
+                );
+            }
+            fs::write(p, t)
+        }),
+        ("input-is-a-symlink-to-a-fifo", |p| {
+            let target = p.with_extension("target-fifo");
+            mkfifo(&target)?;
+            std::os::unix::fs::symlink(&target, p)
+        }),
     ]
+}
+
+/// A FIFO at `p` (no writer ever opens it).
+fn mkfifo(p: &Path) -> io::Result<()> {
+    let st = Command::new("mkfifo").arg(p).status()?;
+    match st.success() {
+        true => Ok(()),
+        false => Err(io::Error::other(format!("mkfifo {} failed", p.display()))),
+    }
 }
 
 /// Case 1: a CCOB of version 1, 2 or 3 whose data is an 18-byte zstd frame

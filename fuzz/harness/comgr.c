@@ -10,6 +10,7 @@
  *     target/release/liboffloadkit.a -lamd_comgr -lzstd -lz -lpthread -ldl -lm
  *   (then offloadkit_mutate() is the only mutator: no fallback to
  *   LLVMFuzzerMutate, so a run measures offload-kit's mutator alone.)
+ * -DBYTEFLIP_MUTATOR: 1-8 random bytes set to random values, the baseline.
  *
  * Per input, as CLR does: a data object of kind AMD_COMGR_DATA_KIND_FATBIN,
  * amd_comgr_set_data() (no name needed), a query list of full code object
@@ -159,10 +160,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-#ifdef OFFLOADKIT_MUTATOR
+#if defined(OFFLOADKIT_MUTATOR)
 /* offload-kit's structure-aware mutator only (no LLVMFuzzerMutate fallback). */
 size_t LLVMFuzzerCustomMutator(uint8_t *Data, size_t Size, size_t MaxSize,
                                unsigned int Seed) {
   return offloadkit_mutate(Data, Size, MaxSize, Seed);
+}
+#elif defined(BYTEFLIP_MUTATOR)
+/* Plain byte flips, the baseline: 1-8 random bytes set to random values. */
+size_t LLVMFuzzerCustomMutator(uint8_t *Data, size_t Size, size_t MaxSize,
+                               unsigned int Seed) {
+  (void)MaxSize;
+  if (Size == 0) return 0;
+  srand(Seed);
+  for (int i = 1 + rand() % 8; i > 0; i--) Data[(size_t)rand() % Size] = (uint8_t)rand();
+  return Size;
 }
 #endif

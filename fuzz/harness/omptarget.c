@@ -36,6 +36,9 @@
  *   other   anything else
  *   asan    an AddressSanitizer report (memory the runtime does not own)
  *   hang    no answer within OMPT_HARNESS_TIMEOUT seconds (default 5)
+ * OMPT_HARNESS_DEVICE=N loads on device N instead of 0 and judges a load
+ * by the runtime's own messages (for a GPU plugin's device, where nothing
+ * is dlopen'ed: tools/fuzz-omptarget-cuda).
  * With OMPT_HARNESS_CRASH=count the crash is counted and fuzzing goes on;
  * by default the parent aborts, so libFuzzer keeps the input.
  *
@@ -111,7 +114,7 @@ static unsigned long long g_execs, g_images, g_loaded, g_crash[NMODES], g_first_
 /* Per (mode, result): 0-31 the signal that ended the child, 32-63 its exit
  * code (mod 32) when it exited. */
 static unsigned long long g_seen[NMODES][NRESULTS][64];
-static int g_stats, g_count, g_timeout = 5;
+static int g_stats, g_count, g_timeout = 5, g_device = -1;
 
 static int loaded_from_tmp(struct dl_phdr_info *info, size_t size, void *found) {
   (void)size;
@@ -192,12 +195,24 @@ static int run_child(const uint8_t *img, size_t len, int load) {
   tgt_offload_entry e = {0, 1, 1, 0, NULL, (char *)"x", 0, 0, NULL};
   tgt_device_image di = {buf, buf + len, &e, &e + 1};
   tgt_bin_desc desc = {1, &di, &e, &e + 1};
+  /* On a GPU plugin's device nothing is dlopen'ed: the runtime's own
+   * refusal ("Failed to load image") on stderr tells. */
+  FILE *log = g_device >= 0 ? tmpfile() : NULL;
+  if (log) dup2(fileno(log), 2);
   __tgt_register_lib(&desc);
   int loaded = 0;
   if (load && omp_get_num_devices() > 0) {
     void *interop = NULL;
-    __tgt_interop_init(NULL, 0, &interop, 0, 0, 0, NULL, 0);
+    __tgt_interop_init(NULL, 0, &interop, 0, g_device >= 0 ? g_device : 0, 0, NULL, 0);
     dl_iterate_phdr(loaded_from_tmp, &loaded);
+    if (log && !loaded) {
+      char text[4096] = {0};
+      fflush(stderr);
+      rewind(log);
+      size_t n = fread(text, 1, sizeof text - 1, log);
+      text[n] = 0;
+      loaded = strstr(text, "Failed to load") == NULL;
+    }
   }
   __tgt_unregister_lib(&desc);
   free(buf);
@@ -293,6 +308,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   g_stats = getenv("OMPT_HARNESS_STATS") != NULL;
   const char *c = getenv("OMPT_HARNESS_CRASH");
   g_count = c && strcmp(c, "count") == 0;
+  const char *dev = getenv("OMPT_HARNESS_DEVICE");
+  if (dev && *dev) g_device = atoi(dev);
   const char *t = getenv("OMPT_HARNESS_TIMEOUT");
   if (t && atoi(t) > 0) g_timeout = atoi(t);
   atexit(print_final_stats);

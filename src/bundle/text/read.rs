@@ -107,6 +107,10 @@ struct Strict<'a> {
     /// lines back to it each time).
     seen: HashMap<Cow<'a, [u8]>, (usize, usize, Option<u64>)>,
     starts: usize,
+    /// No END marker lies at or after this offset (a search reached the
+    /// end without one): later bundles look only for the next START, so
+    /// START lines without END lines are read in linear time.
+    no_end_from: Option<usize>,
 }
 
 impl<'a> Strict<'a> {
@@ -224,15 +228,23 @@ impl<'a> Strict<'a> {
         let mut nested = Vec::new();
         let mut end = None;
         let mut at = cs;
+        let no_end = self.no_end_from.is_some_and(|p| cs >= p);
         while let Some(h) = self.scan.find(&self.m.prefix_f, at, usize::MAX) {
             let after = h + self.m.prefix_len;
             if self.scan.starts_with(after, b"START__ ") {
                 nested.push(h);
+                if no_end {
+                    // Unclosed for certain: only the next START matters.
+                    break;
+                }
             } else if self.scan.starts_with(after, b"END__ ") {
                 end = Some(h);
                 break;
             }
             at = h + 1;
+        }
+        if end.is_none() && !no_end {
+            self.no_end_from = Some(cs);
         }
         let Some(e) = end else {
             if let Some(&n) = nested.first() {
@@ -428,6 +440,7 @@ fn strict<'a>(scan: Scan<'a>, base: u64, comment: &str) -> Result<Vec<Item<'a>>,
         entries: Vec::new(),
         seen: HashMap::new(),
         starts: 0,
+        no_end_from: None,
     };
     let mut next = s.first();
     while let Some(lp) = next {
