@@ -294,6 +294,37 @@ fn cases() -> Vec<Case> {
             }),
         );
     }
+    // 12. Packager extraction is all or nothing: the second image's
+    // generated name is too long, so the first one is not left behind.
+    for release in ["16", "19", "22", "main"] {
+        let args: &'static [&'static str] = match release {
+            "16" => &[
+                "packager",
+                "--llvm-version=16",
+                "{F}",
+                "--image=triple=nvptx64-nvidia-cuda",
+            ],
+            "19" => &[
+                "packager",
+                "--llvm-version=19",
+                "{F}",
+                "--image=triple=nvptx64-nvidia-cuda",
+            ],
+            "22" => &[
+                "packager",
+                "--llvm-version=22",
+                "{F}",
+                "--image=triple=nvptx64-nvidia-cuda",
+            ],
+            _ => &["packager", "--llvm-version=main", "{F}"],
+        };
+        v.push(
+            case("ob-v1-second-name-too-long", release, args, 1)
+                .shell("cd \"$(dirname \"$HOSTILE_RSS\")/out\" &&")
+                .no_rule()
+                .check(|r| mentions(&r.stderr.to_lowercase(), "too long")),
+        );
+    }
     // 10. FIFOs, named directly or through a symlink: refused at open,
     // never waited on (a blocked command would hit the 60 s limit).
     for (input, cmds) in [
@@ -436,6 +467,21 @@ fn inputs() -> Vec<(&'static str, Build)> {
         }),
         ("input-is-a-directory", |p| fs::create_dir_all(p)),
         ("input-is-a-fifo", mkfifo),
+        ("ob-v1-second-name-too-long", |p| {
+            let image = |arch: Vec<u8>| OwnedImage {
+                image_kind: 3,   // IMG_Cubin
+                offload_kind: 2, // OFK_Cuda
+                flags: 0,
+                strings: vec![
+                    (b"arch".to_vec(), arch),
+                    (b"triple".to_vec(), b"nvptx64-nvidia-cuda".to_vec()),
+                ],
+                image: b"NVPTX-IMAGE".to_vec(),
+            };
+            let mut b = lib(ob::write_v1(&image(b"sm_70".to_vec())))?;
+            b.extend(lib(ob::write_v1(&image(vec![b'a'; 300])))?);
+            fs::write(p, b)
+        }),
         ("text-40k-starts-no-end", |p| {
             let mut t = Vec::new();
             for i in 0..40_000 {

@@ -262,6 +262,8 @@ fn directories_are_walked() {
     std::fs::copy(b.dir.join("k.o"), tree.join("k.o")).unwrap();
     std::fs::copy(b.dir.join("kc.o"), tree.join("sub/kc.o")).unwrap();
     std::fs::write(tree.join("sub/readme.txt"), "no offload code here\n").unwrap();
+    // A plain ELF program: an object file, but no offload code in it.
+    std::fs::copy("/bin/true", tree.join("sub/true")).unwrap();
     let (code, doc) = inspect(&tree, &["."]);
     assert_eq!(code, 0, "{doc:#}");
     let files: Vec<&str> = doc["files"]
@@ -282,7 +284,7 @@ fn directories_are_walked() {
         .unwrap();
     let text = String::from_utf8_lossy(&human.stdout);
     assert!(
-        text.contains("3 files: 2 with offload code, 1 without, 0 unreadable; 0 finding(s)"),
+        text.contains("4 files: 2 with offload code, 2 without, 0 unreadable; 0 finding(s)"),
         "{text}"
     );
     // A file named on the command line must be a container.

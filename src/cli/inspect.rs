@@ -147,6 +147,9 @@ fn inspect_file(path: &Path, walked: bool) -> Outcome {
         return Outcome::NoOffloadCode;
     }
     match inspect::inspect(&input) {
+        // A walked ELF file without bundles or images (a plain program or
+        // library) holds no offload code.
+        Ok(r) if walked && r.entries.is_empty() => Outcome::NoOffloadCode,
         Ok(r) => Outcome::Read(Box::new(r)),
         Err(es) => Outcome::Failed(es.into()),
     }

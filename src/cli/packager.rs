@@ -255,9 +255,17 @@ fn read_file(path: &str) -> Result<Vec<u8>, String> {
 }
 
 fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
+    staged_output(path, bytes)?
+        .commit()
+        .map_err(|e| llvm_io(&e))
+}
+
+/// `bytes` written to a temporary file that becomes `path` on commit (and
+/// is removed when dropped uncommitted).
+fn staged_output(path: &str, bytes: &[u8]) -> Result<OutputFile, String> {
     let mut o = OutputFile::create(Path::new(path)).map_err(|e| llvm_io(&e))?;
     o.write_all(bytes).map_err(|e| io_text(&e))?;
-    o.commit().map_err(|e| llvm_io(&e))
+    Ok(o)
 }
 
 /// LLVM prints I/O errors without the path ("No such file or directory").
@@ -331,11 +339,15 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
             }
         }
     }
+    // All or nothing: a failure removes the files this run wrote (each is
+    // written whole, through a temporary file, so none is left half-done;
+    // holding them all uncommitted would take a descriptor each).
+    let mut done = Written::default();
     for act in actions {
-        let r = match act {
+        let r: Result<Option<(OutputFile, Option<String>)>, String> = match act {
             Action::Warn(w) => {
                 elog!("{argv0}: warning: {w}");
-                Ok(())
+                Ok(None)
             }
             Action::WriteFile {
                 path,
@@ -354,7 +366,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                 } else {
                     path
                 };
-                write_output(&target, bytes)
+                staged_output(&target, bytes).map(|o| Some((o, None)))
             }
             Action::Extract { path, offset, size } => {
                 let target = match output::contained_path(Path::new("."), &path) {
@@ -365,15 +377,11 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                     }
                 };
                 let bytes = &file.bytes()[offset as usize..(offset + size) as usize];
-                let r = write_output(&target, bytes);
-                if r.is_ok() {
-                    // The name written: untrusted bytes made safe.
-                    let shown = Path::new(&target)
-                        .strip_prefix(".")
-                        .map_or_else(|_| target.clone(), |p| p.display().to_string());
-                    olog!("Extracted: {shown}");
-                }
-                r
+                // The name written: untrusted bytes made safe.
+                let shown = Path::new(&target)
+                    .strip_prefix(".")
+                    .map_or_else(|_| target.clone(), |p| p.display().to_string());
+                staged_output(&target, bytes).map(|o| Some((o, Some(shown))))
             }
             Action::WriteArchive { path, members } => {
                 match packager::archive_members(&images, &members) {
@@ -381,7 +389,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                         let refs: Vec<(&str, &[u8])> =
                             ms.iter().map(|(n, d)| (n.as_ref(), *d)).collect();
                         match archive_bytes(&images, &members, &refs) {
-                            Ok(bytes) => write_output(&path, &bytes),
+                            Ok(bytes) => staged_output(&path, &bytes).map(|o| Some((o, None))),
                             Err(line) => {
                                 elog!("{argv0}: error: {line}");
                                 return 1;
@@ -392,16 +400,49 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                 }
             }
         };
+        let r = r.and_then(|staged| match staged {
+            Some((o, shown)) => done.commit(o, shown),
+            None => Ok(()),
+        });
         if let Err(m) = r {
             elog!("{argv0}: error: {m}");
+            done.roll_back();
             return 1;
         }
     }
     if let Some(m) = tail_error {
         elog!("{argv0}: error: {m}");
+        done.roll_back();
         return 1;
     }
+    for shown in done.extracted {
+        olog!("Extracted: {shown}");
+    }
     0
+}
+
+/// What an extraction wrote, to be undone if a later step fails.
+#[derive(Default)]
+struct Written {
+    paths: Vec<std::path::PathBuf>,
+    /// `Extracted:` lines, printed once everything is written.
+    extracted: Vec<String>,
+}
+
+impl Written {
+    fn commit(&mut self, o: OutputFile, shown: Option<String>) -> Result<(), String> {
+        let path = o.path().to_path_buf();
+        o.commit().map_err(|e| llvm_io(&e))?;
+        self.paths.push(path);
+        self.extracted.extend(shown);
+        Ok(())
+    }
+
+    fn roll_back(&mut self) {
+        for p in self.paths.drain(..) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// The `--archive` output for the images `members` (named and sliced in
