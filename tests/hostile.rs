@@ -27,6 +27,7 @@ use offload_kit::offload_binary::{self as ob, ImageSpec, OwnedImage};
 use std::collections::{BTreeSet, HashMap};
 use std::fs;
 use std::io::{self, BufWriter, Seek, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -252,6 +253,16 @@ fn cases() -> Vec<Case> {
     let cc = "ob-v1-arch-control-chars";
     v.push(case(cc, "list", LIST, 1).check(check_no_raw_control));
     v.push(case(cc, "validate", VALIDATE, 1).check(check_no_raw_control));
+    // An entry ID holding them, in BIN-5's message.
+    let id = "bundle-id-control-chars-bin5";
+    v.push(case(id, "list", LIST, 1).check(check_no_raw_control));
+    v.push(case(id, "validate", VALIDATE, 1).check(check_no_raw_control));
+    // A file name holding them, walked by inspect and check: no forged line.
+    let names = "dir-with-control-char-names";
+    v.push(case(names, "inspect", &["inspect", "{F}"], 0).check(check_no_raw_control));
+    v.push(
+        case(names, "check", &["check", "{F}", "--gpu", "gfx906"], 0).check(check_no_raw_control),
+    );
     // 8. Two archive members of the same name.
     let ar = "archive-two-members-named-u-bc";
     v.push(case(ar, "list-json", &["list", "{F}", "--json"], 0).check(check_archive_json));
@@ -467,6 +478,23 @@ fn inputs() -> Vec<(&'static str, Build)> {
         }),
         ("input-is-a-directory", |p| fs::create_dir_all(p)),
         ("input-is-a-fifo", mkfifo),
+        ("bundle-id-control-chars-bin5", |p| {
+            let id = [DEV_ID.as_bytes(), ARCH_WITH_CONTROLS].concat();
+            let mut b = b"__CLANG_OFFLOAD_BUNDLE__".to_vec();
+            b.extend(1u64.to_le_bytes());
+            let at = (b.len() + 24 + id.len()) as u64;
+            for v in [at, 1 << 40, id.len() as u64] {
+                b.extend(v.to_le_bytes());
+            }
+            b.extend(&id);
+            b.extend(b"payload");
+            fs::write(p, b)
+        }),
+        ("dir-with-control-char-names", |p| {
+            fs::create_dir_all(p)?;
+            let name = std::ffi::OsStr::from_bytes(ARCH_WITH_CONTROLS);
+            fs::write(p.join(name), small_bundle("named")?)
+        }),
         ("ob-v1-second-name-too-long", |p| {
             let image = |arch: Vec<u8>| OwnedImage {
                 image_kind: 3,   // IMG_Cubin

@@ -876,6 +876,37 @@ LOOKUP_REQUESTS = [
 ]
 
 
+IMAGE_RULES = ("CO-2", "CO-3", "CO-4", "CO-5")
+
+
+def image_breaks(co):
+    """One broken copy of the ELF64 code object `co` per image rule
+    (spec/code-object.md): (what was done, bytes)."""
+    import struct
+    u16 = lambda at: struct.unpack_from("<H", co, at)[0]
+    u32 = lambda at: struct.unpack_from("<I", co, at)[0]
+    u64 = lambda at: struct.unpack_from("<Q", co, at)[0]
+    shoff, shnum = u64(40), u16(60)
+    sections = [(i, shoff + 64 * i, u32(shoff + 64 * i + 4)) for i in range(shnum)]
+
+    def put(fmt, at, v, b=None):
+        b = bytearray(co if b is None else b)
+        struct.pack_into(fmt, b, at, v)
+        return bytes(b)
+
+    data = next(h for i, h, ty in sections if ty not in (0, 8))
+    strtab = next(h for i, h, ty in sections if ty == 3)
+    last = u64(strtab + 24) + u64(strtab + 32) - 1
+    unterminated = bytearray(co)
+    unterminated[last] = ord("x")
+    return {
+        "CO-2": ("e_version 2", put("<I", 20, 2)),
+        "CO-3": ("e_shoff past the end of the object", put("<Q", 40, len(co))),
+        "CO-4": ("a section's contents moved past the end", put("<Q", data + 24, len(co) + 4096)),
+        "CO-5": ("a string table without its final NUL", bytes(unterminated)),
+    }
+
+
 def lookup_cases():
     """lookup: the code object a GPU runtime picks for each GPU (as the HIP
     runtime asks comgr). The spec allows any entry compatible with the
@@ -886,8 +917,11 @@ def lookup_cases():
 
     def expect_for(path, requests=LOOKUP_REQUESTS):
         v = json.loads(subprocess.run([ok, "validate", "--json", path], capture_output=True, text=True).stdout)
-        if not v["valid"]:
-            first = min(v["violations"], key=lambda x: x["offset"] if x["offset"] is not None else 1 << 64)
+        # A broken image (CO-2..CO-5) leaves the container readable: that
+        # entry is no answer (below), the file is not refused.
+        container = [x for x in v["violations"] if x["rule"] not in IMAGE_RULES]
+        if container:
+            first = min(container, key=lambda x: x["offset"] if x["offset"] is not None else 1 << 64)
             return {"fail": first["rule"]}, [first["rule"]]
         entries = json.loads(subprocess.run([ok, "list", path, "--json"], check=True, capture_output=True,
                                             text=True).stdout)["entries"]
@@ -895,7 +929,8 @@ def lookup_cases():
         # the loader on the GPUs its ID claims: no answer for them.
         report = json.loads(subprocess.run([ok, "inspect", "--json", path], capture_output=True,
                                            text=True).stdout)["files"][0]["report"]
-        refused = {(e["offset"], e["size"]) for e in report["entries"] if e["breaks_co_1"]}
+        refused = {(e["offset"], e["size"]) for e in report["entries"] if e["breaks_co_1"] or e.get("broken_image")}
+        broken = sorted({e["broken_image"]["rule"] for e in report["entries"] if e.get("broken_image")})
         out = []
         for r in requests:
             cands = []
@@ -905,7 +940,8 @@ def lookup_cases():
                 if c["compatible"] and (e["offset"], e["size"]) not in refused:
                     cands.append([e["offset"], e["size"]])
             out.append({"request": r, "candidates": cands})
-        return {"lookup": out}, ["COMPAT-1", "COMPAT-2", "COMPAT-3"] + (["CO-1"] if refused else [])
+        co1 = any(e["breaks_co_1"] for e in report["entries"])
+        return {"lookup": out}, ["COMPAT-1", "COMPAT-2", "COMPAT-3"] + (["CO-1"] if co1 else []) + broken
 
     with tempfile.TemporaryDirectory() as t:
         for seed in range(10):
@@ -953,6 +989,27 @@ def lookup_cases():
              {"inputs": ["fatbin"], "requests": requests}, {"fatbin": b64(open(out, "rb").read())}, expect,
              source="clang-22 -x hip --offload-arch=gfx906 --offload-arch=gfx90a:xnack+ -c k.hip; offload-kit bundler "
                     "-type=bc; spec/code-object.md CO-1")
+    # CO-2..CO-5: clang-22's gfx906 code object with its ELF image broken
+    # (what a loader maps), beside the right gfx90a:xnack+ one: the broken
+    # entry is no answer, the other still is.
+    co = open(os.path.join(t, "gfx906.co"), "rb").read()
+    for rule, (what, broken) in image_breaks(co).items():
+        name = "image-" + rule.lower()
+        f = os.path.join(t, name + ".co")
+        open(f, "wb").write(broken)
+        out = os.path.join(t, name + ".bundle")
+        subprocess.run([ok, "bundler", "-type=bc", "-bundle-align=4096",
+                        "-targets=host-x86_64-unknown-linux-gnu-,hipv4-amdgcn-amd-amdhsa--gfx906,"
+                        "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                        "-input=host", "-input=" + f, "-input=gfx90a-xnack-on.co", "-output=" + out],
+                       cwd=t, check=True)
+        requests = LOOKUP_REQUESTS + ["amdgcn-amd-amdhsa--gfx90a:xnack+"]
+        expect, rules = expect_for(out, requests)
+        assert rule in rules, (rule, rules)
+        case(f"lookup/{name}", f"{rule}: clang 22's gfx906 code object with {what}, beside a right gfx90a:xnack+ one",
+             rules, "lookup", {"inputs": ["fatbin"], "requests": requests}, {"fatbin": b64(open(out, "rb").read())},
+             expect, source="clang-22 -x hip --offload-arch=gfx906 --offload-arch=gfx90a:xnack+ -c k.hip; the gfx906 "
+                            f"object's ELF changed ({what}); offload-kit bundler -type=bc; spec/code-object.md {rule}")
     for name in ("two-targets", "any-before-specific", "zero-size-first", "offset-beyond-end", "size-beyond-end",
                  "offset-zero-header", "huge-count", "generic-entry", "kind-hcc"):
         f = os.path.join(ROOT, "fuzz", "findings", "comgr-5.2", name + ".bin")
@@ -2851,6 +2908,8 @@ def main():
     ap.add_argument("--offload-kit", default=os.path.join(ROOT, "target", "release", "offload-kit"))
     ap.add_argument("--rebuild-fixtures", action="store_true",
                     help="remake conformance/fixtures/ with the installed LLVM 14/16/19/22 first")
+    ap.add_argument("--only", metavar="PREFIX",
+                    help="write only the cases whose path starts with PREFIX, leaving the others as they are")
     a = ap.parse_args()
     if a.rebuild_fixtures:
         rebuild_fixtures()
@@ -2874,7 +2933,10 @@ def main():
     lookup_cases()
     hostile_cases()
     uri_cases()
-    if os.path.isdir(CORPUS):
+    if a.only:
+        for path in [p for p in CASES if not p.startswith(a.only)]:
+            del CASES[path]
+    elif os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     for path, c in sorted(CASES.items()):
         p = os.path.join(CORPUS, path + ".json")

@@ -298,7 +298,8 @@ fn id_json(v: &IdVerdict) -> serde_json::Value {
 /// `spec lookup FILE REQUEST…`: for each request (`amdgcn-amd-amdhsa--gfx90a:xnack+`,
 /// as the HIP runtime asks comgr), the code object `offload-kit check` says the
 /// runtime loads on that GPU, as `REQUEST\tOFFSET\tSIZE` (`0\t0`: none; a pick
-/// whose code object breaks CO-1 is none, the loader refuses it). The first
+/// whose code object breaks CO-1 is none, the loader refuses it; a pick whose
+/// image breaks CO-2 … CO-5 is none, the loader would map it broken). The first
 /// bundle with a loadable pick answers. The operation's contract is comgr's
 /// lookup, compatibility by COMPAT-1..3: `check`'s generic fallback (the HIP
 /// runtime's own policy on top) is not an answer. A malformed file fails
@@ -332,7 +333,11 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
         let answer = verdict
             .bundles
             .iter()
-            .filter(|b| !b.refused_by_loader && b.pick != Some(check::Pick::Generic))
+            .filter(|b| {
+                !b.refused_by_loader
+                    && b.broken_image.is_none()
+                    && b.pick != Some(check::Pick::Generic)
+            })
             .find_map(|b| {
                 let id = b.entry.as_deref()?;
                 report.entries.iter().find(|e| {

@@ -156,7 +156,8 @@ fn inspect_file(path: &Path, walked: bool) -> Outcome {
 }
 
 fn print_file(path: &Path, o: &Outcome) {
-    let name = path.display();
+    // A walked file's name is untrusted: it must not forge a line.
+    let name = offload_kit::output::escape_controls(&path.to_string_lossy()).into_owned();
     let r = match o {
         Outcome::NoOffloadCode => return,
         Outcome::Failed(es) => {
@@ -301,7 +302,7 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
     // Per GPU: files checked, files on which it does not run.
     let mut tally = vec![(0usize, 0usize); gpus.len()];
     for ((path, _), o) in files.iter().zip(&outcomes) {
-        let name = path.display();
+        let name = offload_kit::output::escape_controls(&path.to_string_lossy()).into_owned();
         let r = match o {
             Outcome::NoOffloadCode => continue,
             Outcome::Failed(es) => {
@@ -322,7 +323,7 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
         }
         if !json {
             for v in &verdicts {
-                print_verdict(&name.to_string(), v);
+                print_verdict(&name, v);
             }
         }
         docs.push(serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts}));

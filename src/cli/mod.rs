@@ -168,8 +168,12 @@ pub fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
     use std::io::Write;
     let error = term::paint(term::Stream::Stderr, term::Color::Red, "error");
     let mut w = std::io::BufWriter::new(std::io::stderr().lock());
+    // Names and IDs in messages come from inputs and the file system.
+    let prefix = offload_kit::output::escape_controls(prefix);
     for e in errs.iter().take(shown) {
-        let _ = writeln!(w, "offload-kit: {error}: {prefix}{e}");
+        let text = e.to_string();
+        let text = offload_kit::output::escape_controls(&text);
+        let _ = writeln!(w, "offload-kit: {error}: {prefix}{text}");
     }
     if let Some(more) = errs.len().checked_sub(shown).filter(|&n| n > 0) {
         let _ = writeln!(

@@ -479,7 +479,10 @@ fn objdump_object(
     }
     for (name, ..) in &planned {
         let _ = out.write_all(b"Extracting offload bundle: ");
-        let _ = out.write_all(name);
+        let _ = out.write_all(&super::term::for_terminal(
+            super::term::Stream::Stdout,
+            name,
+        ));
         let _ = out.write_all(b"\n");
     }
     Ok(())
@@ -708,7 +711,7 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
     for e in &found.entries {
         // The ID is printed as a C string: up to its first NUL.
         let id = e.id.split(|&b| b == 0).next().unwrap_or_default();
-        let _ = out.write_all(id);
+        let _ = out.write_all(&super::term::for_terminal(super::term::Stream::Stdout, id));
         let _ = writeln!(
             out,
             "\tfile://{}#offset={}&size={}",

@@ -65,6 +65,19 @@ pub fn colored(stream: Stream) -> bool {
     }
 }
 
+/// `raw` as it goes to `stream`: as it is into a pipe or file (the drop-ins
+/// print what LLVM prints), with control bytes escaped on a terminal.
+pub fn for_terminal(stream: Stream, raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let tty = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    match tty {
+        true => offload_kit::output::escape_control_bytes(raw),
+        false => std::borrow::Cow::Borrowed(raw),
+    }
+}
+
 /// A colour of the few the CLI uses.
 #[derive(Clone, Copy)]
 pub enum Color {
