@@ -284,6 +284,35 @@ fn findings_crash_llvm_22() {
     }
 }
 
+/// Whether comgr 5.2 answers every HIP AMDGPU entry of the bundle in
+/// `file`, one query per ISA as CLR asks per device; `None` when the bundle
+/// has no such entry.
+fn comgr_finds_all(lookup: &Path, file: &Path) -> Option<bool> {
+    // As LLVM 22 lists it: a fat binary's bundle is followed by its padding.
+    let out = common::run_ok(
+        Command::new(KIT)
+            .args(["list", "--json", "--llvm-version=22"])
+            .arg(file),
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ids: Vec<String> = doc["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .filter(|id| id.starts_with("hip") && id.contains("-amdgcn-"))
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    Some(ids.iter().all(|id| {
+        let isa = format!("amdgcn-amd-amdhsa--{}", id.split_once("--").unwrap().1);
+        let out = common::run(Command::new(lookup).arg(file).arg(&isa));
+        let text = String::from_utf8_lossy(&out.stdout);
+        out.status.success() && text.trim().rsplit('\t').next() != Some("0")
+    }))
+}
+
 #[test]
 fn comgr_finds_every_hip_entry_of_generated_bundles() {
     let lookup = root().join("target/comgr-lookup");
@@ -293,35 +322,55 @@ fn comgr_finds_every_hip_entry_of_generated_bundles() {
     );
     let dir = scratch("comgr-bundles");
     generate(&dir, &["--kind", "binary", "--count", "100"]);
-    let (mut with_hip, mut all_found) = (0, 0);
-    for f in files(&dir) {
-        let out = common::run_ok(Command::new(KIT).args(["list", "--json"]).arg(&f));
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let ids: Vec<String> = doc["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["id"].as_str().unwrap().to_string())
-            .filter(|id| id.starts_with("hip") && id.contains("-amdgcn-"))
-            .collect();
-        if ids.is_empty() {
+    // Fat binaries: each bundle of the .hip_fatbin, as the runtime registers
+    // it (bundles start at multiples of 4096, FAT-1); files holding a
+    // compressed bundle are left out (comgr 5.2 reads none).
+    let fat = scratch("comgr-fatbins");
+    generate(&fat, &["--kind", "fatbin", "--count", "60"]);
+    let objcopy = common::llvm_path(22, "llvm-objcopy");
+    let pieces = scratch("comgr-fatbin-bundles");
+    let mut fat_files = 0;
+    for f in files(&fat) {
+        let section = pieces.join("section");
+        common::run_ok(
+            Command::new(&objcopy)
+                .arg(format!("--dump-section=.hip_fatbin={}", section.display()))
+                .arg(&f)
+                .arg("/dev/null"),
+        );
+        let bytes = std::fs::read(&section).unwrap();
+        if bytes.windows(4).any(|w| w == b"CCOB") {
             continue;
         }
-        with_hip += 1;
-        // One query per ISA, as CLR asks per device.
-        let found = ids.iter().all(|id| {
-            let isa = format!("amdgcn-amd-amdhsa--{}", id.split_once("--").unwrap().1);
-            let out = common::run(Command::new(&lookup).arg(&f).arg(&isa));
-            let text = String::from_utf8_lossy(&out.stdout);
-            out.status.success() && text.trim().rsplit('\t').next() != Some("0")
-        });
-        all_found += u32::from(found);
+        fat_files += 1;
+        let starts: Vec<usize> = (0..bytes.len())
+            .step_by(4096)
+            .filter(|&at| bytes[at..].starts_with(b"__CLANG_OFFLOAD_BUNDLE__"))
+            .collect();
+        for (k, &at) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(bytes.len());
+            let name = format!("{}.{k}", f.file_name().unwrap().to_string_lossy());
+            std::fs::write(pieces.join(name), &bytes[at..end]).unwrap();
+        }
+        std::fs::remove_file(section).unwrap();
     }
-    assert!(with_hip >= 50, "{with_hip}");
     assert!(
-        all_found * 100 >= with_hip * 99,
-        "comgr found every entry of {all_found} of {with_hip}"
+        fat_files >= 20,
+        "{fat_files} fat binaries without compressed bundles"
     );
+    for (what, dir) in [("bundles", &dir), ("fat binary bundles", &pieces)] {
+        let verdicts: Vec<bool> = files(dir)
+            .iter()
+            .filter_map(|f| comgr_finds_all(&lookup, f))
+            .collect();
+        let all_found = verdicts.iter().filter(|&&v| v).count();
+        assert!(verdicts.len() >= 20, "{what}: {}", verdicts.len());
+        assert!(
+            all_found * 100 >= verdicts.len() * 99,
+            "{what}: comgr found every entry of {all_found} of {}",
+            verdicts.len()
+        );
+    }
 }
 
 #[test]

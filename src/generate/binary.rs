@@ -10,6 +10,7 @@ pub(crate) const RULES: &[Rule] = &[
     rules::BIN_1,
     rules::BIN_2,
     rules::BIN_3,
+    rules::BIN_4,
     rules::BIN_5,
     rules::BIN_6,
     rules::BIN_7,
@@ -177,6 +178,15 @@ pub(crate) fn malform(
         let l = write(&entries, align);
         let at = l.recs[i].payload_at + at;
         return Some((l.bytes, v(at, format!("entry {i}'s image: {what}"))));
+    }
+    if rule == rules::BIN_4 {
+        let i = cx.rng.below(n);
+        entries[i].0.clear();
+        let l = write(&entries, align);
+        return Some((
+            l.bytes,
+            v(l.recs[i].id_at, format!("entry {i}'s ID is empty")),
+        ));
     }
     // Rules met by choosing what the entries are.
     match rule {

@@ -7,9 +7,12 @@ use crate::rules::{self, Rule};
 /// Rules a text bundle can break one at a time.
 pub(super) const RULES: &[Rule] = &[
     rules::TXT_3,
+    rules::TXT_5,
     rules::TXT_6,
     rules::TXT_7,
     rules::TXT_8,
+    rules::TXT_9,
+    rules::TXT_10,
     rules::TXT_11,
     rules::TXT_12,
     rules::ID_1,
@@ -177,6 +180,32 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             let at = l[n - 1].after;
             bytes.extend_from_slice(b"trailing text\n");
             draft(bytes, v(at, "text after the last END line".into()))
+        }
+        rules::TXT_5 => {
+            entries[i].0.clear();
+            end_ids[i] = Some(Vec::new());
+            let (bytes, l) = write(c, &entries, &end_ids, None);
+            draft(bytes, v(l[i].start_id, format!("entry {i}'s ID is empty")))
+        }
+        rules::TXT_9 | rules::TXT_10 => {
+            // A marker line inside entry i's content, after its text.
+            let text_len = entries[i].1.len();
+            let (marker, other) = match rule {
+                rules::TXT_9 => (START, "hip-amdgcn-amd-amdhsa--gfx1030"),
+                _ => (END, "openmp-nvptx64-nvidia-cuda--sm_75"),
+            };
+            if entries.iter().any(|(id, _)| id == other.as_bytes()) {
+                return None;
+            }
+            let inner = format!("{c}{marker}{other}\nmore {c} text\n");
+            entries[i].1.extend_from_slice(inner.as_bytes());
+            let (bytes, l) = write(c, &entries, &end_ids, None);
+            let at = l[i].start_nl + 1 + text_len;
+            let what = match rule {
+                rules::TXT_9 => "a START line",
+                _ => "an END line",
+            };
+            draft(bytes, v(at, format!("entry {i}'s content holds {what}")))
         }
         rules::TXT_3 => {
             let (body, _) = write(c, &entries, &end_ids, None);
