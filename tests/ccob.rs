@@ -1625,9 +1625,15 @@ fn native_commands() {
     }
     let o = kit(d, &["verify", "--no-such-option", "a.ccob"]);
     expect("verify usage error", &o, 2, &mut m);
-    // verify on a plain bundle validates it.
+    // verify on a plain bundle validates it, and says there is nothing to verify.
     let o = kit(d, &["verify", "good.bin"]);
     expect("verify good.bin", &o, 0, &mut m);
+    if !o
+        .stdout_text()
+        .contains("nothing to verify: nothing in it is compressed")
+    {
+        m.push(format!("verify good.bin prints {:?}", o.stdout_text()));
+    }
 
     // list and extract read the verified bundle.
     let o = kit(d, &["list", "a.ccob"]);
