@@ -656,3 +656,61 @@ fn coff_objects_and_pe_images() {
         "the DLL holds the object's code object"
     );
 }
+
+#[test]
+fn ir_bitcode_and_archives_never_run() {
+    let dir = std::env::temp_dir().join(format!("okit-never-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "hip-amdgcn-amd-amdhsa--gfx906";
+    // A text bundle (as clang -S -emit-llvm writes for HIP) and a binary
+    // bundle of bitcode: the gfx906 entry fits, but nothing loads it.
+    let run = |args: &[&str]| {
+        let out = Command::new(EXE)
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "generate",
+        "--kind",
+        "text",
+        "--count",
+        "1",
+        "--out",
+        "t",
+        "--target-ids",
+        id,
+    ]);
+    let ir = std::fs::read_dir(dir.join("t"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::rename(ir, dir.join("k.ll")).unwrap();
+    let bc = offload_kit::bundle::binary::write_to_vec(
+        &[(id.as_bytes(), b"BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00")],
+        8,
+    )
+    .unwrap();
+    std::fs::write(dir.join("k.bc"), bc).unwrap();
+    for (file, words) in [("k.ll", "text bundle"), ("k.bc", "LLVM bitcode")] {
+        let (code, doc) = check(&dir, &[file], &["gfx906"]);
+        assert_eq!(code, 1, "{file}: {doc:#}");
+        let v = &doc["files"][0]["gpus"][0];
+        assert_eq!(v["runs"], false, "{file}: {doc:#}");
+        let why = v["bundles"][0]["not_loadable"].as_str().unwrap_or_default();
+        assert!(
+            why.contains(words) && why.contains("no runtime loads"),
+            "{file}: {why}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

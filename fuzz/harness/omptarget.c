@@ -43,11 +43,13 @@
  * by default the parent aborts, so libFuzzer keeps the input.
  *
  * OMPT_HARNESS_STATS=1 prints at exit, to stderr:
- *   omptarget-harness: execs=N images=I loaded=L outcomes=K crash_binary=A crash_image=B first_crash=E
+ *   omptarget-harness: execs=N images=I loaded=L outcomes=K crash_binary=A crash_image=B image_code=C first_crash=E
  * images = inputs with an image found (an ELF input, or the first entry's
  * image of an uncompressed offload binary); loaded = inputs whose image the host plugin dlopen'ed; outcomes = distinct
- * (mode, result) pairs; crash_* = crashes per mode; first_crash = the
- * execution that crashed first (0: none). Each crash class is listed as
+ * (mode, result) pairs; crash_* = crashes of the runtime, the dynamic
+ * loader or unknown code per mode; image_code = crashes in the image's own
+ * code (not counted as crashes, never fatal); first_crash = the execution
+ * that crashed first (0: none). Each crash class is listed as
  *   omptarget-harness: class mode=M where=W signal=S count=C   (or exit=E)
  */
 #define _GNU_SOURCE
@@ -108,9 +110,10 @@ static const char *const kModes[] = {"binary", "image"};
 enum { R_REFUSED, R_LOADED, R_LLVM, R_LDSO, R_IMAGE, R_OTHER, R_ASAN, R_HANG, NRESULTS };
 static const char *const kResults[] = {"refused", "loaded", "llvm", "ldso",
                                        "image",   "other",  "asan", "hang"};
-/* Child exit codes: 10 loaded, 11 not loaded, 20 + R_* a classified crash. */
+/* Child exit codes: 10 loaded, 11 not loaded, 64 + 16 * R_* + signal a
+ * classified crash, 86 an ASan report, 127 an ld.so assertion. */
 
-static unsigned long long g_execs, g_images, g_loaded, g_crash[NMODES], g_first_crash;
+static unsigned long long g_execs, g_images, g_loaded, g_crash[NMODES], g_image_code, g_first_crash;
 /* Per (mode, result): 0-31 the signal that ended the child, 32-63 its exit
  * code (mod 32) when it exited. */
 static unsigned long long g_seen[NMODES][NRESULTS][64];
@@ -146,8 +149,8 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx) {
   ucontext_t *uc = ctx;
   frames[n < 64 ? n++ : 63] = (void *)uc->uc_mcontext.gregs[REG_RIP];
   int where = classify(frames, n);
-  (void)sig;
-  _exit(20 + where);
+  /* 64 + 16 * where + signal: where (2-5) and the signal (all below 16). */
+  _exit(64 + 16 * where + (sig & 15));
 }
 
 /* The image inside the first version 1 offload binary of `d`, every field
@@ -257,17 +260,21 @@ static int run_mode(const uint8_t *img, size_t len, int mode) {
     key = 32 + (code & 31);
     if (code == 10) result = R_LOADED;
     else if (code == 11) result = R_REFUSED;
-    else if (code == 86) result = R_ASAN;
+    else if (code == 86) result = R_ASAN, key = 0;
     /* ld.so's "Inconsistency detected" assertions end the process with 127. */
-    else if (code == 127) result = R_LDSO;
-    else if (code >= 20 && code < 20 + NRESULTS) result = code - 20;
+    else if (code == 127) result = R_LDSO, key = 0;
+    else if (code >= 64 + 16 * R_LLVM && code < 64 + 16 * (R_OTHER + 1))
+      result = (code - 64) / 16, key = (code - 64) % 16;
     else result = R_OTHER;
   } else {
     key = WTERMSIG(status) & 31;
     result = key == SIGALRM ? R_HANG : R_OTHER;
   }
   g_seen[mode][result][key]++;
-  if (result >= R_LLVM) {
+  /* The image's own code crashing (its constructors, run by dlopen) is no
+   * loader's fault: counted apart. */
+  if (result == R_IMAGE) g_image_code++;
+  else if (result >= R_LLVM) {
     g_crash[mode]++;
     if (!g_first_crash) g_first_crash = g_execs;
     if (!g_count) {
@@ -287,8 +294,9 @@ static void print_stats(int final) {
       for (int s = 0; s < 64; s++) outcomes += g_seen[m][r][s] != 0;
   fprintf(stderr,
           "omptarget-harness: execs=%llu images=%llu loaded=%llu outcomes=%u crash_binary=%llu "
-          "crash_image=%llu first_crash=%llu\n",
-          g_execs, g_images, g_loaded, outcomes, g_crash[MODE_BINARY], g_crash[MODE_IMAGE], g_first_crash);
+          "crash_image=%llu image_code=%llu first_crash=%llu\n",
+          g_execs, g_images, g_loaded, outcomes, g_crash[MODE_BINARY], g_crash[MODE_IMAGE],
+          g_image_code, g_first_crash);
   if (!final) return;
   for (int m = 0; m < NMODES; m++)
     for (int r = R_LLVM; r < NRESULTS; r++)

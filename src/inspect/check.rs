@@ -116,6 +116,11 @@ pub struct BundleChoice {
     /// map it, and a broken table is where loaders crash.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub broken_image: Option<String>,
+    /// What the chosen entry holds when no runtime loads it (LLVM IR or
+    /// bitcode, assembly, source, a device archive's members): its target
+    /// fits, but nothing there runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_loadable: Option<String>,
 }
 
 impl BundleChoice {
@@ -127,6 +132,11 @@ impl BundleChoice {
             (None, Some(e)) if self.refused_by_loader => Some(format!(
                 "{} is chosen by its ID, but its code object is for another target (CO-1): the loader refuses it",
                 e.escape_debug()
+            )),
+            (None, Some(e)) if self.not_loadable.is_some() => Some(format!(
+                "{} fits, but {}",
+                e.escape_debug(),
+                self.not_loadable.as_deref().unwrap_or_default()
             )),
             (None, Some(e)) if self.broken_image.is_some() => Some(format!(
                 "{} is chosen, but the loader would map a broken image: {}",
@@ -250,6 +260,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
             .collect();
         bundles.push(match best {
             Some((pick, _, e)) => BundleChoice {
+                not_loadable: not_loadable(report, e),
                 bundle: b.index,
                 member: b.member.clone(),
                 member_index: b.member_index,
@@ -271,16 +282,41 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 }),
                 refused_by_loader: false,
                 broken_image: None,
+                not_loadable: None,
             },
         });
     }
     Verdict {
         gpu: gpu.text.clone(),
-        runs: bundles
-            .iter()
-            .all(|b| b.pick.is_some() && !b.refused_by_loader && b.broken_image.is_none()),
+        runs: bundles.iter().all(|b| {
+            b.pick.is_some()
+                && !b.refused_by_loader
+                && b.broken_image.is_none()
+                && b.not_loadable.is_none()
+        }),
         bundles,
     }
+}
+
+/// What `e` holds when no runtime loads it: the entries of text bundles (IR,
+/// assembly, preprocessed source), of device archives (linked into
+/// programs, never loaded), LLVM bitcode.
+fn not_loadable(report: &Report, e: &super::InspectedEntry) -> Option<String> {
+    use super::code_object::CodeObject;
+    use crate::detect::Container;
+    Some(
+        match (report.container, &e.object) {
+            (Container::TextBundle, _) => {
+                "it is an entry of a text bundle (LLVM IR, assembly or source), which no runtime loads"
+            }
+            (Container::Archive, _) => {
+                "it is in a device archive, whose code objects are linked into programs, not loaded"
+            }
+            (_, CodeObject::Bitcode) => "it holds LLVM bitcode, which no runtime loads",
+            _ => return None,
+        }
+        .to_string(),
+    )
 }
 
 /// Why an entry for the GPU's processor does not fit: the first feature it

@@ -50,7 +50,10 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
     }
     let len = img.len() as u64;
     let m = |what: String| Some(format!("image: {what}"));
-    match rng.below(10) {
+    // What the dynamic loader applies (program headers, dynamic entries,
+    // relocations) weighted up: that is where mapping a bad image crashes.
+    const OPS: [usize; 16] = [0, 1, 2, 3, 3, 4, 5, 6, 7, 8, 9, 9, 9, 10, 10, 10];
+    match OPS[rng.below(OPS.len())] {
         0 => {
             let (at, name) = *rng.pick(&[(32, "e_phoff"), (40, "e_shoff")]);
             let v = interesting(rng, len, get(img, at, 8)?);
@@ -150,6 +153,33 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
             set(img, at, 2, v)?;
             m(format!("{name} set to {v}"))
         }
+        9 => {
+            // A relocation (SHT_RELA): its type, offset or addend, what the
+            // dynamic loader applies to the mapped image.
+            let (at, size, count) = table(img, false)?;
+            let relas: Vec<usize> = (0..count)
+                .filter(|&i| get(img, at + i * size + 4, 4) == Some(4))
+                .collect();
+            if relas.is_empty() {
+                return None;
+            }
+            let h = at + *rng.pick(&relas) * size;
+            let (off, sz) = (get(img, h + 24, 8)?, get(img, h + 32, 8)?);
+            let n = usize::try_from(sz / 24).ok()?;
+            if n == 0 {
+                return None;
+            }
+            let e = usize::try_from(off).ok()? + 24 * rng.below(n);
+            let (k, name) = *rng.pick(&[(0, "r_offset"), (8, "r_info"), (16, "r_addend")]);
+            let orig = get(img, e + k, 8)?;
+            let v = match k {
+                // Another relocation type, the symbol kept.
+                8 => (orig & !0xffff_ffff) | rng.below(48) as u64,
+                _ => interesting(rng, len, orig),
+            };
+            set(img, e + k, 8, v)?;
+            m(format!("relocation at {e}: {name} set to {v:#x}"))
+        }
         _ => {
             // A dynamic entry's value (DT_STRTAB, DT_SYMTAB, DT_HASH, …).
             let (at, size, count) = table(img, true)?;
@@ -168,6 +198,20 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
     }
 }
 
+/// 1-8 bytes of an image set to random values, the container around it
+/// left whole: what byte flips do, aimed where loaders parse.
+fn flip(img: &mut [u8], rng: &mut Rng) -> Option<String> {
+    if img.is_empty() {
+        return None;
+    }
+    let n = 1 + rng.below(8);
+    for _ in 0..n {
+        let at = rng.below(img.len());
+        img[at] = rng.below(256) as u8;
+    }
+    Some(format!("image: {n} byte(s) set"))
+}
+
 /// One change to the string table or the image of the first entry of the
 /// first offload binary in `data` (any version; string entries of 16 bytes
 /// in version 1, 24 after), in place.
@@ -179,13 +223,14 @@ pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u
     let strings = usize::try_from(get(data, entry + 8, 8)?).ok()?;
     let count = get(data, entry + 16, 8)?;
     let stride = if version == 1 { 16 } else { 24 };
-    match rng.below(5) {
-        0 => {
+    // The image most often (where loaders crash), the string table else.
+    match rng.below(20) {
+        0 | 1 => {
             let v = interesting(rng, size / stride as u64, count);
             set(&mut out, entry + 16, 8, v)?;
             Some((out, format!("num strings set to {v}")))
         }
-        1 | 2 if count > 0 => {
+        2 | 3 if count > 0 => {
             let i = rng.below(count.min(64) as usize);
             let (k, name) = *rng.pick(&[(0, "key"), (8, "value")]);
             let at = strings.checked_add(i * stride + k)?;
@@ -198,7 +243,7 @@ pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u
             set(&mut out, at, 8, v)?;
             Some((out, format!("string {i}'s {name} offset set to {v}")))
         }
-        3 if count > 0 => {
+        4 if count > 0 => {
             // A key or value loses its NUL (it runs into what follows).
             let i = rng.below(count.min(64) as usize);
             let at = strings.checked_add(i * stride + 8 * rng.below(2))?;
@@ -211,7 +256,10 @@ pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u
             let off = usize::try_from(get(data, entry + 24, 8)?).ok()?;
             let n = usize::try_from(get(data, entry + 32, 8)?).ok()?;
             let mut img = data.get(off..off.checked_add(n)?)?.to_vec();
-            let what = mutate_elf(&mut img, rng)?;
+            let what = match rng.chance(50) {
+                true => mutate_elf(&mut img, rng)?,
+                false => flip(&mut img, rng)?,
+            };
             out[off..off + img.len()].copy_from_slice(&img);
             if img.len() != n {
                 // A truncated image: the entry says so, the bytes stay.

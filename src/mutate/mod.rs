@@ -113,7 +113,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
         Container::OffloadBinary => {
             // The header; or, most often, the string table and the image
             // that LLVM's reader and the loader parse.
-            if rng.chance(30) {
+            if rng.chance(15) {
                 return header_field(data, rng, &OB_FIELDS, "offload binary");
             }
             let (bytes, what) = image::mutate_offload_binary(data, rng)?;
