@@ -43,6 +43,19 @@ fn table(img: &[u8], phdr: bool) -> Option<(usize, usize, usize)> {
         .then_some((at, entsize, count))
 }
 
+/// A random section of type `ty`: the section table's offset and entry
+/// size, and the section's index.
+fn section_of(img: &[u8], ty: u64, rng: &mut Rng) -> Option<(usize, usize, usize)> {
+    let (at, size, count) = table(img, false)?;
+    let of_type: Vec<usize> = (0..count)
+        .filter(|&i| get(img, at + i * size + 4, 4) == Some(ty))
+        .collect();
+    if of_type.is_empty() {
+        return None;
+    }
+    Some((at, size, *rng.pick(&of_type)))
+}
+
 /// One change to an ELF64 little-endian image; `None` when `img` is not one.
 pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
     if img.len() < 64 || &img[..4] != b"\x7fELF" || img[4] != 2 || img[5] != 1 {
@@ -127,14 +140,7 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
         }
         7 => {
             // A string table loses its last NUL.
-            let (at, size, count) = table(img, false)?;
-            let strtabs: Vec<usize> = (0..count)
-                .filter(|&i| get(img, at + i * size + 4, 4) == Some(3))
-                .collect();
-            if strtabs.is_empty() {
-                return None;
-            }
-            let i = *rng.pick(&strtabs);
+            let (at, size, i) = section_of(img, 3, rng)?;
             let off = get(img, at + i * size + 24, 8)?;
             let sz = get(img, at + i * size + 32, 8)?;
             let last = usize::try_from(off.checked_add(sz)?.checked_sub(1)?).ok()?;
@@ -156,14 +162,8 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
         9 => {
             // A relocation (SHT_RELA): its type, offset or addend, what the
             // dynamic loader applies to the mapped image.
-            let (at, size, count) = table(img, false)?;
-            let relas: Vec<usize> = (0..count)
-                .filter(|&i| get(img, at + i * size + 4, 4) == Some(4))
-                .collect();
-            if relas.is_empty() {
-                return None;
-            }
-            let h = at + *rng.pick(&relas) * size;
+            let (at, size, i) = section_of(img, 4, rng)?;
+            let h = at + i * size;
             let (off, sz) = (get(img, h + 24, 8)?, get(img, h + 32, 8)?);
             let n = usize::try_from(sz / 24).ok()?;
             if n == 0 {
