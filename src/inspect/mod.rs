@@ -224,6 +224,7 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
 /// ```
 pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
     let listing = detect::list(src, None)?;
+    let data = src.bytes();
     let mut errors = Vec::new();
     for e in &listing.entries {
         let (offset, size) = match (&e.image, e.ccob_offset) {
@@ -231,14 +232,14 @@ pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
             (None, None) => (e.offset, e.size),
             _ => continue,
         };
-        // Only images are checked: a peek at the magic first.
-        if src
-            .window(offset, size.min(4))
-            .is_some_and(|w| w.starts_with(b"\x7fELF"))
-        {
-            if let Some(w) = src.window(offset, size) {
-                errors.extend(image::check(&w, offset));
-            }
+        // Only images are checked, and only their headers, tables and
+        // string tables' ends are read (of a mapped input, a few pages).
+        let payload = usize::try_from(offset)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(o, n)| data.get(o..o.checked_add(n)?));
+        if let Some(p) = payload.filter(|p| p.starts_with(b"\x7fELF")) {
+            errors.extend(image::check(p, offset));
         }
     }
     if errors.is_empty() {
