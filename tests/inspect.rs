@@ -264,6 +264,9 @@ fn directories_are_walked() {
     std::fs::write(tree.join("sub/readme.txt"), "no offload code here\n").unwrap();
     // A plain ELF program: an object file, but no offload code in it.
     std::fs::copy("/bin/true", tree.join("sub/true")).unwrap();
+    // A second name of k.o: read once.
+    let _ = std::fs::remove_file(tree.join("sub/k-link.o"));
+    std::os::unix::fs::symlink("../k.o", tree.join("sub/k-link.o")).unwrap();
     let (code, doc) = inspect(&tree, &["."]);
     assert_eq!(code, 0, "{doc:#}");
     let files: Vec<&str> = doc["files"]

@@ -80,8 +80,9 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
     Ok(i32::from(failed > 0 || findings > 0))
 }
 
-/// Regular files under `dir`, sorted, each marked as found by walking.
-/// Symbolic links to directories are not followed (no cycles).
+/// Regular files under `dir`, sorted, each marked as found by walking, each
+/// file once however many names reach it. Symbolic links to directories
+/// are not followed (no cycles).
 fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
     let mut todo = vec![dir.to_path_buf()];
     let mut found = Vec::new();
@@ -103,6 +104,11 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
         }
     }
     found.sort();
+    // A file reached twice (through a symlink, or a hard link) is read
+    // once, under its first name in sorted order.
+    use std::os::unix::fs::MetadataExt;
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|p| std::fs::metadata(p).map_or(true, |m| seen.insert((m.dev(), m.ino()))));
     out.extend(found.into_iter().map(|p| (p, true)));
     Ok(())
 }
