@@ -339,10 +339,10 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
             }
         }
     }
-    // All or nothing: a failure removes the files this run wrote (each is
-    // written whole, through a temporary file, so none is left half-done;
-    // holding them all uncommitted would take a descriptor each).
-    let mut done = Written::default();
+    // All or nothing (output::commit_all): every file is written whole to a
+    // temporary file, and none takes its name until every step succeeded.
+    let mut staged: Vec<OutputFile> = Vec::new();
+    let mut extracted: Vec<String> = Vec::new();
     for act in actions {
         let r: Result<Option<(OutputFile, Option<String>)>, String> = match act {
             Action::Warn(w) => {
@@ -400,49 +400,30 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                 }
             }
         };
-        let r = r.and_then(|staged| match staged {
-            Some((o, shown)) => done.commit(o, shown),
-            None => Ok(()),
-        });
-        if let Err(m) = r {
-            elog!("{argv0}: error: {m}");
-            done.roll_back();
-            return 1;
+        match r {
+            Ok(Some((o, shown))) => {
+                staged.push(o);
+                extracted.extend(shown);
+            }
+            Ok(None) => {}
+            Err(m) => {
+                elog!("{argv0}: error: {m}");
+                return 1;
+            }
         }
     }
     if let Some(m) = tail_error {
         elog!("{argv0}: error: {m}");
-        done.roll_back();
         return 1;
     }
-    for shown in done.extracted {
+    if let Err(e) = output::commit_all(staged) {
+        elog!("{argv0}: error: {}", llvm_io(&e));
+        return 1;
+    }
+    for shown in extracted {
         olog!("Extracted: {shown}");
     }
     0
-}
-
-/// What an extraction wrote, to be undone if a later step fails.
-#[derive(Default)]
-struct Written {
-    paths: Vec<std::path::PathBuf>,
-    /// `Extracted:` lines, printed once everything is written.
-    extracted: Vec<String>,
-}
-
-impl Written {
-    fn commit(&mut self, o: OutputFile, shown: Option<String>) -> Result<(), String> {
-        let path = o.path().to_path_buf();
-        o.commit().map_err(|e| llvm_io(&e))?;
-        self.paths.push(path);
-        self.extracted.extend(shown);
-        Ok(())
-    }
-
-    fn roll_back(&mut self) {
-        for p in self.paths.drain(..) {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 /// The `--archive` output for the images `members` (named and sliced in
