@@ -19,7 +19,8 @@
 //!
 //! Every trial prints `hostile: <name>: exit …, peak RSS …, … s` on stderr.
 //! `OFFLOAD_KIT_HOSTILE_ONLY=a,b` runs only the trials whose name, or whose
-//! input (the part before `::`), is in the list.
+//! input (the part before `::`), is in the list; `OFFLOAD_KIT_HOSTILE_KEEP=1`
+//! keeps the inputs afterwards.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use offload_kit::bundle::{binary, ccob, text};
@@ -374,6 +375,60 @@ fn cases() -> Vec<Case> {
             mentions(&r.stderr.to_lowercase(), "not a directory")
         }),
     );
+    // 13. Section tables that multiply work: one long name or one bundle
+    // named by thousands of headers is read once (issue 27 items 1, 2).
+    const FAN_OUT: &[(&str, &[&str])] = &[
+        ("list", LIST),
+        ("validate", VALIDATE),
+        ("inspect-json", &["inspect", "--json", "{F}"]),
+        ("check", &["check", "{F}", "--gpu", "gfx1030"]),
+        ("extract-all", EXTRACT_ALL),
+    ];
+    for input in [
+        "coff-20k-sections-one-long-name",
+        "coff-20k-fatbin-headers-one-bundle",
+        "elf-12k-fatbin-headers-one-bundle",
+    ] {
+        for &(name, args) in FAN_OUT {
+            v.push(case(input, name, args, 0).check(|r| match r.secs < 2.0 {
+                true => Ok(()),
+                false => Err(format!(
+                    "{:.1} s: work grows with sections × entries",
+                    r.secs
+                )),
+            }));
+        }
+    }
+    // LLVM 22's objdump and readobj hold every entry of every section
+    // before printing one: the drop-ins stop at the memory budget (CLI-6).
+    let in_time = |r: &Run| match r.secs < 2.0 {
+        true => Ok(()),
+        false => Err(format!("{:.1} s", r.secs)),
+    };
+    v.push(
+        case(
+            "elf-12k-fatbin-headers-one-bundle",
+            "objdump",
+            &["objdump", "--offloading", "{F}"],
+            1,
+        )
+        .check(in_time),
+    );
+    v.push(
+        case(
+            "elf-12k-fatbin-headers-one-bundle",
+            "readobj",
+            &["readobj", "--offloading", "{F}"],
+            0,
+        )
+        .check(|r| {
+            mentions(&r.stderr, "rule CLI-6")?;
+            match r.secs < 2.0 {
+                true => Ok(()),
+                false => Err(format!("{:.1} s", r.secs)),
+            }
+        }),
+    );
     v
 }
 
@@ -523,12 +578,129 @@ fn inputs() -> Vec<(&'static str, Build)> {
             }
             fs::write(p, t)
         }),
+        ("coff-20k-sections-one-long-name", |p| {
+            // Every section named `/4`: one 150 KB string-table name
+            // without a NUL.
+            let mut names = vec![b'a'; 150_000];
+            names[..4].copy_from_slice(&150_004u32.to_le_bytes());
+            fs::write(p, coff_object(20_000, b"/4", 0, 0, &[], &names))
+        }),
+        ("coff-20k-fatbin-headers-one-bundle", |p| {
+            let bundle = bundle_of_300()?;
+            let mut names = 16u32.to_le_bytes().to_vec();
+            names.extend(b".hip_fatbin\0");
+            let at = 20 + 20_000 * 40;
+            fs::write(
+                p,
+                coff_object(20_000, b"/4", at, bundle.len(), &bundle, &names),
+            )
+        }),
+        ("elf-12k-fatbin-headers-one-bundle", |p| {
+            fs::write(p, elf_sections_over_one(12_000, &bundle_of_300()?))
+        }),
         ("input-is-a-symlink-to-a-fifo", |p| {
             let target = p.with_extension("target-fifo");
             mkfifo(&target)?;
             std::os::unix::fs::symlink(&target, p)
         }),
     ]
+}
+
+/// A valid binary bundle of a host entry and up to 299 device entries (8 bytes
+/// each, distinct valid IDs: offload kinds × AMD processors × xnack modes).
+fn bundle_of_300() -> io::Result<Vec<u8>> {
+    use offload_kit::id::processor;
+    let mut ids = vec![HOST_ID.to_string()];
+    for kind in ["hip", "hipv4", "openmp"] {
+        for name in processor::names().filter(|n| processor::canonical_amdgpu(n) == Some(n)) {
+            let modes = |f: &str| match processor::amdgpu_features(name).contains(&f) {
+                true => vec![format!(":{f}+"), format!(":{f}-")],
+                false => vec![String::new()],
+            };
+            for s in modes("sramecc") {
+                for x in modes("xnack") {
+                    ids.push(format!("{kind}-amdgcn-amd-amdhsa--{name}{s}{x}"));
+                }
+            }
+        }
+    }
+    for kind in ["hip", "openmp"] {
+        for name in processor::names().filter(|n| processor::is_cuda(n)) {
+            ids.push(format!("{kind}-nvptx64-nvidia-cuda--{name}"));
+        }
+    }
+    ids.truncate(300);
+    assert!(ids.len() >= 250, "{} distinct IDs", ids.len());
+    bundle_of(&ids)
+}
+
+/// An x86-64 COFF object of `n` section headers all named `name`, each
+/// with contents `[at, +size)`; then `contents`, then the string table
+/// `strings` (no symbols).
+fn coff_object(
+    n: usize,
+    name: &[u8],
+    at: usize,
+    size: usize,
+    contents: &[u8],
+    strings: &[u8],
+) -> Vec<u8> {
+    let table = 20 + 40 * n;
+    let strtab = table + contents.len();
+    let mut o = vec![0u8; 20];
+    o[0..2].copy_from_slice(&0x8664u16.to_le_bytes());
+    o[2..4].copy_from_slice(&(n as u16).to_le_bytes());
+    o[8..12].copy_from_slice(&(strtab as u32).to_le_bytes()); // symbols at the strings
+    for _ in 0..n {
+        let mut h = [0u8; 40];
+        h[..name.len()].copy_from_slice(name);
+        h[16..20].copy_from_slice(&(size as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&(at as u32).to_le_bytes());
+        o.extend_from_slice(&h);
+    }
+    o.extend_from_slice(contents);
+    o.extend_from_slice(strings);
+    o
+}
+
+/// An x86-64 ELF relocatable object whose `n` section headers named
+/// `.hip_fatbin` all point at one copy of `bundle`.
+fn elf_sections_over_one(n: usize, bundle: &[u8]) -> Vec<u8> {
+    let names = b"\0.hip_fatbin\0.shstrtab\0";
+    let bundle_at = 4096u64;
+    let names_at = bundle_at + bundle.len() as u64;
+    let shoff = (names_at + names.len() as u64).next_multiple_of(8);
+    let shnum = n + 2;
+    let mut o = vec![0u8; 64];
+    o[..4].copy_from_slice(b"\x7fELF");
+    o[4..7].copy_from_slice(&[2, 1, 1]); // 64-bit, little-endian, version 1
+    o[16..18].copy_from_slice(&1u16.to_le_bytes()); // ET_REL
+    o[18..20].copy_from_slice(&62u16.to_le_bytes()); // EM_X86_64
+    o[20..24].copy_from_slice(&1u32.to_le_bytes());
+    o[40..48].copy_from_slice(&shoff.to_le_bytes());
+    o[52..54].copy_from_slice(&64u16.to_le_bytes()); // e_ehsize
+    o[58..60].copy_from_slice(&64u16.to_le_bytes()); // e_shentsize
+    o[60..62].copy_from_slice(&(shnum as u16).to_le_bytes());
+    o[62..64].copy_from_slice(&((shnum - 1) as u16).to_le_bytes()); // e_shstrndx
+    o.resize(bundle_at as usize, 0);
+    o.extend_from_slice(bundle);
+    o.extend_from_slice(names);
+    o.resize(shoff as usize, 0);
+    let header = |name: u32, kind: u32, offset: u64, size: u64, align: u64| {
+        let mut h = [0u8; 64];
+        h[0..4].copy_from_slice(&name.to_le_bytes());
+        h[4..8].copy_from_slice(&kind.to_le_bytes());
+        h[24..32].copy_from_slice(&offset.to_le_bytes());
+        h[32..40].copy_from_slice(&size.to_le_bytes());
+        h[48..56].copy_from_slice(&align.to_le_bytes());
+        h
+    };
+    o.extend_from_slice(&[0u8; 64]);
+    for _ in 0..n {
+        o.extend_from_slice(&header(1, 1, bundle_at, bundle.len() as u64, 4096));
+    }
+    o.extend_from_slice(&header(13, 3, names_at, names.len() as u64, 1));
+    o
 }
 
 /// A FIFO at `p` (no writer ever opens it).
@@ -672,14 +844,18 @@ fn bundle_512mib(path: &Path) -> io::Result<()> {
 }
 
 /// A binary bundle with the given IDs and 8-byte payloads (their index).
-fn write_bundle_of(path: &Path, ids: &[String]) -> io::Result<()> {
+fn bundle_of(ids: &[String]) -> io::Result<Vec<u8>> {
     let payloads: Vec<[u8; 8]> = (0..ids.len() as u64).map(u64::to_le_bytes).collect();
     let entries: Vec<(&[u8], &[u8])> = ids
         .iter()
         .zip(&payloads)
         .map(|(id, p)| (id.as_bytes(), p.as_slice()))
         .collect();
-    fs::write(path, lib(binary::write_to_vec(&entries, 8))?)
+    lib(binary::write_to_vec(&entries, 8))
+}
+
+fn write_bundle_of(path: &Path, ids: &[String]) -> io::Result<()> {
+    fs::write(path, bundle_of(ids)?)
 }
 
 /// A valid binary bundle: a host entry and a gfx906 entry, `tag` in both
@@ -1252,6 +1428,9 @@ fn main() {
         })
         .collect();
     let conclusion = libtest_mimic::run(&args, trials);
-    let _ = fs::remove_dir_all(scratch().join("inputs")); // up to 512 MiB
+    // Up to 512 MiB; `OFFLOAD_KIT_HOSTILE_KEEP=1` keeps them to try by hand.
+    if std::env::var_os("OFFLOAD_KIT_HOSTILE_KEEP").is_none() {
+        let _ = fs::remove_dir_all(scratch().join("inputs"));
+    }
     conclusion.exit();
 }

@@ -132,8 +132,24 @@ pub struct Listing {
 /// bound.
 pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut Listing) {
     let rest_at = |pos: u64| sec.get(pos as usize..).map(Window::Borrowed);
-    walk(&rest_at, sec.len() as u64, base, name, index, out);
+    let mut walked = Walked::default();
+    walk(
+        &rest_at,
+        sec.len() as u64,
+        base,
+        name,
+        index,
+        out,
+        &mut walked,
+    );
 }
+
+/// The bundles a walk over one file has read, by absolute offset: the
+/// absolute end of each bundle read whole, `None` where the walk stopped.
+/// Section headers may name the same bytes any number of times; each bundle
+/// is read, listed and reported once, so that work and output follow the
+/// file's bytes, not headers × entries.
+type Walked = std::collections::HashMap<u64, Option<u64>>;
 
 /// [`walk_section`] over a section of `len` bytes whose remainder from
 /// relative position `pos` is `rest_at(pos)`: each bundle is read through
@@ -145,10 +161,26 @@ fn walk<'s>(
     name: &str,
     index: usize,
     out: &mut Listing,
+    walked: &mut Walked,
 ) {
     let mut pos = 0u64;
     let mut bundle = 0usize;
     while pos < len {
+        match walked.get(&(base + pos)) {
+            // Read before, through another header: go on after it.
+            Some(&Some(end)) => {
+                pos = (end - base)
+                    .min(len)
+                    .next_multiple_of(FATBIN_ALIGN)
+                    .min(len);
+                bundle += 1;
+                continue;
+            }
+            Some(None) => return,
+            None => {}
+        }
+        // Until the bundle is bounded, a return below is where the walk stopped.
+        walked.insert(base + pos, None);
         let Some(window) = rest_at(pos) else {
             out.problems.push(Error::at(
                 rules::FAT_1,
@@ -240,6 +272,7 @@ fn walk<'s>(
             });
         }
         let end = pos.saturating_add(extent).min(len);
+        walked.insert(base + pos, Some(base + end));
         let next = end.next_multiple_of(FATBIN_ALIGN).min(len);
         if let Some(p) = rest[(end - pos) as usize..(next - pos) as usize]
             .iter()
@@ -325,6 +358,7 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
         problems: elf.check(),
         ..Listing::default()
     };
+    let mut walked = Walked::default();
     for s in elf
         .sections
         .iter()
@@ -343,7 +377,15 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
         if s.sh_type == SHT_PROGBITS && s.data(data).is_some() {
             let (offset, size) = (s.offset, s.size);
             let rest_at = |pos: u64| src.window(offset + pos, size - pos);
-            walk(&rest_at, size, offset, HIP_FATBIN, s.index, &mut out);
+            walk(
+                &rest_at,
+                size,
+                offset,
+                HIP_FATBIN,
+                s.index,
+                &mut out,
+                &mut walked,
+            );
         }
     }
     let entries = object::scan(&elf);
@@ -375,15 +417,24 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
 pub fn inspect_coff(src: &dyn Source) -> Result<Listing> {
     let c = crate::host::coff::parse(src.bytes())?;
     let mut out = Listing::default();
+    let mut walked = Walked::default();
     for s in c
         .sections
         .iter()
         .filter(|s| s.name == HIP_FATBIN.as_bytes() || s.name == HIP_FAT_PE)
     {
         let (offset, size) = (s.offset, s.size);
-        let name = String::from_utf8_lossy(&s.name).into_owned();
+        let name = String::from_utf8_lossy(s.name).into_owned();
         let rest_at = |pos: u64| src.window(offset + pos, size - pos);
-        walk(&rest_at, size, offset, &name, s.index, &mut out);
+        walk(
+            &rest_at,
+            size,
+            offset,
+            &name,
+            s.index,
+            &mut out,
+            &mut walked,
+        );
     }
     out.problems.sort_by_key(|e| e.offset());
     Ok(out)

@@ -41,8 +41,9 @@ use crate::format::ccob::MAGIC as CCOB_MAGIC;
 /// The plain magic's length (`Source` gives arrays a `len` of its own).
 const MAGIC_LEN: usize = 24;
 use crate::host::elf::Elf;
-use crate::source::{Source, Sub};
+use crate::source::{Reader, Source, Sub};
 use crate::{rules, Error, Release};
+use std::io::Read;
 
 /// One entry as LLVM 22's reader sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,9 +265,11 @@ fn find(c: &dyn Source, from: u64, needle: &[u8]) -> Result<Option<u64>, (String
 }
 
 /// Count one more entry with an ID of `id_len` bytes into `used`, the
-/// bytes collected so far, against the memory budget (CLI-6).
+/// bytes collected so far, against the memory budget (CLI-6). An entry
+/// counts twice its record: the vector holding it grows by doubling, and
+/// the ID's allocation has a header of its own.
 fn hold(used: &mut u64, id_len: u64, at: u64) -> Result<(), (String, Error)> {
-    *used += std::mem::size_of::<FoundEntry>() as u64 + id_len;
+    *used += 2 * std::mem::size_of::<FoundEntry>() as u64 + id_len.next_multiple_of(16) + 16;
     if crate::budget::exceeded(*used) {
         return Err((
             "out of memory".to_string(),
@@ -384,6 +387,9 @@ fn read_entries(
         ));
     };
     let mut p = MAGIC_LEN as u64 + 8;
+    // The records are read in order through one buffer: a read per field
+    // would be a system call per field of a file read with `pread`.
+    let mut records = Reader::new(b, p, b.len(), 64 << 10);
     // Each record takes at least 24 bytes: the count is bounded by `b`.
     for i in 0..count {
         let rec = p;
@@ -397,10 +403,10 @@ fn read_entries(
                 ),
             )
         };
-        let (Some(offset), Some(size), Some(len)) = (u64_at(p), u64_at(p + 8), u64_at(p + 16))
-        else {
-            return Err(short());
-        };
+        let mut fields = [0u8; 24];
+        records.read_exact(&mut fields).map_err(|_| short())?;
+        let field = |k: usize| u64::from_le_bytes(fields[k..k + 8].try_into().expect("8 bytes"));
+        let (offset, size, len) = (field(0), field(8), field(16));
         p += 24;
         // The ID is read only once it is known to lie inside `b`.
         let end = p
@@ -409,9 +415,7 @@ fn read_entries(
             .ok_or_else(short)?;
         hold(used, len, compressed_at.unwrap_or(base + rec))?;
         let mut id = vec![0u8; (end - p) as usize];
-        if !b.read_at(p, &mut id) {
-            return Err(short());
-        }
+        records.read_exact(&mut id).map_err(|_| short())?;
         p = end;
         found.push(FoundEntry {
             bundle,

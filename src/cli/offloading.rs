@@ -284,17 +284,17 @@ fn objdump_file(
 }
 
 /// A COFF object as LLVM 22's tools name it.
-struct CoffObject {
+struct CoffObject<'a> {
     objdump_format: &'static str,
     readobj_format: &'static str,
     arch: &'static str,
     bits: u32,
-    coff: offload_kit::host::coff::Coff,
+    coff: offload_kit::host::coff::Coff<'a>,
 }
 
 /// A COFF object (not a PE image) of a machine whose names are modelled:
 /// AMD64 and i386, what clang's Windows HIP builds produce.
-fn coff_object(data: &[u8]) -> Option<CoffObject> {
+fn coff_object(data: &[u8]) -> Option<CoffObject<'_>> {
     let machine = u16::from_le_bytes([*data.first()?, *data.get(1)?]);
     let (objdump_format, readobj_format, arch, bits) = match machine {
         0x8664 => ("coff-x86-64", "COFF-x86-64", "x86_64", 64),
@@ -707,7 +707,8 @@ fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), 
             d.clone().rebase(obj.base)
         ));
     }
-    let mut out = std::io::stdout().lock();
+    // Buffered: stdout is line-buffered, a write per line otherwise.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     for e in &found.entries {
         // The ID is printed as a C string: up to its first NUL.
         let id = e.id.split(|&b| b == 0).next().unwrap_or_default();

@@ -21,7 +21,7 @@
 //! obj[60..64].copy_from_slice(b"DATA");
 //! let c = coff::parse(&obj).unwrap();
 //! assert!(!c.image);
-//! assert_eq!((c.sections[0].name.as_slice(), c.sections[0].offset, c.sections[0].size), (&b".hip_fat"[..], 60, 4));
+//! assert_eq!((c.sections[0].name, c.sections[0].offset, c.sections[0].size), (&b".hip_fat"[..], 60, 4));
 //! ```
 
 use crate::error::{Error, Result};
@@ -29,12 +29,13 @@ use crate::rules;
 
 /// One section of the section table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CoffSection {
+pub struct CoffSection<'a> {
     /// 1-based index, as tools number them.
     pub index: usize,
     /// The name: the 8-byte field without its NULs, or the string-table
-    /// name it points to (`/N`, objects only).
-    pub name: Vec<u8>,
+    /// name it points to (`/N`, objects only), borrowed from the input:
+    /// however many headers point at one long name, it is not copied.
+    pub name: &'a [u8],
     /// Absolute offset of the contents in the file (`PointerToRawData`).
     pub offset: u64,
     /// Bytes of contents in the file: `SizeOfRawData`, in an image at most
@@ -46,11 +47,11 @@ pub struct CoffSection {
 
 /// A COFF object or PE image: whether it is an image and its sections.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Coff {
+pub struct Coff<'a> {
     /// A PE image (`MZ` … `PE\0\0`), else a COFF object.
     pub image: bool,
     /// The section table, in order.
-    pub sections: Vec<CoffSection>,
+    pub sections: Vec<CoffSection<'a>>,
 }
 
 fn u16_at(d: &[u8], at: usize) -> Option<u16> {
@@ -61,10 +62,37 @@ fn u32_at(d: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(d.get(at..at + 4)?.try_into().ok()?))
 }
 
+/// The ends of the C strings found so far: each key starts a run of
+/// scanned bytes without a NUL, its value the NUL (or the end of input)
+/// that ends the run.
+#[derive(Default)]
+struct NameEnds(std::collections::BTreeMap<usize, usize>);
+
+impl NameEnds {
+    /// The first NUL at or after `from` (else `data.len()`), scanning only
+    /// bytes no earlier call scanned.
+    fn end_of(&mut self, data: &[u8], from: usize) -> usize {
+        if let Some((_, &end)) = self.0.range(..=from).next_back() {
+            if end >= from {
+                return end;
+            }
+        }
+        let next = self.0.range(from..).next().map(|(&s, &e)| (s, e));
+        let stop = next.map_or(data.len(), |(s, _)| s);
+        let end = match data[from..stop].iter().position(|&b| b == 0) {
+            Some(n) => from + n,
+            // The scan ran into a run scanned before: its end is ours.
+            None => next.map_or(data.len(), |(_, e)| e),
+        };
+        self.0.insert(from, end);
+        end
+    }
+}
+
 /// Parse the headers and section table of a COFF object or PE image. A
 /// table or section outside the file is an OBJ-2 error at the field that
 /// points there.
-pub fn parse(data: &[u8]) -> Result<Coff> {
+pub fn parse(data: &[u8]) -> Result<Coff<'_>> {
     // A field cut off by the end of the input is reported at that end.
     let bad = |at: usize, what: String| Error::at(rules::OBJ_2, at.min(data.len()) as u64, what);
     // The COFF file header: at 0 in an object, after `PE\0\0` in an image.
@@ -89,6 +117,10 @@ pub fn parse(data: &[u8]) -> Result<Coff> {
     let strings = (!image && symtab != 0)
         .then(|| nsymbols.checked_mul(18).and_then(|n| n.checked_add(symtab)))
         .flatten();
+    // Where each long name ends, remembered per run of bytes already
+    // scanned, so that however many headers name long names, the string
+    // table is scanned once.
+    let mut name_ends = NameEnds::default();
     let mut sections = Vec::with_capacity(usize::from(nsections).min(data.len() / 40));
     for i in 0..usize::from(nsections) {
         let at = table + 40 * i;
@@ -117,10 +149,9 @@ pub fn parse(data: &[u8]) -> Result<Coff> {
                             format!("section {}: its name lies outside the file", i + 1),
                         )
                     })?;
-                let rest = &data[from..];
-                rest[..rest.iter().position(|&b| b == 0).unwrap_or(rest.len())].to_vec()
+                &data[from..name_ends.end_of(data, from)]
             }
-            _ => short.to_vec(),
+            _ => short,
         };
         let vsize = u64::from(u32_at(h, 8).unwrap_or(0));
         let raw_size = u64::from(u32_at(h, 16).unwrap_or(0));
@@ -144,7 +175,7 @@ pub fn parse(data: &[u8]) -> Result<Coff> {
                 format!(
                     "section {} '{}': contents [0x{offset:x}, +0x{size:x}) lie outside the file of {} bytes",
                     i + 1,
-                    String::from_utf8_lossy(&name),
+                    String::from_utf8_lossy(name),
                     data.len()
                 ),
             ));
