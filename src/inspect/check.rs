@@ -121,6 +121,11 @@ pub struct BundleChoice {
     /// fits, but nothing there runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_loadable: Option<String>,
+    /// Why the chosen entry's bytes were not read (more than the memory
+    /// budget lets a compressed bundle's entry be held): whether the
+    /// loader accepts it is not known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<String>,
 }
 
 impl BundleChoice {
@@ -137,6 +142,11 @@ impl BundleChoice {
                 "{} fits, but {}",
                 e.escape_debug(),
                 self.not_loadable.as_deref().unwrap_or_default()
+            )),
+            (None, Some(e)) if self.not_read.is_some() => Some(format!(
+                "{} is chosen, but it was not read, so whether it loads is not known: {}",
+                e.escape_debug(),
+                self.not_read.as_deref().unwrap_or_default()
             )),
             (None, Some(e)) if self.broken_image.is_some() => Some(format!(
                 "{} is chosen, but the loader would map a broken image: {}",
@@ -269,6 +279,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 why_not: None,
                 refused_by_loader: e.breaks_co_1,
                 broken_image: e.broken_image.as_ref().map(Error::to_string),
+                not_read: e.not_read.as_ref().map(Error::to_string),
             },
             None => BundleChoice {
                 bundle: b.index,
@@ -283,6 +294,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 refused_by_loader: false,
                 broken_image: None,
                 not_loadable: None,
+                not_read: None,
             },
         });
     }
@@ -293,6 +305,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 && !b.refused_by_loader
                 && b.broken_image.is_none()
                 && b.not_loadable.is_none()
+                && b.not_read.is_none()
         }),
         bundles,
     }

@@ -138,19 +138,33 @@ pub struct InspectedEntry {
     /// in [`Report::findings`]): a loader would map a broken image.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub broken_image: Option<Error>,
+    /// Why the entry's bytes were not read (CLI-6: more than the memory
+    /// budget lets a compressed bundle's entry be held); nothing is known
+    /// of its code object. Also in [`Report::findings`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_read: Option<Error>,
 }
 
 /// List `src` strictly and identify every entry's code object; the
 /// violations of the container itself are the error, as for `validate`.
 pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
-    let listing = detect::list(src, None)?;
+    // Each compressed bundle is verified as its entries are read below
+    // (`ccob_looks`): decoded once, not once to list and again to read.
+    let opts = detect::ListOptions {
+        release: None,
+        defer_ccob_verification: true,
+    };
+    let listing = detect::list(src, opts)?;
     let data = src.bytes();
     let mut entries = Vec::with_capacity(listing.entries.len());
     let mut bundles: Vec<BundleFacts> = Vec::new();
     let mut findings = Vec::new();
-    // The decompressed bundle of the last CCOB read: its entries come together.
-    let mut inflated: Option<(u64, Vec<u8>)> = None;
-    for e in listing.entries {
+    // What the bytes are, and what a loader mapping them meets.
+    let look = |bytes: &[u8], base: u64| (code_object::identify(bytes), image::check(bytes, base));
+    // The entries of compressed bundles, looked at in one streamed pass
+    // per bundle, in memory bounded by the budget.
+    let mut in_ccob = ccob_looks(src, &listing.entries, &look)?;
+    for (n, e) in listing.entries.into_iter().enumerate() {
         let key = (e.member_index, e.bundle);
         if bundles.last().map(|b| (b.member_index, b.index)) != Some(key) {
             bundles.push(BundleFacts {
@@ -168,18 +182,19 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
         if let Some(b) = bundles.last_mut() {
             b.entries += 1;
         }
-        // What the bytes are, and what a loader mapping them meets.
-        let look =
-            |bytes: &[u8], base: u64| (code_object::identify(bytes), image::check(bytes, base));
+        let mut not_read = None;
         let (object, broken) = match (&e.image, e.ccob_offset) {
             (Some(img), _) => look(&detect::image_bytes(data, img)?, img.offset),
-            (None, Some(at)) => {
-                if inflated.as_ref().map(|i| i.0) != Some(at) {
-                    inflated = Some((at, decompress_at(src, at)?));
+            (None, Some(_)) => match in_ccob.remove(&n) {
+                Some(Ok(l)) => l,
+                // Not read (over the budget): said, and nothing known of it.
+                Some(Err(why)) => {
+                    findings.push(why.clone());
+                    not_read = Some(why);
+                    (CodeObject::Unknown, Vec::new())
                 }
-                let bundle = inflated.as_ref().map_or(&[][..], |i| &i.1[..]);
-                look(range(bundle, e.offset, e.size).unwrap_or(&[]), e.offset)
-            }
+                None => (CodeObject::Unknown, Vec::new()),
+            },
             (None, None) => match src.window(e.offset, e.size) {
                 Some(w) => look(&w, e.offset),
                 None => (CodeObject::Unknown, Vec::new()),
@@ -195,6 +210,7 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
             object,
             breaks_co_1,
             broken_image,
+            not_read,
         });
     }
     let summary = summarise(&bundles, &entries);
@@ -249,15 +265,130 @@ pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
     Err(errors.into())
 }
 
-/// `bytes[offset..offset + size]`, if it lies inside.
-fn range(bytes: &[u8], offset: u64, size: u64) -> Option<&[u8]> {
-    let start = usize::try_from(offset).ok()?;
-    let end = start.checked_add(usize::try_from(size).ok()?)?;
-    bytes.get(start..end)
+/// What [`inspect`] learns of one entry: its code object and the image
+/// rules it breaks.
+type Look = (CodeObject, Vec<Error>);
+
+/// Look at the entries of compressed bundles (by their index in `entries`):
+/// each bundle is decoded once, streamed (and verified, CCOB-5 … 7), and
+/// only the bytes of the entries being read are held. An entry larger than
+/// the memory budget allows is not read: a CLI-6 finding says so.
+fn ccob_looks(
+    src: &dyn Source,
+    entries: &[ListedEntry],
+    look: &dyn Fn(&[u8], u64) -> Look,
+) -> Result<std::collections::HashMap<usize, Result<Look, Error>>, Error> {
+    let mut looks = std::collections::HashMap::new();
+    let mut blobs: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (n, e) in entries.iter().enumerate() {
+        if let (None, Some(at)) = (&e.image, e.ccob_offset) {
+            match blobs.last_mut() {
+                Some((last, members)) if *last == at => members.push(n),
+                _ => blobs.push((at, vec![n])),
+            }
+        }
+    }
+    for (at, members) in blobs {
+        let blob = detect::ccob_blob(src, at)?;
+        let h = ccob::read_header(&blob, at)?;
+        // The live bytes of an entry, the dead ones before it (at most as
+        // many) and, for zstd, the decoder's window.
+        // (never larger than the bundle).
+        let window = match h.method() {
+            Some(ccob::Method::Zstd) => crate::budget::ZSTD_WINDOW.min(h.uncompressed_size),
+            _ => 0,
+        };
+        let room = crate::budget::get().saturating_sub(window) / 2;
+        let mut wanted = Vec::new();
+        for &n in &members {
+            let e = &entries[n];
+            if e.size > room {
+                let finding = Error::at(
+                    rules::CLI_6,
+                    at,
+                    format!(
+                        "entry '{}' of {} bytes inside the compressed bundle at 0x{at:x} is not inspected: reading it takes more than the memory budget allows (--max-memory)",
+                        e.id, e.size
+                    ),
+                );
+                looks.insert(n, Err(finding));
+            } else {
+                wanted.push((e.offset, e.size, n));
+            }
+        }
+        let mut windows = EntryWindows::new(wanted, |n, bytes| {
+            looks.insert(n, Ok(look(bytes, entries[n].offset)));
+        });
+        ccob::extract_range(&blob, at, 0, h.uncompressed_size, &mut windows)?;
+    }
+    Ok(looks)
 }
 
-fn decompress_at(src: &dyn Source, at: u64) -> Result<Vec<u8>, Error> {
-    Ok(ccob::decompress_strict(detect::ccob_blob(src, at)?.bytes(), at)?.data)
+/// A writer that is handed a decompressed bundle front to back and hands
+/// each wanted range `(offset, size, key)` to `done` once it is whole,
+/// holding only the bytes from the first range not yet done.
+struct EntryWindows<F: FnMut(usize, &[u8])> {
+    /// Ranges not yet done, the one starting first last.
+    pending: Vec<(u64, u64, usize)>,
+    /// Bytes `[start, pos)` of the bundle; those before the first pending
+    /// range are dropped once they are at least half of it.
+    buf: Vec<u8>,
+    start: u64,
+    pos: u64,
+    done: F,
+}
+
+impl<F: FnMut(usize, &[u8])> EntryWindows<F> {
+    fn new(mut ranges: Vec<(u64, u64, usize)>, done: F) -> Self {
+        ranges.sort_unstable_by(|a, b| b.cmp(a));
+        EntryWindows {
+            pending: ranges,
+            buf: Vec::new(),
+            start: 0,
+            pos: 0,
+            done,
+        }
+    }
+}
+
+impl<F: FnMut(usize, &[u8])> std::io::Write for EntryWindows<F> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        let from = self.pos;
+        self.pos += data.len() as u64;
+        let Some(&(first, _, _)) = self.pending.last() else {
+            return Ok(data.len());
+        };
+        let keep = first.max(from);
+        if self.buf.is_empty() {
+            self.start = keep;
+        }
+        if keep < self.pos {
+            self.buf.extend_from_slice(&data[(keep - from) as usize..]);
+        }
+        while let Some(&(offset, size, key)) = self.pending.last() {
+            if offset.saturating_add(size) > self.pos {
+                break;
+            }
+            let at = (offset - self.start) as usize;
+            (self.done)(key, &self.buf[at..at + size as usize]);
+            self.pending.pop();
+        }
+        let dead = match self.pending.last() {
+            Some(&(next, _, _)) => next.saturating_sub(self.start).min(self.buf.len() as u64),
+            None => self.buf.len() as u64,
+        } as usize;
+        if dead == self.buf.len() {
+            self.buf.clear();
+        } else if dead * 2 >= self.buf.len() {
+            self.buf.drain(..dead);
+            self.start += dead as u64;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn compressed_facts(src: &dyn Source, at: u64) -> Result<Compressed, Error> {
@@ -364,4 +495,37 @@ fn id_disagreement(e: &ListedEntry, object: &CodeObject) -> Option<Error> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EntryWindows;
+    use std::io::Write;
+
+    #[test]
+    fn entry_windows_hand_over_overlapping_unordered_and_empty_ranges() {
+        let bundle: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        let ranges = vec![
+            (9_000, 1_000, 0), // the end
+            (10, 5_000, 1),
+            (100, 50, 2), // inside range 1
+            (4_000, 0, 3),
+            (0, 10_000, 4), // all of it
+            (9_999, 2, 5),  // past the end: never whole
+        ];
+        let mut got = Vec::new();
+        let mut w = EntryWindows::new(ranges.clone(), |k, b: &[u8]| got.push((k, b.to_vec())));
+        for chunk in bundle.chunks(7) {
+            w.write_all(chunk).unwrap();
+        }
+        drop(w);
+        got.sort();
+        let want: Vec<(usize, Vec<u8>)> = ranges[..5]
+            .iter()
+            .map(|&(o, n, k)| (k, bundle[o as usize..(o + n) as usize].to_vec()))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        assert_eq!(got, want);
+    }
 }
