@@ -67,7 +67,10 @@ class Container:
     def __iter__(self) -> Iterator[Entry]: ...
 
 def open(source: Source, llvm_version: Optional[int] = None) -> Container:
-    """Open a container strictly (spec/), or as LLVM ``llvm_version`` (13, 14, 15, 16, 19, 22) reads it."""
+    """Open a container strictly (spec/), or as LLVM ``llvm_version`` (13, 14, 15, 16, 19, 22) reads it.
+
+    A path that cannot be opened raises ``OSError`` (``FileNotFoundError``, ...);
+    a file cut short by another process while open makes later reads raise ``OSError``."""
 
 def validate(source: Source, llvm_version: Optional[int] = None) -> list[Violation]:
     """Every violation of spec/ (empty: the file conforms)."""
@@ -92,7 +95,13 @@ def compress(data: bytes, version: int = 3, method: Literal["zstd", "zlib"] = "z
     """A compressed bundle (CCOB); the defaults give LLVM 22's bytes."""
 
 def decompress(data: bytes) -> bytes:
-    """The bundle a CCOB holds, sizes and hash verified."""
+    """The bundle a CCOB holds, sizes and hash verified; over the memory budget: CLI-6."""
+
+def max_memory() -> int:
+    """The memory budget in bytes (``OFFLOAD_KIT_MAX_MEMORY`` at import, else 256 MiB)."""
+
+def set_max_memory(bytes: int) -> None:
+    """Set the memory budget (at least 1 MiB) for later calls, as the CLI's ``--max-memory``."""
 
 def generate(
     kind: str,

@@ -858,11 +858,6 @@ fn ccob_entries(
 /// inside a compressed bundle, the bytes of the (strictly verified)
 /// decompressed bundle.
 pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'a, [u8]>, Error> {
-    let range = |d: &[u8]| -> Option<Vec<u8>> {
-        let s = usize::try_from(e.offset).ok()?;
-        let n = usize::try_from(e.size).ok()?;
-        d.get(s..s.checked_add(n)?).map(<[u8]>::to_vec)
-    };
     match e.ccob_offset {
         None => {
             let s = usize::try_from(e.offset).map_err(|_| Error::other("offset too large"))?;
@@ -871,14 +866,23 @@ pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'
                 .map(std::borrow::Cow::Borrowed)
                 .ok_or_else(|| Error::other("entry out of range"))
         }
+        // Streamed out of the decoder (the whole stream verified), holding
+        // only the entry: within the memory budget (CLI-6).
         Some(at) => {
-            let blob = &data[at as usize..];
-            let h = ccob::parse_header(blob, at)?;
-            let len = ccob::blob_len(&h, blob, at)?;
-            let d = ccob::decompress_strict(&blob[..len as usize], at)?;
-            range(&d.data)
-                .map(std::borrow::Cow::Owned)
-                .ok_or_else(|| Error::other("entry out of range"))
+            if crate::budget::exceeded(e.size) {
+                return Err(Error::at(
+                    rules::CLI_6,
+                    at,
+                    format!(
+                        "entry '{}' of {} bytes inside the compressed bundle at 0x{at:x} is more than the memory budget lets be held",
+                        e.id, e.size
+                    ),
+                ));
+            }
+            let blob = ccob_blob(&data, at)?;
+            let mut out = Vec::new();
+            ccob::extract_range(&blob, at, e.offset, e.size, &mut out)?;
+            Ok(std::borrow::Cow::Owned(out))
         }
     }
 }

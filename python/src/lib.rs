@@ -63,7 +63,7 @@ fn usage(message: impl Into<String>) -> PyErr {
 /// The bytes of an input: a mapped file, Python's own `bytes` or
 /// `bytearray` contents (no copy), or a copy of another buffer.
 enum Data {
-    Mapped(memmap2::Mmap),
+    Mapped(sigbus::Guarded),
     Python(PyBackedBytes),
     Owned(Vec<u8>),
 }
@@ -71,9 +71,21 @@ enum Data {
 impl Data {
     fn bytes(&self) -> &[u8] {
         match self {
-            Data::Mapped(m) => m,
+            Data::Mapped(m) => m.bytes(),
             Data::Python(b) => b,
             Data::Owned(v) => v,
+        }
+    }
+
+    /// The error to raise instead of a result computed from a mapped file
+    /// that another process cut short meanwhile (its vanished pages read
+    /// as zeros, see [`sigbus`]).
+    fn intact(&self) -> PyResult<()> {
+        match self {
+            Data::Mapped(m) if m.faulted() => Err(pyo3::exceptions::PyOSError::new_err(
+                "the input file shrank while it was read (truncated by another process?)",
+            )),
+            _ => Ok(()),
         }
     }
 }
@@ -94,30 +106,192 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
         .extract()
         .map_err(|_| usage("expected a path (str or os.PathLike) or bytes"))?;
     let shown = path.display().to_string();
-    let file = std::fs::File::open(&path)
-        .map_err(|e| usage(format!("'{shown}': {}", okit::output::io_text(&e))))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| usage(format!("'{shown}': {}", okit::output::io_text(&e))))?;
-    if meta.is_dir() {
-        return Err(usage(format!(
+    let not_found = |e: std::io::Error| -> PyErr {
+        let text = format!("'{shown}': {}", okit::output::io_text(&e));
+        match e.kind() {
+            std::io::ErrorKind::NotFound => pyo3::exceptions::PyFileNotFoundError::new_err(text),
+            std::io::ErrorKind::PermissionDenied => {
+                pyo3::exceptions::PyPermissionError::new_err(text)
+            }
+            _ => pyo3::exceptions::PyOSError::new_err(text),
+        }
+    };
+    // Opened without blocking (a FIFO would wait for a writer for ever);
+    // only regular files are read, as by the CLI.
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(not_found)?;
+    let meta = file.metadata().map_err(not_found)?;
+    let ty = meta.file_type();
+    if ty.is_dir() {
+        return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
             "'{shown}': is a directory, not an input file"
         )));
+    }
+    if ty.is_fifo() || ty.is_socket() || ty.is_char_device() || ty.is_block_device() {
+        return Err(usage(format!("'{shown}': is not a regular file")));
     }
     if meta.len() == 0 {
         return Ok((Data::Owned(Vec::new()), Some(shown)));
     }
-    // SAFETY: the map is read only and lives as long as the Container.
-    // Another process that truncates or rewrites the file meanwhile breaks
-    // what a `&[u8]` promises (SIGBUS on vanished pages, bytes that change
-    // under a reader): as for every mmap reader, the file must not be
-    // modified while it is open (documented in `open`; the CLI turns
-    // SIGBUS into an error, an embedding interpreter keeps its own signal
-    // handlers).
-    #[allow(unsafe_code)]
-    let map = unsafe { memmap2::Mmap::map(&file) }
-        .map_err(|e| usage(format!("'{shown}': cannot map: {e}")))?;
+    let map =
+        sigbus::Guarded::map(&file).map_err(|e| usage(format!("'{shown}': cannot map: {e}")))?;
     Ok((Data::Mapped(map), Some(shown)))
+}
+
+/// Mapped inputs without SIGBUS. A page of a mapped file that another
+/// process truncates meanwhile raises SIGBUS when read, which would kill
+/// the interpreter. While a mapping is registered here, a handler puts a
+/// page of zeros where the vanished page was and marks the mapping: the
+/// read goes on, and the call that made it raises `OSError` instead of
+/// returning what it computed ([`Data::intact`]). Faults outside these
+/// mappings go to the handler that was there before (Python's
+/// `faulthandler`, or the default action).
+mod sigbus {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::OnceLock;
+
+    /// How many mappings can be guarded at once; more are refused.
+    const SLOTS: usize = 1024;
+    static START: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    static END: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
+    static FAULTED: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+    /// The action before ours, set once with ours.
+    static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+    /// The page size, read once before the handler is installed.
+    static PAGE: AtomicUsize = AtomicUsize::new(4096);
+
+    /// A read-only map of a whole file, guarded while it lives.
+    pub struct Guarded {
+        map: memmap2::Mmap,
+        slot: usize,
+    }
+
+    impl Guarded {
+        /// Map `file` and guard the mapping.
+        pub fn map(file: &std::fs::File) -> Result<Guarded, String> {
+            install();
+            // SAFETY: a read-only private mapping of a file we opened; a
+            // page that vanishes under it is replaced by zeros (see the
+            // module) before anything reads through it.
+            #[allow(unsafe_code)]
+            let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| e.to_string())?;
+            let start = map.as_ptr() as usize;
+            let slot = (0..SLOTS)
+                .find(|&i| {
+                    START[i]
+                        .compare_exchange(0, usize::MAX, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                })
+                .ok_or_else(|| format!("more than {SLOTS} files are open"))?;
+            FAULTED[slot].store(false, Ordering::Release);
+            END[slot].store(start + map.len(), Ordering::Release);
+            START[slot].store(start, Ordering::Release);
+            Ok(Guarded { map, slot })
+        }
+
+        /// The file's bytes.
+        pub fn bytes(&self) -> &[u8] {
+            &self.map
+        }
+
+        /// Whether a page of the file vanished while it was mapped.
+        pub fn faulted(&self) -> bool {
+            FAULTED[self.slot].load(Ordering::Acquire)
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // Unregistered before the map is unmapped (fields drop after).
+            END[self.slot].store(0, Ordering::Release);
+            START[self.slot].store(0, Ordering::Release);
+        }
+    }
+
+    fn install() {
+        PREVIOUS.get_or_init(|| {
+            // SAFETY: sysconf has no preconditions.
+            #[allow(unsafe_code)]
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            if let Ok(p) = usize::try_from(page) {
+                if p.is_power_of_two() {
+                    PAGE.store(p, Ordering::Release);
+                }
+            }
+            // SAFETY: a zeroed sigaction is valid (no flags, empty mask);
+            // the handler calls only mmap(2), which on Linux is a plain
+            // system call, and atomics.
+            #[allow(unsafe_code)]
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_sigbus
+                    as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void)
+                    as libc::sighandler_t;
+                sa.sa_flags = libc::SA_SIGINFO | libc::SA_NODEFER;
+                libc::sigemptyset(&mut sa.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(libc::SIGBUS, &sa, &mut old);
+                old
+            }
+        });
+    }
+
+    extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO.
+        #[allow(unsafe_code)]
+        let addr = unsafe { (*info).si_addr() } as usize;
+        for i in 0..SLOTS {
+            let (s, e) = (
+                START[i].load(Ordering::Acquire),
+                END[i].load(Ordering::Acquire),
+            );
+            if s != 0 && s != usize::MAX && (s..e).contains(&addr) {
+                let page = PAGE.load(Ordering::Acquire);
+                let at = addr & !(page - 1);
+                // SAFETY: the page lies inside our own read-only mapping;
+                // replacing it with an anonymous page of zeros keeps the
+                // address range valid for the reader.
+                #[allow(unsafe_code)]
+                let r = unsafe {
+                    libc::mmap(
+                        at as *mut libc::c_void,
+                        page,
+                        libc::PROT_READ,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                        -1,
+                        0,
+                    )
+                };
+                if r != libc::MAP_FAILED {
+                    FAULTED[i].store(true, Ordering::Release);
+                    return;
+                }
+            }
+        }
+        // Not ours: the previous action.
+        let Some(old) = PREVIOUS.get() else { return };
+        // SAFETY: calling or restoring the action that was installed before
+        // ours, as the kernel would have.
+        #[allow(unsafe_code)]
+        unsafe {
+            if old.sa_sigaction == libc::SIG_DFL || old.sa_sigaction == libc::SIG_IGN {
+                // Back to the default; the faulting read runs again and the
+                // process ends as it would have without us.
+                libc::sigaction(libc::SIGBUS, old, std::ptr::null_mut());
+            } else if old.sa_flags & libc::SA_SIGINFO != 0 {
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(old.sa_sigaction);
+                f(sig, info, ctx);
+            } else {
+                let f: extern "C" fn(libc::c_int) = std::mem::transmute(old.sa_sigaction);
+                f(sig);
+            }
+        }
+    }
 }
 
 fn release_of(v: Option<u32>) -> PyResult<Option<Release>> {
@@ -303,12 +477,14 @@ impl Container {
         };
         let data = self.data.bytes();
         let bytes = match &e.image {
-            Some(img) => {
-                std::borrow::Cow::Owned(detect::image_bytes(data, img).map_err(|es| py_errs(&es))?)
-            }
-            None => detect::payload(data, e).map_err(|x| py_err(&x))?,
+            Some(img) => detect::image_bytes(data, img).map(std::borrow::Cow::Owned),
+            None => detect::payload(data, e).map_err(|x| vec![x].into()),
         };
-        Ok(PyBytes::new(py, &bytes))
+        // Checked after the copy out of the mapping: that is where a
+        // vanished page is met.
+        let out = bytes.map(|b| PyBytes::new(py, &b));
+        self.data.intact()?;
+        out.map_err(|es: okit::Errors| py_errs(&es))
     }
 
     fn __repr__(&self) -> String {
@@ -331,7 +507,9 @@ impl Container {
 fn open(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Container> {
     let release = release_of(llvm_version)?;
     let (data, path) = load(source)?;
-    let listing = detect::list(&data.bytes(), release).map_err(|es| py_errs(&es))?;
+    let listing = detect::list(&data.bytes(), release);
+    data.intact()?;
+    let listing = listing.map_err(|es| py_errs(&es))?;
     Ok(Container {
         data,
         listing,
@@ -352,6 +530,7 @@ fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Ve
         None => inspect::validate(&data.bytes()),
         Some(_) => detect::list(&data.bytes(), release),
     };
+    data.intact()?;
     Ok(match res {
         Ok(_) => Vec::new(),
         Err(es) => es.iter().map(Violation::from).collect(),
@@ -368,8 +547,9 @@ fn json_value<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound
 #[pyfunction]
 fn inspect_file<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let (data, _) = load(source)?;
-    let report = inspect::inspect(&data.bytes()).map_err(|es| py_errs(&es))?;
-    json_value(py, &report)
+    let report = inspect::inspect(&data.bytes());
+    data.intact()?;
+    json_value(py, &report.map_err(|es| py_errs(&es))?)
 }
 
 /// Which code object the HIP runtime would load on each GPU: a list with
@@ -392,7 +572,9 @@ fn check<'py>(
         .map(|g| gpu_check::Gpu::parse(g).map_err(|e| py_err(&e)))
         .collect::<PyResult<_>>()?;
     let (data, _) = load(source)?;
-    let report = inspect::inspect(&data.bytes()).map_err(|es| py_errs(&es))?;
+    let report = inspect::inspect(&data.bytes());
+    data.intact()?;
+    let report = report.map_err(|es| py_errs(&es))?;
     let verdicts: Vec<gpu_check::Verdict> =
         gpus.iter().map(|g| gpu_check::check(&report, g)).collect();
     json_value(py, &verdicts)
@@ -490,13 +672,51 @@ fn compress<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
-/// The bundle a compressed bundle holds, its sizes and hash verified.
+/// The bundle a compressed bundle holds, its sizes and hash verified,
+/// decoded straight into the returned `bytes` (no second copy); a bundle
+/// larger than the memory budget ([`max_memory`]) is refused (CLI-6).
 #[pyfunction]
 fn decompress<'py>(py: Python<'py>, data: PyBackedBytes) -> PyResult<Bound<'py, PyBytes>> {
-    let d = py
-        .allow_threads(|| ccob::decompress_strict(&data, 0))
-        .map_err(|e| py_err(&e))?;
-    Ok(PyBytes::new(py, &d.data))
+    let h = ccob::parse_header(&data, 0).map_err(|e| py_err(&e))?;
+    let len = h.uncompressed_size;
+    if okit::budget::exceeded(len) {
+        return Err(py_err(&Error::at(
+            okit::rules::CLI_6,
+            0,
+            format!(
+                "the bundle is {len} bytes, more than the memory budget of {} bytes (offload_kit.set_max_memory)",
+                okit::budget::get()
+            ),
+        )));
+    }
+    let len = usize::try_from(len).map_err(|_| usage("bundle too large"))?;
+    let mut failure = None;
+    let out = PyBytes::new_with(py, len, |buf: &mut [u8]| {
+        let mut w: &mut [u8] = buf;
+        if let Err(e) = ccob::extract_range(&&data[..], 0, 0, len as u64, &mut w) {
+            failure = Some(e);
+        }
+        Ok(())
+    })?;
+    match failure {
+        Some(e) => Err(py_err(&e)),
+        None => Ok(out),
+    }
+}
+
+/// The memory budget in bytes: how much decoded data a call may hold
+/// (inflated bundles and images, entries read from compressed bundles),
+/// as the CLI's `--max-memory`. From `OFFLOAD_KIT_MAX_MEMORY` at import,
+/// else 256 MiB.
+#[pyfunction]
+fn max_memory() -> u64 {
+    okit::budget::get()
+}
+
+/// Set the memory budget (bytes, at least 1 MiB) for every later call.
+#[pyfunction]
+fn set_max_memory(bytes: u64) {
+    okit::budget::set(bytes);
 }
 
 /// A generated container of `kind` for `seed` (deterministic): valid, or
@@ -569,5 +789,10 @@ fn offload_kit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
+    if let Some(b) = okit::budget::from_env() {
+        okit::budget::set(b);
+    }
     Ok(())
 }
