@@ -193,7 +193,9 @@ fn main() {
                 .find(|p| std::path::Path::new(p).is_file())
                 .ok_or("chromium is not installed: run tools/setup (Debian package chromium)")?;
             let l = layout();
-            let adapters = conformance::select_adapters(&l, &[], &[]).map_err(Failed::from)?;
+            let adapters =
+                conformance::select_adapters(&l, &[], &[], std::time::Duration::from_secs(10))
+                    .map_err(Failed::from)?;
             let adapters: Vec<Adapter> = adapters
                 .into_iter()
                 .filter(|a| a.available(&rc.offload_kit))
@@ -318,8 +320,13 @@ fn main() {
 
     trials.push(Trial::test("impl::user_llvm_build", || {
         // A user's LLVM directory runs as the release its --version names.
-        let a = conformance::select_adapters(&layout(), &["llvm=/usr/lib/llvm-19/bin".into()], &[])
-            .map_err(Failed::from)?;
+        let a = conformance::select_adapters(
+            &layout(),
+            &["llvm=/usr/lib/llvm-19/bin".into()],
+            &[],
+            std::time::Duration::from_secs(10),
+        )
+        .map_err(Failed::from)?;
         let [a] = a.as_slice() else {
             return Err(format!("{} adapters", a.len()).into());
         };
@@ -328,6 +335,46 @@ fn main() {
             && a.program == "/usr/lib/llvm-19/bin/clang-offload-bundler";
         if !ok {
             return Err(format!("{} {:?} {}", a.name, a.release, a.program).into());
+        }
+        Ok(())
+    }));
+
+    trials.push(Trial::test("impl::user_llvm_probe_is_bounded", || {
+        // A hostile "clang-offload-bundler": one that never ends, and one
+        // that floods its output with control characters. The probe is
+        // killed at the limit, keeps a bounded part, and echoes it escaped.
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let tool = dir.path().join("clang-offload-bundler");
+        let select = |script: &str| {
+            std::fs::write(&tool, script).map_err(|e| e.to_string())?;
+            let mut p = std::fs::metadata(&tool)
+                .map_err(|e| e.to_string())?
+                .permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+            std::fs::set_permissions(&tool, p).map_err(|e| e.to_string())?;
+            let start = std::time::Instant::now();
+            let r = conformance::select_adapters(
+                &layout(),
+                &[format!("llvm={}", dir.path().display())],
+                &[],
+                std::time::Duration::from_millis(500),
+            );
+            Ok::<_, String>((r.err().unwrap_or_default(), start.elapsed()))
+        };
+        let (hang, took) = select("#!/bin/sh\nexec sleep 60\n")?;
+        if !hang.contains("did not finish") || took.as_secs() >= 5 {
+            return Err(format!("hang: {took:?}: {hang}").into());
+        }
+        let (flood, took) =
+            select("#!/bin/sh\nyes \"$(printf 'version x\\033[31m')\" | head -c 50000000\n")?;
+        let echoed = flood.contains("no version in") && flood.contains("\\u{1b}");
+        if !echoed || flood.len() > 1000 || flood.contains('\u{1b}') || took.as_secs() >= 5 {
+            return Err(format!(
+                "flood: {took:?}: {} bytes: {}",
+                flood.len(),
+                &flood[..flood.len().min(300)]
+            )
+            .into());
         }
         Ok(())
     }));

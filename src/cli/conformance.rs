@@ -153,7 +153,9 @@ pub fn main(args: Vec<String>) -> i32 {
         }
     };
     let offload_kit = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("offload-kit"));
-    let adapters = match select_adapters(&layout, &cli.impls, &cli.adapters) {
+    // A user's LLVM is probed within --timeout, else the per-run default.
+    let probe = Duration::from_secs_f64(cli.timeout.unwrap_or(10.0));
+    let adapters = match select_adapters(&layout, &cli.impls, &cli.adapters, probe) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("offload-kit conformance: {e}");

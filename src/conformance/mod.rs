@@ -197,11 +197,13 @@ pub fn missing_message(a: &Adapter, offload_kit: &Path) -> String {
 
 /// Load adapters: those of the layout's directory that run by default, or,
 /// when `impls` is not empty, those whose names match one of its globs; plus
-/// the adapter files `files` (always run).
+/// the adapter files `files` (always run). A user's LLVM build
+/// (`llvm=DIR`) is probed for its version within `probe`.
 pub fn select_adapters(
     layout: &Layout,
     impls: &[String],
     files: &[PathBuf],
+    probe: std::time::Duration,
 ) -> Result<Vec<Adapter>, String> {
     let mut all = Adapter::load_dir(&layout.adapters(), &layout.messages())?;
     let mut extra = Vec::new();
@@ -215,7 +217,7 @@ pub fn select_adapters(
         let mut s = Vec::new();
         for g in impls {
             if let Some(bin) = g.strip_prefix("llvm=") {
-                s.push(user_llvm(&all, Path::new(bin))?);
+                s.push(user_llvm(&all, Path::new(bin), probe)?);
                 continue;
             }
             let m: Vec<&Adapter> = all
@@ -257,25 +259,51 @@ pub fn llvm_major(version_text: &str) -> Option<u32> {
 /// its release is read from `clang-offload-bundler --version`, and it runs
 /// as the reference of the newest modelled release not newer than that
 /// (the adapter `llvm-N` with every `/usr/lib/llvm-N/bin` replaced by the
-/// given directory).
-pub fn user_llvm(all: &[Adapter], bin: &Path) -> Result<Adapter, String> {
+/// given directory). The probe is a run like any other: killed after
+/// `probe`, its output kept up to [`exec::CAPTURE_LIMIT`], and what of it
+/// is echoed in an error cut short and escaped.
+pub fn user_llvm(
+    all: &[Adapter],
+    bin: &Path,
+    probe: std::time::Duration,
+) -> Result<Adapter, String> {
     let bundler = bin.join("clang-offload-bundler");
-    let out = std::process::Command::new(&bundler)
-        .arg("--version")
-        .output()
-        .map_err(|e| {
-            format!(
-                "--impl llvm={}: cannot run {}: {e}",
+    let argv = [bundler.display().to_string(), "--version".to_string()];
+    let run = exec::run(&argv, Path::new("."), &[], probe);
+    let shown = |t: &str| {
+        let t = t.trim();
+        let cut: String = t.chars().take(200).collect();
+        let more = if cut.len() < t.len() { "…" } else { "" };
+        format!("{}{more}", crate::output::escape_controls(&cut))
+    };
+    match &run.exit {
+        exec::Exit::Code(0) => {}
+        exec::Exit::SpawnFailed(m) => {
+            return Err(format!("--impl llvm={}: {}", bin.display(), shown(m)))
+        }
+        exec::Exit::TimedOut => {
+            return Err(format!(
+                "--impl llvm={}: {} --version did not finish within {:.1} s",
                 bin.display(),
-                bundler.display()
-            )
-        })?;
-    let text = String::from_utf8_lossy(&out.stdout);
+                bundler.display(),
+                probe.as_secs_f64()
+            ))
+        }
+        other => {
+            return Err(format!(
+                "--impl llvm={}: {} --version failed ({other:?}): {}",
+                bin.display(),
+                bundler.display(),
+                shown(&String::from_utf8_lossy(&run.stderr))
+            ))
+        }
+    }
+    let text = String::from_utf8_lossy(&run.stdout);
     let major = llvm_major(&text).ok_or_else(|| {
         format!(
             "--impl llvm={}: no version in '{}'",
             bin.display(),
-            text.trim()
+            shown(&text)
         )
     })?;
     let release = Release::ALL
