@@ -411,6 +411,14 @@ fn cases() -> Vec<Case> {
             }));
         }
     }
+    // Standard input is spooled, not held: a 512 MiB bundle listed and
+    // validated from `-` within the budget.
+    for (name, args) in [
+        ("list-stdin", &["list", "-"][..]),
+        ("validate-stdin", &["validate", "-"]),
+    ] {
+        v.push(case("bundle-512mib-entry", name, args, 0).shell("exec < \"$HOSTILE_INPUT\";"));
+    }
     // LLVM 22's objdump and readobj hold every entry of every section
     // before printing one: the drop-ins stop at the memory budget (CLI-6).
     let in_time = |r: &Run| match r.secs < 2.0 {
@@ -1098,6 +1106,7 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
         .arg(env!("CARGO_BIN_EXE_offload-kit"))
         .args(&args)
         .env("HOSTILE_RSS", &rss_file)
+        .env("HOSTILE_INPUT", input)
         .stdin(Stdio::null())
         .stdout(file(&stdout_file)?)
         .stderr(file(&stderr_file)?)

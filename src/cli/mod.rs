@@ -54,12 +54,22 @@ impl Input {
     /// Open `path` (`-` is standard input).
     pub fn open(path: &Path) -> Result<Input, Error> {
         if path == Path::new("-") {
-            let mut buf = Vec::new();
-            std::io::stdin().read_to_end(&mut buf)?;
+            // Spooled into an unlinked temporary file and mapped like any
+            // input: memory stays within the budget whatever its size.
+            let mut spool = tempfile::tempfile().map_err(|e| {
+                Error::other(format!("standard input: cannot spool it: {}", io_text(&e)))
+            })?;
+            let len = std::io::copy(&mut std::io::stdin().lock(), &mut spool)
+                .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?;
+            let map = if len == 0 {
+                None
+            } else {
+                Some(map_range(&spool, 0, len)?)
+            };
             return Ok(Input {
-                map: None,
-                buf,
-                file: None,
+                map,
+                buf: Vec::new(),
+                file: Some(spool),
             });
         }
         // Opened without blocking: a FIFO (or a symlink to one) would
