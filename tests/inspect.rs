@@ -323,7 +323,8 @@ fn check_picks_as_the_runtime() {
     let Some(b) = built() else { return };
     // (file, GPU, runs, pick or the reason's words)
     let cases = [
-        ("k.o", "gfx90a:xnack+", true, "exact"),
+        ("k.o", "gfx90a:xnack+", true, "compatible"),
+        ("k.o", "gfx90a:sramecc-:xnack+", true, "compatible"),
         ("k.o", "gfx90a:sramecc+:xnack+", true, "compatible"),
         (
             "k.o",
@@ -331,16 +332,18 @@ fn check_picks_as_the_runtime() {
             false,
             "needs xnack+, the GPU has xnack-",
         ),
+        // No settings given: each mode is checked; it runs with xnack+.
+        ("k.o", "gfx90a", true, "compatible"),
         (
             "k.o",
-            "gfx90a",
-            false,
-            "the GPU's xnack setting was not given",
+            "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack+",
+            true,
+            "compatible",
         ),
         ("k.o", "gfx906:sramecc-:xnack-", true, "compatible"),
         ("k.o", "gfx1100", true, "exact"),
         ("k.o", "gfx1101", false, "no entry for gfx1101"),
-        ("kc.o", "gfx906", true, "exact"),
+        ("kc.o", "gfx906", true, "compatible"),
         ("kg.o", "gfx906:xnack-", true, "generic"),
         ("kg.o", "gfx90c", true, "generic"),
         ("kg.o", "gfx90a:xnack-", false, "no entry for gfx90a"),
@@ -358,6 +361,105 @@ fn check_picks_as_the_runtime() {
             assert!(bundle["why_not"].as_str().unwrap().contains(what), "{ctx}");
         }
     }
+}
+
+#[test]
+fn check_answers_per_mode_and_reads_the_machines_gpus() {
+    let Some(b) = built() else { return };
+    // gfx90a named without settings: k.o has only gfx90a:xnack+.
+    let (code, doc) = check(&b.dir, &["k.o"], &["gfx90a"]);
+    let v = &doc["files"][0]["gpus"][0];
+    assert_eq!((code, &v["runs"]), (0, &Value::Bool(true)), "{doc:#}");
+    let modes: Vec<(String, bool)> = v["modes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["settings"].as_str().unwrap().to_string(),
+                m["runs"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("sramecc+:xnack+", true),
+        ("sramecc+:xnack-", false),
+        ("sramecc-:xnack+", true),
+        ("sramecc-:xnack-", false),
+    ];
+    assert_eq!(modes, want.map(|(s, r)| (s.to_string(), r)), "{doc:#}");
+    let text = kit(&b.dir, &["check", "k.o", "--gpu", "gfx90a"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("runs with xnack+"), "{text}");
+    // A GPU whose processor has no such features has no modes.
+    let (_, doc) = check(&b.dir, &["k.o"], &["gfx1100"]);
+    assert!(doc["files"][0]["gpus"][0].get("modes").is_none(), "{doc:#}");
+
+    // --gpu auto: a made-up KFD topology (a CPU node, a gfx90a with
+    // SRAM ECC, a gfx1100), and HSA_XNACK=0.
+    let topo = b.dir.join("kfd-nodes");
+    for (node, props) in [
+        ("0", "cpu_cores_count 16\ngfx_target_version 0\n"),
+        ("1", "gfx_target_version 90010\ncapability 67117184\n"),
+        ("2", "gfx_target_version 110000\ncapability 0\n"),
+    ] {
+        std::fs::create_dir_all(topo.join(node)).unwrap();
+        std::fs::write(topo.join(node).join("properties"), props).unwrap();
+    }
+    let auto = |xnack: &str| {
+        let out = Command::new(EXE)
+            .current_dir(&b.dir)
+            .args(["check", "k.o", "--gpu", "auto", "--json"])
+            .env("OFFLOAD_KIT_KFD_TOPOLOGY", &topo)
+            .env("HSA_XNACK", xnack)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let gpus: Vec<(String, bool)> = doc["files"][0]["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| {
+                (
+                    g["gpu"].as_str().unwrap().to_string(),
+                    g["runs"].as_bool().unwrap(),
+                )
+            })
+            .collect();
+        (out.status.code(), gpus)
+    };
+    let s = |v: &[(&str, bool)]| {
+        v.iter()
+            .map(|(g, r)| (g.to_string(), *r))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        auto("0"),
+        (
+            Some(1),
+            s(&[("gfx90a:sramecc+:xnack-", false), ("gfx1100", true)])
+        )
+    );
+    assert_eq!(
+        auto("1"),
+        (
+            Some(0),
+            s(&[("gfx90a:sramecc+:xnack+", true), ("gfx1100", true)])
+        )
+    );
+    // No topology: a clear message, exit 1.
+    let out = Command::new(EXE)
+        .current_dir(&b.dir)
+        .args(["check", "k.o", "--gpu", "auto"])
+        .env("OFFLOAD_KIT_KFD_TOPOLOGY", b.dir.join("no-such-dir"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no KFD topology") && err.contains("--gpu"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -296,6 +296,7 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
 }
 
 pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, Vec<Error>> {
+    let gpus = with_machine_gpus(gpus)?;
     let gpus: Vec<Gpu> = gpus
         .iter()
         .map(|g| Gpu::parse(g).map_err(|e| Error::other(format!("--gpu '{g}': {e}"))))
@@ -352,6 +353,25 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
     Ok(i32::from(!all_run))
 }
 
+/// `--gpu auto`: the GPUs of this machine (`check::machine_gpus`, the KFD
+/// topology or the one `OFFLOAD_KIT_KFD_TOPOLOGY` names) in its place.
+pub fn with_machine_gpus(gpus: &[String]) -> Result<Vec<String>, Vec<Error>> {
+    let mut out = Vec::new();
+    for g in gpus {
+        if g != "auto" {
+            out.push(g.clone());
+            continue;
+        }
+        let nodes = std::env::var_os("OFFLOAD_KIT_KFD_TOPOLOGY")
+            .map_or_else(|| PathBuf::from(check::KFD_TOPOLOGY), PathBuf::from);
+        let xnack = std::env::var("HSA_XNACK").ok();
+        let found = check::machine_gpus(&nodes, xnack.as_deref())
+            .map_err(|e| vec![Error::other(format!("--gpu auto: {e}"))])?;
+        out.extend(found);
+    }
+    Ok(out)
+}
+
 /// At most this many reasons for bundles without a code object per file.
 const SHOWN_BUNDLES: usize = 10;
 
@@ -372,9 +392,14 @@ fn print_verdict(name: &str, v: &Verdict) {
         outln!("{name}: {}: no device code object at all", v.gpu);
         return;
     }
-    let verdict = match v.runs {
-        true => paint(Stream::Stdout, Color::Green, "runs"),
-        false => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+    let verdict = match (v.runs, v.needs()) {
+        (true, None) => paint(Stream::Stdout, Color::Green, "runs"),
+        (true, Some(needs)) => format!(
+            "{} with {needs} (not in every mode of {})",
+            paint(Stream::Stdout, Color::Green, "runs"),
+            v.gpu
+        ),
+        (false, _) => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
     };
     outln!(
         "{name}: {}: {verdict}: {fits} of {n} bundle(s) have a code object ({})",

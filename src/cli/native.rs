@@ -101,7 +101,10 @@ enum Cmd {
         /// Input files and directories.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
-        /// The GPU's target ID as rocminfo prints it (gfx90a:sramecc+:xnack-); repeatable.
+        /// The GPU: its target ID (gfx90a:sramecc+:xnack-), agent name (gfx90a: each xnack/sramecc
+        /// mode is checked) or ISA name as rocminfo prints it (amdgcn-amd-amdhsa--gfx90a:xnack-), or
+        /// `auto` for this machine's GPUs (KFD topology; OFFLOAD_KIT_KFD_TOPOLOGY names another);
+        /// repeatable.
         #[arg(long, required = true)]
         gpu: Vec<String>,
         /// Print one JSON document (schema "offload-kit-check/1").

@@ -41,9 +41,11 @@ use crate::id::target_id::{canonical_processor, features_compatible, Feature, Ta
 use crate::id::BundleEntryId;
 use serde::Serialize;
 
-/// A GPU, named by its target ID as `rocminfo` or `amdgpu-arch` print it
-/// (`gfx90a:sramecc+:xnack-`). A feature left out is one the GPU's code
-/// must not depend on: only entries that do not set it fit.
+/// A GPU, named by its target ID as `amdgpu-arch` prints it
+/// (`gfx90a:sramecc+:xnack-`), by its agent name (`gfx90a`) or by the ISA
+/// name `rocminfo` prints (`amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-`).
+/// A feature the processor supports but the name leaves out is a setting
+/// not known: [`check`] answers for each mode it may run in.
 #[derive(Debug, Clone)]
 pub struct Gpu {
     /// As given.
@@ -51,10 +53,15 @@ pub struct Gpu {
     id: BundleEntryId,
 }
 
+/// The prefix of the ISA names `rocminfo` prints for AMD GPUs.
+const ISA_PREFIX: &str = "amdgcn-amd-amdhsa--";
+
 impl Gpu {
-    /// Parse a target ID for `amdgcn-amd-amdhsa` (TID-1 … TID-3).
+    /// Parse a target ID, agent name or ISA name for `amdgcn-amd-amdhsa`
+    /// (TID-1 … TID-3).
     pub fn parse(text: &str) -> Result<Gpu, Error> {
-        let id = strict_id(&format!("hipv4-amdgcn-amd-amdhsa--{text}"))?;
+        let target = text.strip_prefix(ISA_PREFIX).unwrap_or(text);
+        let id = strict_id(&format!("hipv4-{ISA_PREFIX}{target}"))?;
         if id.parsed_target_id.is_none() {
             return Err(Error::other(format!("'{text}' names no processor")));
         }
@@ -62,6 +69,41 @@ impl Gpu {
             text: text.to_string(),
             id,
         })
+    }
+
+    /// The settings the GPU may run with: itself when its name sets every
+    /// feature its processor supports, else one GPU per combination of the
+    /// settings left out (`gfx90a` → `gfx90a:sramecc+:xnack+`, …).
+    pub fn modes(&self) -> Vec<Gpu> {
+        let tid = self.target_id();
+        let processor = self.processor();
+        let set = tid.feature_map();
+        let mut names = vec![processor.clone()];
+        for f in crate::id::processor::amdgpu_features(&processor) {
+            names = match set.get(f) {
+                Some(Feature::On) => names.iter().map(|n| format!("{n}:{f}+")).collect(),
+                Some(Feature::Off) => names.iter().map(|n| format!("{n}:{f}-")).collect(),
+                _ => names
+                    .iter()
+                    .flat_map(|n| [format!("{n}:{f}+"), format!("{n}:{f}-")])
+                    .collect(),
+            };
+        }
+        if names.len() <= 1 {
+            return vec![self.clone()];
+        }
+        names.iter().filter_map(|n| Gpu::parse(n).ok()).collect()
+    }
+
+    /// The feature settings of the target ID (`sramecc+:xnack-`), empty
+    /// when it sets none.
+    fn settings(&self) -> String {
+        self.target_id()
+            .features
+            .iter()
+            .map(|(name, s)| format!("{name}{}", if *s == Feature::On { '+' } else { '-' }))
+            .collect::<Vec<_>>()
+            .join(":")
     }
 
     fn target_id(&self) -> &TargetId {
@@ -75,6 +117,82 @@ impl Gpu {
         canonical_processor(&self.id.triple, &self.target_id().processor)
             .unwrap_or_else(|| self.target_id().processor.clone())
     }
+}
+
+/// Where the kernel driver lists the machine's GPUs, one directory per node
+/// with a `properties` file (`OFFLOAD_KIT_KFD_TOPOLOGY` names another).
+pub const KFD_TOPOLOGY: &str = "/sys/class/kfd/kfd/topology/nodes";
+
+/// The GPUs of this machine as the ROCm runtime sees them, from the KFD
+/// topology under `nodes` (each `*/properties`): the processor from
+/// `gfx_target_version` (major × 10000 + minor × 100 + stepping, so 90010
+/// is gfx90a), sramecc from the capability bit `HSA_CAP_SRAM_EDCSUPPORTED`
+/// (0x04000000, `kfd_topology.h`), xnack from `HSA_XNACK` (`hsa_xnack`,
+/// 1 on, 0 off) or else left open (both modes). CPU nodes (version 0) are
+/// skipped; the order is the nodes'.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::create_dir_all(dir.path().join("1")).unwrap();
+/// std::fs::write(dir.path().join("1/properties"), "gfx_target_version 90010\ncapability 67117184\n").unwrap();
+/// let gpus = offload_kit::inspect::check::machine_gpus(dir.path(), None).unwrap();
+/// assert_eq!(gpus, ["gfx90a:sramecc+"]);
+/// ```
+pub fn machine_gpus(
+    nodes: &std::path::Path,
+    hsa_xnack: Option<&str>,
+) -> Result<Vec<String>, String> {
+    let dir = std::fs::read_dir(nodes).map_err(|e| {
+        format!(
+            "no KFD topology at {} ({e}): this machine has no AMD GPU the ROCm driver knows; name one with --gpu, e.g. --gpu gfx90a",
+            nodes.display()
+        )
+    })?;
+    let mut found: Vec<(u64, String)> = Vec::new();
+    for node in dir.flatten() {
+        let index: u64 = node
+            .file_name()
+            .to_string_lossy()
+            .parse()
+            .unwrap_or(u64::MAX);
+        let Ok(text) = std::fs::read_to_string(node.path().join("properties")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            text.lines()
+                .filter_map(|l| l.split_once(' '))
+                .find(|(k, _)| *k == name)
+                .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        };
+        let version = field("gfx_target_version").unwrap_or(0);
+        if version == 0 {
+            continue;
+        }
+        let (major, minor, stepping) = (version / 10000, version / 100 % 100, version % 100);
+        let processor = format!("gfx{major}{minor}{stepping:x}");
+        let features = crate::id::processor::amdgpu_features(&processor);
+        let mut name = processor.clone();
+        if features.contains(&"sramecc") {
+            let on = field("capability").unwrap_or(0) & 0x0400_0000 != 0;
+            name.push_str(if on { ":sramecc+" } else { ":sramecc-" });
+        }
+        if features.contains(&"xnack") {
+            match hsa_xnack {
+                Some("1") => name.push_str(":xnack+"),
+                Some("0") => name.push_str(":xnack-"),
+                _ => {}
+            }
+        }
+        found.push((index, name));
+    }
+    found.sort();
+    if found.is_empty() {
+        return Err(format!(
+            "the KFD topology at {} lists no GPU: name one with --gpu, e.g. --gpu gfx90a",
+            nodes.display()
+        ));
+    }
+    Ok(found.into_iter().map(|(_, n)| n).collect())
 }
 
 /// How an entry fits a GPU, best first.
@@ -163,10 +281,56 @@ impl BundleChoice {
 pub struct Verdict {
     /// The GPU as given.
     pub gpu: String,
+    /// Whether every counted bundle has an entry the loader accepts (for a
+    /// GPU whose settings are not all given: in some mode).
+    pub runs: bool,
+    /// Per bundle holding device entries, in input order (for a GPU whose
+    /// settings are not all given: in the first mode it runs in, else in
+    /// the first mode).
+    pub bundles: Vec<BundleChoice>,
+    /// For a GPU whose name leaves out settings its processor has (xnack,
+    /// sramecc): whether it runs in each mode; empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<ModeVerdict>,
+}
+
+impl Verdict {
+    /// For a GPU that runs in some of its modes but not all: the settings
+    /// it needs (`xnack-`: those every mode it runs in shares, or the
+    /// modes themselves joined by "or"). `None` when it runs in every mode
+    /// or in none.
+    pub fn needs(&self) -> Option<String> {
+        let running: Vec<&ModeVerdict> = self.modes.iter().filter(|m| m.runs).collect();
+        if running.is_empty() || running.len() == self.modes.len() {
+            return None;
+        }
+        let common: Vec<&str> = running[0]
+            .settings
+            .split(':')
+            .filter(|f| {
+                running
+                    .iter()
+                    .all(|m| m.settings.split(':').any(|g| g == *f))
+            })
+            .collect();
+        Some(match common.is_empty() {
+            false => common.join(":"),
+            true => running
+                .iter()
+                .map(|m| m.settings.as_str())
+                .collect::<Vec<_>>()
+                .join(" or "),
+        })
+    }
+}
+
+/// Whether a file runs on a GPU in one mode (one setting of each feature).
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeVerdict {
+    /// The settings (`sramecc+:xnack-`).
+    pub settings: String,
     /// Whether every counted bundle has an entry the loader accepts.
     pub runs: bool,
-    /// Per bundle holding device entries, in input order.
-    pub bundles: Vec<BundleChoice>,
 }
 
 /// The generic processors and their families (AMDGPUUsage, "AMDGPU Generic
@@ -204,8 +368,41 @@ pub fn generic_of(processor: &str) -> Option<&'static str> {
         .map(|(g, _)| *g)
 }
 
-/// What the runtime would pick in each bundle of `report` for `gpu`.
+/// What the runtime would pick in each bundle of `report` for `gpu`: for a
+/// GPU whose settings are not all given, in each mode it may run in
+/// ([`Gpu::modes`]).
 pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
+    let modes = gpu.modes();
+    if modes.len() == 1 {
+        return check_mode(report, gpu);
+    }
+    let verdicts: Vec<(Gpu, Verdict)> = modes
+        .into_iter()
+        .map(|m| {
+            let v = check_mode(report, &m);
+            (m, v)
+        })
+        .collect();
+    let shown = verdicts
+        .iter()
+        .find(|(_, v)| v.runs)
+        .unwrap_or(&verdicts[0]);
+    Verdict {
+        gpu: gpu.text.clone(),
+        runs: verdicts.iter().any(|(_, v)| v.runs),
+        bundles: shown.1.bundles.clone(),
+        modes: verdicts
+            .iter()
+            .map(|(m, v)| ModeVerdict {
+                settings: m.settings(),
+                runs: v.runs,
+            })
+            .collect(),
+    }
+}
+
+/// [`check`] for a GPU in one mode.
+fn check_mode(report: &Report, gpu: &Gpu) -> Verdict {
     let processor = gpu.processor();
     let generic = generic_of(&processor);
     let mut bundles: Vec<BundleChoice> = Vec::new();
@@ -308,6 +505,7 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
                 && b.not_read.is_none()
         }),
         bundles,
+        modes: Vec::new(),
     }
 }
 
