@@ -822,7 +822,12 @@ fn ccob_entries(
             }
         },
     };
-    if detect(&inner).is_none() {
+    // Strictly, only a bundle (CCOB-9); a release lists what it finds.
+    let holds = match release {
+        None => is_bundle(&inner),
+        Some(_) => detect(&inner).is_some(),
+    };
+    if !holds {
         let head: String = inner.iter().take(8).map(|b| format!("{b:02x}")).collect();
         return Err(vec![Error::at(
             rules::CCOB_9,
@@ -885,6 +890,16 @@ pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'
             Ok(std::borrow::Cow::Owned(out))
         }
     }
+}
+
+/// Whether `data` is a bundle, binary or text: what a compressed bundle
+/// may hold (CCOB-9). An ELF or COFF host, an offload binary or an archive
+/// is a container but not a bundle.
+pub fn is_bundle(data: &[u8]) -> bool {
+    matches!(
+        detect(data),
+        Some(Container::BinaryBundle | Container::TextBundle)
+    )
 }
 
 /// The error for an input no reader recognises.

@@ -345,7 +345,7 @@ fn main() {
         // killed at the limit, keeps a bounded part, and echoes it escaped.
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
         let tool = dir.path().join("clang-offload-bundler");
-        let select = |script: &str| {
+        let select = |script: &str, probe: std::time::Duration| {
             std::fs::write(&tool, script).map_err(|e| e.to_string())?;
             let mut p = std::fs::metadata(&tool)
                 .map_err(|e| e.to_string())?
@@ -357,16 +357,21 @@ fn main() {
                 &layout(),
                 &[format!("llvm={}", dir.path().display())],
                 &[],
-                std::time::Duration::from_millis(500),
+                probe,
             );
             Ok::<_, String>((r.err().unwrap_or_default(), start.elapsed()))
         };
-        let (hang, took) = select("#!/bin/sh\nexec sleep 60\n")?;
+        let (hang, took) = select(
+            "#!/bin/sh\nexec sleep 60\n",
+            std::time::Duration::from_millis(500),
+        )?;
         if !hang.contains("did not finish") || took.as_secs() >= 5 {
             return Err(format!("hang: {took:?}: {hang}").into());
         }
-        let (flood, took) =
-            select("#!/bin/sh\nyes \"$(printf 'version x\\033[31m')\" | head -c 50000000\n")?;
+        let (flood, took) = select(
+            "#!/bin/sh\nyes \"$(printf 'version x\\033[31m')\" | head -c 5000000\n",
+            std::time::Duration::from_secs(4),
+        )?;
         let echoed = flood.contains("no version in") && flood.contains("\\u{1b}");
         if !echoed || flood.len() > 1000 || flood.contains('\u{1b}') || took.as_secs() >= 5 {
             return Err(format!(

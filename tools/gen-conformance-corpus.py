@@ -2172,7 +2172,10 @@ def ccob_cases():
                  {"compressed": {"version": v, "method": m, "bundle": {}}}, n, source=f"{CCOB} CCOB-8")
 
     # CCOB-9: the content is a bundle.
-    for name, content in [("not-a-bundle", u("just some bytes, not a bundle\n")), ("empty", u(""))]:
+    # An ELF host object (clang 22, -fgpu-rdc: bundle sections) is a
+    # container but no bundle: what `compress` of a host object makes.
+    for name, content in [("not-a-bundle", u("just some bytes, not a bundle\n")), ("empty", u("")),
+                          ("elf-host", b64(fixture("k-rdc-22.o")))]:
         blob = ccob(content, version=2)
         case(f"ccob/ccob-9-{name}-list", f"A compressed bundle holding {name.replace('-', ' ')}", ["CCOB-9"], "list",
              {"inputs": ["blob"]}, {"blob": blob}, {"fail": "CCOB-9"},

@@ -331,7 +331,7 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
                 return 1;
             }
         };
-        let verdict = check::check(&report, &gpu);
+        let verdict = check::check_as_named(&report, &gpu);
         let answer = verdict
             .bundles
             .iter()

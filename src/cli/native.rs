@@ -981,9 +981,19 @@ fn compress_cmd(
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let bundle = uncompressed(input.bytes())?;
-    if detect::detect(&bundle).is_none() {
+    if !detect::is_bundle(&bundle) {
+        use detect::Container as C;
+        let what = match detect::detect(&bundle) {
+            Some(C::Elf) => "an ELF file",
+            Some(C::Coff) => "a COFF object or PE image",
+            Some(C::OffloadBinary) => "an offload binary",
+            Some(C::Archive) => "an archive",
+            Some(C::CompressedBundle) => "already a compressed bundle",
+            Some(C::OtherObject) => "an object file",
+            _ => "no container",
+        };
         eprintln!(
-            "offload-kit: warning: the input is not a bundle (rule CCOB-9); compressing it anyway"
+            "offload-kit: warning: the input is {what}, not a bundle (rule CCOB-9): what it compresses to breaks CCOB-9, and LLVM 22 lists nothing in it and cannot unbundle it; compressing it anyway"
         );
     }
     let m = method_of(method);

@@ -374,12 +374,12 @@ pub fn generic_of(processor: &str) -> Option<&'static str> {
 pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
     let modes = gpu.modes();
     if modes.len() == 1 {
-        return check_mode(report, gpu);
+        return check_as_named(report, gpu);
     }
     let verdicts: Vec<(Gpu, Verdict)> = modes
         .into_iter()
         .map(|m| {
-            let v = check_mode(report, &m);
+            let v = check_as_named(report, &m);
             (m, v)
         })
         .collect();
@@ -401,8 +401,10 @@ pub fn check(report: &Report, gpu: &Gpu) -> Verdict {
     }
 }
 
-/// [`check`] for a GPU in one mode.
-fn check_mode(report: &Report, gpu: &Gpu) -> Verdict {
+/// [`check`] for the GPU exactly as named: a feature its name leaves out
+/// is one the GPU does not depend on, so only entries that leave it to
+/// "any" fit (how comgr's lookup reads an ISA name without features).
+pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
     let processor = gpu.processor();
     let generic = generic_of(&processor);
     let mut bundles: Vec<BundleChoice> = Vec::new();
