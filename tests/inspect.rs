@@ -578,6 +578,43 @@ fn extract_by_gpu_and_numbered_names() {
     let out = run(&["extract", "lib2.so", "--gpu", "gfx906", "-o", "one.co"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give --dir"));
+    // --id with --dir: that ID from every bundle, said how many; a target
+    // ID alone names the entries whose target ID is exactly it.
+    for (id, dir) in [
+        ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", "by-id"),
+        ("gfx90a:xnack+", "by-tid"),
+    ] {
+        let _ = std::fs::remove_dir_all(b.dir.join(dir));
+        let out = run(&["extract", "lib2.so", "--id", id, "--dir", dir]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains(&format!("wrote 2 file(s) into '{dir}'")),
+            "{err}"
+        );
+        assert_eq!(
+            names_in(&b.dir.join(dir)),
+            [
+                "0.hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+",
+                "1.hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"
+            ]
+        );
+    }
+    // A target ID alone with -o: one entry (k.o has one bundle).
+    let out = run(&["extract", "k.o", "--id", "gfx90a:xnack+", "-o", "tid.co"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(b.dir.join("tid.co")).unwrap(),
+        std::fs::read(b.dir.join("gfx90a-xnack-on.co")).unwrap()
+    );
+    // gfx90a alone is not gfx90a:xnack+: the target ID must be exact.
+    let out = run(&["extract", "k.o", "--id", "gfx90a", "--dir", "none"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no entry with ID or target ID 'gfx90a'"));
 }
 
 /// The file names in `dir`, sorted.

@@ -53,7 +53,8 @@ enum Cmd {
     Extract {
         /// Input file, or a code object URI.
         file: PathBuf,
-        /// Entry ID to extract.
+        /// Entry ID to extract, or a target ID alone (gfx90a:xnack+: the entries whose
+        /// target ID is exactly it); with --dir, from every bundle.
         #[arg(long, conflicts_with = "gpu")]
         id: Option<String>,
         /// Output file (with --id, or --gpu on a file of one bundle).
@@ -639,9 +640,28 @@ fn extract(
         l.entries
             .retain(|e| chosen.contains(&(e.member_index, e.bundle, e.id.clone())));
     }
+    // --id: an entry ID, or a target ID alone (`gfx90a:xnack+`: the entries
+    // whose target ID is exactly it, of any offload kind).
+    let wanted = |e: &detect::ListedEntry| id.as_deref().is_none_or(|i| id_matches(&e.id, i));
+    if id.is_some() && dir.is_some() {
+        let before: Vec<String> = l.entries.iter().map(|e| e.id.clone()).collect();
+        l.entries.retain(|e| wanted(e));
+        if l.entries.is_empty() {
+            let mut seen = std::collections::HashSet::new();
+            let known: Vec<String> = before
+                .into_iter()
+                .filter(|i| seen.insert(i.clone()))
+                .collect();
+            return Err(vec![Error::other(format!(
+                "no entry with ID or target ID '{}' (entries: {})",
+                id.as_deref().unwrap_or_default(),
+                known.join(", ")
+            ))]);
+        }
+    }
     let mut jobs = Vec::new();
     // Names made from entry IDs go into a directory: never through a link.
-    let into_dir = all || (gpu.is_some() && dir.is_some());
+    let into_dir = all || dir.is_some();
     if let (Some(_), Some(out), true) = (gpu, &output, dir.is_none()) {
         // One bundle's pick to the file named.
         if l.entries.len() != 1 {
@@ -652,8 +672,8 @@ fn extract(
             ))]);
         }
         jobs.push((l.entries[0].clone(), out.clone()));
-    } else if all || gpu.is_some() {
-        let dir = dir.expect("clap requires --dir");
+    } else if into_dir {
+        let dir = dir.clone().expect("clap requires --dir");
         if dir.exists() && !dir.is_dir() {
             return Err(vec![Error::rule(
                 offload_kit::rules::CLI_5,
@@ -695,18 +715,18 @@ fn extract(
             jobs.push((e.clone(), path));
         }
     } else {
-        let id = id.expect("clap requires --id");
+        let id = id.clone().expect("clap requires --id");
         let matching: Vec<usize> = l
             .entries
             .iter()
-            .filter(|e| e.id == id)
+            .filter(|e| wanted(e))
             .map(|e| e.bundle)
             .collect();
         if matching.len() > 1 && l.container == detect::Container::Archive {
             let places: Vec<String> = l
                 .entries
                 .iter()
-                .filter(|e| e.id == id)
+                .filter(|e| wanted(e))
                 .map(|e| {
                     format!(
                         "member #{} '{}' bundle {}",
@@ -722,11 +742,24 @@ fn extract(
             ))]);
         }
         if matching.len() > 1 {
+            let bundles = if matching.windows(2).all(|w| w[0] == w[1]) {
+                format!("{} entries of bundle {}", matching.len(), matching[0])
+            } else if matching.len() > 8 {
+                format!(
+                    "{} bundles ({}, {}, ... {})",
+                    matching.len(),
+                    matching[0],
+                    matching[1],
+                    matching[matching.len() - 1]
+                )
+            } else {
+                format!("bundles {matching:?}")
+            };
             return Err(vec![Error::other(format!(
-                "'{id}' is in bundles {matching:?}: choose one with --bundle"
+                "'{id}' is in {bundles}: give --dir DIR to extract them all, or choose one with --bundle"
             ))]);
         }
-        let Some(e) = l.entries.iter().find(|e| e.id == id) else {
+        let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
             let known: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
             return Err(vec![Error::other(format!(
                 "no entry with ID '{id}' (entries: {})",
@@ -772,8 +805,29 @@ fn extract(
         }
         staged.push(o);
     }
+    let written = staged.len();
     output::commit_all(staged).map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
+    if let (true, Some(d)) = (into_dir, &dir) {
+        eprintln!(
+            "offload-kit: wrote {written} file(s) into '{}'",
+            output::escape_controls(&d.display().to_string())
+        );
+    }
     Ok(0)
+}
+
+/// Whether the entry ID `entry` is what `--id wanted` names: the ID itself,
+/// or, when `wanted` is a target ID alone, the entry's target ID exactly.
+fn id_matches(entry: &str, wanted: &str) -> bool {
+    if entry == wanted {
+        return true;
+    }
+    // A full ID names one entry; only a bare target ID matches by part.
+    if offload_kit::id::BundleEntryId::parse_strict(wanted).is_ok() {
+        return false;
+    }
+    offload_kit::id::BundleEntryId::parse_strict(entry)
+        .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == wanted)
 }
 
 /// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
