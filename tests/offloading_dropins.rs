@@ -196,6 +196,13 @@ fn art() -> &'static PathBuf {
         big[size_field..size_field + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
         std::fs::write(dir.join("size_big.o"), &big).unwrap();
         std::fs::create_dir_all(dir.join("adir")).unwrap();
+        // A Mach-O object (clang for x86_64-apple-darwin): LLVM 22 names
+        // it and warns that --offloading reads COFF and ELF only.
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/fixtures/host-macho.o"),
+            dir.join("macho.o"),
+        )
+        .unwrap();
         dir
     })
 }
@@ -325,6 +332,48 @@ fn compare(tool: &str, input: &str) -> Result<(), Failed> {
     }
 }
 
+/// Options the drop-in does not model (`-h`) are LLVM's own tool's job:
+/// with offload-kit first on PATH as `llvm-objdump`, the command runs the
+/// next `llvm-objdump` (LLVM 22's) and prints what it prints; with none,
+/// exit 1 and the variable that names one.
+fn other_options_go_to_llvm() -> Result<(), Failed> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("offloading-dropins/pass-on");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(EXE, dir.join("llvm-objdump")).unwrap();
+    let k = art().join("k.o");
+    let with_path = |path: &str| {
+        Command::new("llvm-objdump")
+            .env("PATH", path)
+            .env_remove("OFFLOAD_KIT_REAL_LLVM_OBJDUMP")
+            .arg("-h")
+            .arg(&k)
+            .output()
+            .unwrap()
+    };
+    let ours = with_path(&format!("{}:/usr/lib/llvm-22/bin", dir.display()));
+    let real = Command::new("/usr/lib/llvm-22/bin/llvm-objdump")
+        .arg("-h")
+        .arg(&k)
+        .output()
+        .unwrap();
+    if !ours.status.success() || ours.stdout != real.stdout {
+        return Err(format!(
+            "passed on: {:?}\n{}\n{}",
+            ours.status,
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&ours.stderr)
+        )
+        .into());
+    }
+    let alone = with_path(&dir.display().to_string());
+    let err = String::from_utf8_lossy(&alone.stderr);
+    if alone.status.code() != Some(1) || !err.contains("OFFLOAD_KIT_REAL_LLVM_OBJDUMP") {
+        return Err(format!("none on PATH: {:?} {err}", alone.status).into());
+    }
+    Ok(())
+}
+
 /// A GNU archive holding `k.o` under the member name `../escaped.o` (in
 /// the long-name table): LLVM 22's objdump would write
 /// `../escaped.o.0.<id>`, outside the working directory; the drop-in
@@ -438,6 +487,7 @@ fn main() {
         "knd.o",
         "krdc.o",
         "omp.obj",
+        "macho.o",
     ];
     let mut trials = Vec::new();
     for tool in ["objdump", "readobj"] {
@@ -447,6 +497,10 @@ fn main() {
             }));
         }
     }
+    trials.push(Trial::test(
+        "objdump::other-options-go-to-llvm",
+        other_options_go_to_llvm,
+    ));
     trials.push(Trial::test(
         "objdump::member-name-cannot-escape",
         member_name_cannot_escape,

@@ -39,6 +39,7 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
     let mut offloading = false;
     let mut arch_name: Option<String> = None;
     let mut files = Vec::new();
+    let given = args.clone();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -56,13 +57,9 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
                 arch_name = a.split_once('=').map(|(_, v)| v.to_string());
             }
             "-" => files.push(a),
-            _ if a.starts_with('-') => {
-                elog(&format!(
-                    "{argv0}: error: '{a}': offload-kit's drop-in models only --offloading{} of LLVM 22",
-                    if tool == Tool::Objdump { " and --arch-name" } else { "" }
-                ));
-                return 1;
-            }
+            // Anything else is LLVM's own tool's job (disassembly, headers):
+            // handed to it whole, so that a drop-in on PATH loses nothing.
+            _ if a.starts_with('-') => return hand_to_real_tool(argv0, tool, &a, &given),
             _ => files.push(a),
         }
     }
@@ -102,6 +99,55 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
             code
         }
     }
+}
+
+/// Run LLVM's own tool with `args` in place of this process: the one
+/// `OFFLOAD_KIT_REAL_LLVM_OBJDUMP` / `OFFLOAD_KIT_REAL_LLVM_READOBJ`
+/// names, else the first of that name on `PATH` that is not offload-kit
+/// itself. Without one, say what to do (exit 1).
+fn hand_to_real_tool(argv0: &str, tool: Tool, option: &str, args: &[String]) -> i32 {
+    let (var, names): (&str, &[&str]) = match tool {
+        Tool::Objdump => ("OFFLOAD_KIT_REAL_LLVM_OBJDUMP", &["llvm-objdump"]),
+        Tool::Readobj => (
+            "OFFLOAD_KIT_REAL_LLVM_READOBJ",
+            &["llvm-readobj", "llvm-readelf"],
+        ),
+    };
+    let own = Path::new(argv0)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
+    let not_me = |p: &Path| p.is_file() && std::fs::canonicalize(p).ok().as_ref() != me.as_ref();
+    let named = std::env::var_os(var).map(std::path::PathBuf::from);
+    let found = named.clone().filter(|p| not_me(p)).or_else(|| {
+        let path = std::env::var_os("PATH")?;
+        std::env::split_paths(&path).find_map(|dir| {
+            own.iter()
+                .map(String::as_str)
+                .chain(names.iter().copied())
+                .map(|n| dir.join(n))
+                .find(|p| not_me(p))
+        })
+    });
+    let Some(real) = found else {
+        let named = named
+            .map(|p| format!(" ({var}={} is offload-kit or not a file)", p.display()))
+            .unwrap_or_default();
+        elog(&format!(
+            "{argv0}: error: '{option}': offload-kit's drop-in models only --offloading{} of LLVM 22, and no other {} was found on PATH{named}: set {var}=/path/to/{} to hand such commands to LLVM's own tool",
+            if tool == Tool::Objdump { " and --arch-name" } else { "" },
+            names[0],
+            names[0]
+        ));
+        return 1;
+    };
+    use std::os::unix::process::CommandExt;
+    let e = std::process::Command::new(&real).args(args).exec();
+    elog(&format!(
+        "{argv0}: error: cannot run {}: {e}",
+        real.display()
+    ));
+    1
 }
 
 fn elog(line: &str) {
@@ -275,12 +321,45 @@ fn objdump_file(
                     }
                 }
             }
-            None => {
-                elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
-                Err(1)
-            }
+            None => match macho(data) {
+                // LLVM 22 names the file, warns, and goes on (exit 0).
+                Some((format, _, _)) => {
+                    let format = format.to_lowercase();
+                    let _ = write!(out, "\n{}:\tfile format {format}\n", o.name);
+                    let _ = out.flush();
+                    elog(&format!(
+                        "{argv0}: warning: '{}': --offloading is currently only supported for COFF and ELF targets",
+                        o.name
+                    ));
+                    Ok(())
+                }
+                None => {
+                    elog(&format!("{argv0}: error: '{}': {NOT_AN_OBJECT}", o.name));
+                    Err(1)
+                }
+            },
         },
     }
+}
+
+/// A Mach-O object as LLVM 22's tools name it
+/// (`MachOObjectFile::getFileFormatName` and `getArch`): format (objdump
+/// prints it lower-cased), architecture and address size. `None` for
+/// anything but Mach-O.
+fn macho(data: &[u8]) -> Option<(&'static str, &'static str, u32)> {
+    let magic = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
+    let cpu = u32::from_le_bytes(data.get(4..8)?.try_into().ok()?);
+    Some(match (magic, cpu) {
+        (0xfeed_facf, 0x0100_0007) => ("Mach-O 64-bit x86-64", "x86_64", 64),
+        (0xfeed_facf, 0x0100_000c) => ("Mach-O arm64", "aarch64", 64),
+        (0xfeed_facf, 0x0100_0012) => ("Mach-O 64-bit ppc64", "powerpc64", 64),
+        (0xfeed_facf, _) => ("Mach-O 64-bit unknown", "unknown", 64),
+        (0xfeed_face, 7) => ("Mach-O 32-bit i386", "i386", 32),
+        (0xfeed_face, 12) => ("Mach-O arm", "arm", 32),
+        (0xfeed_face, 18) => ("Mach-O 32-bit ppc", "powerpc", 32),
+        (0xfeed_face, _) => ("Mach-O 32-bit unknown", "unknown", 32),
+        _ => return None,
+    })
 }
 
 /// A COFF object as LLVM 22's tools name it.
@@ -651,7 +730,18 @@ fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
                     Err(m) => error(s, m),
                 }
             }
-            None => error(s, NOT_AN_OBJECT.to_string()),
+            // LLVM 22 prints the summary, and nothing about offloading.
+            None => match macho(data) {
+                Some((format, arch, bits)) => {
+                    let summary = format!(
+                        "\nFile: {}\nFormat: {format}\nArch: {arch}\nAddressSize: {bits}bit\n",
+                        o.name
+                    );
+                    s.write_summary(summary.as_bytes());
+                    Ok(())
+                }
+                None => error(s, NOT_AN_OBJECT.to_string()),
+            },
         },
     }
 }
