@@ -84,12 +84,16 @@ def check(source: Source, gpu: Union[str, Sequence[str]]) -> list[dict]:
 def bundle(
     entries: Sequence[Tuple[str, bytes]],
     type: str = "o",
-    align: int = 4096,
-    compress: Optional[Literal[1, 2, 3]] = None,
+    align: int = 1,
+    compress: bool = False,
+    format_version: Optional[Literal[2, 3]] = None,
     level: Optional[int] = None,
     llvm_version: int = 22,
 ) -> bytes:
-    """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them."""
+    """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them.
+
+    The defaults are the bundler's (``-bundle-align=1``, uncompressed); ``compress=True`` is ``-compress``
+    (CCOB ``format_version``: the release's default, 3 for LLVM 22; zstd ``level``, default 3)."""
 
 def compress(data: bytes, version: int = 3, method: Literal["zstd", "zlib"] = "zstd", level: Optional[int] = None) -> bytes:
     """A compressed bundle (CCOB); the defaults give LLVM 22's bytes."""

@@ -581,22 +581,40 @@ fn check<'py>(
 }
 
 /// Bundle `(target ID, payload)` pairs as `clang-offload-bundler
-/// -type=TYPE -bundle-align=ALIGN` of `llvm_version` writes them: the same
-/// bytes as `offload-kit bundler` (and the release) given the same options.
-/// `align` defaults to 4096, what clang's HIP driver passes (the bundler's
-/// own default is 1). `compress=2|3` writes a compressed bundle of that
-/// version (zstd, `level`), as the release can (19: 2; 22: 2 or 3).
+/// -type=TYPE` of `llvm_version` writes them: the same bytes as
+/// `offload-kit bundler` (and the release) given the same options. The
+/// defaults are the bundler's own: `align=1` (`-bundle-align`; clang's HIP
+/// driver passes 4096), no compression. `compress=True` writes a
+/// compressed bundle (`-compress`, zstd) of CCOB version `format_version`
+/// (the release's default: 2 for 19, 3 for 22 and main;
+/// `COMPRESSED_BUNDLE_FORMAT_VERSION`) at zstd level `level` (default 3).
 #[pyfunction]
-#[pyo3(signature = (entries, r#type="o", align=4096, compress=None, level=None, llvm_version=22))]
+#[pyo3(signature = (entries, r#type="o", align=1, compress=None, format_version=None, level=None, llvm_version=22))]
+#[allow(clippy::too_many_arguments)]
 fn bundle<'py>(
     py: Python<'py>,
     entries: Vec<(String, PyBackedBytes)>,
     r#type: &str,
     align: u64,
-    compress: Option<u16>,
+    compress: Option<&Bound<'py, PyAny>>,
+    format_version: Option<u16>,
     level: Option<i32>,
     llvm_version: u32,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    // `compress` is a switch: an old `compress=3` (a version) is refused
+    // rather than read as a level or a version.
+    let compress = match compress {
+        None => false,
+        Some(c) if c.is_instance_of::<pyo3::types::PyBool>() => c.extract()?,
+        Some(_) => {
+            return Err(usage(
+                "compress takes True or False; the CCOB version is format_version=2|3, the zstd level level=N",
+            ))
+        }
+    };
+    if !compress && (format_version.is_some() || level.is_some()) {
+        return Err(usage("format_version and level need compress=True"));
+    }
     let release = release_of(Some(llvm_version))?.expect("given");
     if u32::try_from(align).is_err() {
         return Err(usage(format!(
@@ -633,10 +651,10 @@ fn bundle<'py>(
         err
     };
     let v = job.validate().map_err(llvm)?;
-    let opts = compress.map(|version| ccob::WriteOptions {
-        version,
+    let opts = compress.then(|| ccob::WriteOptions {
+        version: format_version.unwrap_or(if release >= Release::L22 { 3 } else { 2 }),
         method: ccob::Method::Zstd,
-        level: level.unwrap_or(3),
+        level: level.unwrap_or(ccob::Method::Zstd.default_level()),
     });
     let inputs: Vec<&[u8]> = entries.iter().map(|(_, p)| &p[..]).collect();
     let out = py

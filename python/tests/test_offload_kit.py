@@ -143,7 +143,8 @@ BUNDLINGS = [
 def test_bundle_is_byte_identical_to_the_drop_in(art, tmp_path, release, typ, compress):
     host = (art / "k.o").read_bytes() if typ == "o" else b"int host;\n"
     entries = [(HOST, host), (DEV, b"device code\n"), ("hip-amdgcn-amd-amdhsa--gfx90a:xnack+", b"")]
-    got = ok.bundle(entries, type=typ, compress=compress, llvm_version=release)
+    got = ok.bundle(entries, type=typ, align=4096, compress=bool(compress), format_version=compress,
+                    level=3 if compress else None, llvm_version=release)
     args, out, env = bundler(tmp_path, release, typ, entries, compress)
     subprocess.run([EXE, "bundler", f"--llvm-version={release}", *args], check=True, env=env, capture_output=True)
     assert got == out.read_bytes()
@@ -151,6 +152,22 @@ def test_bundle_is_byte_identical_to_the_drop_in(art, tmp_path, release, typ, co
         # And what LLVM 22 itself writes.
         subprocess.run([str(LLVM22 / "clang-offload-bundler"), *args], check=True, env=env, capture_output=True)
         assert got == out.read_bytes()
+
+
+def test_bundle_defaults_are_the_bundlers(art, tmp_path):
+    # No options: what clang-offload-bundler 22 writes with none
+    # (-bundle-align=1), and with -compress alone (CCOB v3, its level).
+    entries = [(HOST, b"int host;\n"), (DEV, b"device code\n")]
+    for n, (_, p) in enumerate(entries):
+        (tmp_path / f"in{n}").write_bytes(p)
+    base = ["-type=bc", "-targets=" + ",".join(t for t, _ in entries),
+            f"-input={tmp_path / 'in0'}", f"-input={tmp_path / 'in1'}"]
+    env = {k: v for k, v in os.environ.items() if "BUNDLE" not in k}
+    for kwargs, extra in [({}, []), ({"compress": True}, ["-compress"])]:
+        out = tmp_path / "out"
+        subprocess.run([str(LLVM22 / "clang-offload-bundler"), *base, f"-output={out}", *extra],
+                       check=True, env=env, capture_output=True)
+        assert ok.bundle(entries, type="bc", **kwargs) == out.read_bytes(), kwargs
 
 
 def test_compress_and_decompress(art, tmp_path):
@@ -188,9 +205,12 @@ def test_errors_carry_rule_and_offset(art, tmp_path):
         ok.generate("nonsense")
     # What the release cannot write, and sizes no writer should allocate.
     with pytest.raises(ok.OffloadKitError, match="version 3"):
-        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=3, llvm_version=19)
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=True, format_version=3, llvm_version=19)
     with pytest.raises(ok.OffloadKitError, match="compressed"):
-        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=2, llvm_version=16)
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=True, llvm_version=16)
+    # compress is a switch, not a version.
+    with pytest.raises(ok.OffloadKitError, match="format_version"):
+        ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", compress=3)
     with pytest.raises(ok.OffloadKitError, match="32-bit"):
         ok.bundle([(HOST, b"h"), (DEV, b"d")], type="bc", align=2**40)
     with pytest.raises(ok.OffloadKitError) as e:
