@@ -318,6 +318,7 @@ fn list_in(
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
                 entries.extend(ccob_entries(src, b.offset, b.len, base, k, release, opts)?);
+                crate::budget::hold_entries(entries.len(), base + b.offset).map_err(|e| vec![e])?;
             }
             entries
         }
@@ -359,6 +360,7 @@ fn fat_entries(
                     i.section = Some(e.section.clone());
                 }
                 entries.extend(inner);
+                crate::budget::hold_entries(entries.len(), base + e.offset).map_err(|e| vec![e])?;
             }
             kind => entries.push(ListedEntry {
                 id: e.id,
@@ -468,6 +470,10 @@ fn archive_entries(
             None => member_strict(&msrc, m.data_offset, opts),
             Some(r) => member_llvm(&msrc, m.data_offset, r),
         };
+        if let Ok(entries) = &listed {
+            crate::budget::hold_entries(out.len() + entries.len(), m.data_offset)
+                .map_err(|e| vec![e])?;
+        }
         match listed {
             Ok(entries) => {
                 for mut e in entries {

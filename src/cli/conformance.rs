@@ -5,8 +5,8 @@
 use offload_kit::conformance::random::{self, RandomOptions};
 use offload_kit::conformance::spec::{self, IdVerdict};
 use offload_kit::conformance::{
-    case_selected, default_jobs, llvm_optional, load_corpus, missing_message, report, run_matrix,
-    select_adapters, Adapter, Case, Layout, Role, RunContext,
+    case_selected, default_jobs, load_corpus, missing_message, report, run_matrix, select_adapters,
+    Adapter, Case, Layout, Role, RunContext,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -190,12 +190,10 @@ pub fn main(args: Vec<String>) -> i32 {
             missing.push(missing_message(&a, &offload_kit));
         }
     }
+    // What is not installed is skipped and said so, never a failure: the
+    // rest runs (tools/setup installs them all).
     for m in &missing {
-        eprintln!("offload-kit conformance: {m}");
-    }
-    if !missing.is_empty() && !llvm_optional() && cli.impls.is_empty() {
-        eprintln!("offload-kit conformance: implementations are missing (set OFFLOAD_KIT_NO_LLVM=1 to run without them)");
-        return 1;
+        eprintln!("offload-kit conformance: skipped: {m}");
     }
     let rc = RunContext {
         offload_kit: offload_kit.clone(),
@@ -247,6 +245,9 @@ pub fn main(args: Vec<String>) -> i32 {
         cases.len(),
         available.len()
     );
+    for m in &missing {
+        println!("  skipped (not installed): {m}");
+    }
     if let Some(p) = &cli.json {
         let j = report::json(&cases, &available, &verdicts, secs);
         if let Err(e) = std::fs::write(p, serde_json::to_string_pretty(&j).expect("serialisable")) {
@@ -266,13 +267,37 @@ pub fn main(args: Vec<String>) -> i32 {
         }
     }
     let fails = report::failures(&verdicts, cli.allow_new_llvm);
+    // Third parties are measured: their new divergences are findings,
+    // counted in the last line, never a failure.
+    let mut findings: std::collections::BTreeMap<&str, usize> = Default::default();
+    for v in verdicts
+        .iter()
+        .filter(|v| v.role == Role::Measured && v.status.is_new())
+    {
+        *findings.entry(v.implementation.as_str()).or_default() += 1;
+    }
+    let findings = match findings.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; findings in third-party implementations: {}",
+            findings
+                .iter()
+                .map(|(n, k)| format!("{n} {k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let skipped = match missing.len() {
+        0 => String::new(),
+        n => format!("; {n} implementation(s) skipped, not installed"),
+    };
     if fails.is_empty() {
-        println!("conformance: OK (no new divergence)");
+        println!("conformance: OK (no new divergence of offload-kit or LLVM{findings}{skipped})");
         0
     } else {
         let subject = fails.iter().filter(|v| v.role == Role::Subject).count();
         println!(
-            "conformance: FAILED: {subject} offload-kit result(s) and {} LLVM result(s) are new divergences",
+            "conformance: FAILED: {subject} offload-kit result(s) and {} LLVM result(s) are new divergences{findings}{skipped}",
             fails.len() - subject
         );
         1

@@ -243,15 +243,24 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
     0
 }
 
+/// An image to package, held whole (it is copied into the output): read up
+/// to half the memory budget, the other half being the output (CLI-6), so
+/// that `/dev/zero` or a FIFO fed for ever stops at the budget.
 fn read_file(path: &str) -> Result<Vec<u8>, String> {
-    if path == "-" {
-        let mut b = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut b)
-            .map_err(|e| io_text(&e))?;
-        return Ok(b);
+    let room = offload_kit::budget::get() / 2;
+    let mut b = Vec::new();
+    let n = if path == "-" {
+        std::io::stdin().lock().take(room + 1).read_to_end(&mut b)
+    } else {
+        std::fs::File::open(path).and_then(|f| f.take(room + 1).read_to_end(&mut b))
     }
-    std::fs::read(path).map_err(|e| io_text(&e))
+    .map_err(|e| io_text(&e))?;
+    if n as u64 > room {
+        return Err(format!(
+            "'{path}': larger than {room} bytes, half the memory budget (--max-memory or OFFLOAD_KIT_MAX_MEMORY; rule CLI-6)"
+        ));
+    }
+    Ok(b)
 }
 
 fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {

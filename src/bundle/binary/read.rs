@@ -80,6 +80,9 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
         .into());
     };
     let len = data.len() as u64;
+    // Records are cheap to scan, dear to hold as listed entries and errors.
+    crate::budget::hold_entries(scan.entries.len(), base + MAGIC.len() as u64)
+        .map_err(|e| vec![e])?;
     let mut errs = Vec::new();
     if scan.num_entries == 0 {
         errs.push(Error::at(
