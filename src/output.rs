@@ -294,9 +294,15 @@ fn anonymous_file(_dir: &Path) -> Option<File> {
 fn link_anonymous(f: &File, dir: &Path) -> io::Result<PathBuf> {
     use rustix::fs::{AtFlags, CWD};
     use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    // Names are tried from a counter, not from 0: several outputs staged
+    // at once (`extract --all`) would otherwise try every name taken
+    // before theirs, n² system calls for n outputs.
+    static NEXT: AtomicU32 = AtomicU32::new(0);
     let proc_path = format!("/proc/self/fd/{}", f.as_raw_fd());
     let mut last = io::Error::from(io::ErrorKind::AlreadyExists);
-    for n in 0..1000u32 {
+    for _ in 0..1000u32 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let tmp = dir.join(format!(".offload-kit-{}-{n}.tmp", std::process::id()));
         match rustix::fs::linkat(CWD, proc_path.as_str(), CWD, &tmp, AtFlags::SYMLINK_FOLLOW) {
             Ok(()) => return Ok(tmp),
