@@ -642,22 +642,31 @@ fn extract(
     }
     // --id: an entry ID, or a target ID alone (`gfx90a:xnack+`: the entries
     // whose target ID is exactly it, of any offload kind).
-    let wanted = |e: &detect::ListedEntry| id.as_deref().is_none_or(|i| id_matches(&e.id, i));
-    if id.is_some() && dir.is_some() {
-        let before: Vec<String> = l.entries.iter().map(|e| e.id.clone()).collect();
-        l.entries.retain(|e| wanted(e));
-        if l.entries.is_empty() {
+    // Whether `--id` is a whole entry ID (only equal IDs match), told once.
+    let whole_id = id
+        .as_deref()
+        .is_some_and(|i| offload_kit::id::BundleEntryId::parse_strict(i).is_ok());
+    let wanted = |e: &detect::ListedEntry| {
+        id.as_deref()
+            .is_none_or(|i| e.id == i || (!whole_id && has_target_id(&e.id, i)))
+    };
+    if let Some(i) = id.as_deref() {
+        if !l.entries.iter().any(&wanted) {
             let mut seen = std::collections::HashSet::new();
-            let known: Vec<String> = before
-                .into_iter()
-                .filter(|i| seen.insert(i.clone()))
+            let known: Vec<&str> = l
+                .entries
+                .iter()
+                .map(|e| e.id.as_str())
+                .filter(|k| seen.insert(*k))
                 .collect();
             return Err(vec![Error::other(format!(
-                "no entry with ID or target ID '{}' (entries: {})",
-                id.as_deref().unwrap_or_default(),
+                "no entry with ID or target ID '{i}' (entries: {})",
                 known.join(", ")
             ))]);
         }
+    }
+    if id.is_some() && dir.is_some() {
+        l.entries.retain(|e| wanted(e));
     }
     let mut jobs = Vec::new();
     // Names made from entry IDs go into a directory: never through a link.
@@ -760,11 +769,7 @@ fn extract(
             ))]);
         }
         let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
-            let known: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
-            return Err(vec![Error::other(format!(
-                "no entry with ID '{id}' (entries: {})",
-                known.join(", ")
-            ))]);
+            unreachable!("an entry matches: checked above");
         };
         let Some(out) = output else {
             return Err(vec![Error::other(
@@ -816,18 +821,10 @@ fn extract(
     Ok(0)
 }
 
-/// Whether the entry ID `entry` is what `--id wanted` names: the ID itself,
-/// or, when `wanted` is a target ID alone, the entry's target ID exactly.
-fn id_matches(entry: &str, wanted: &str) -> bool {
-    if entry == wanted {
-        return true;
-    }
-    // A full ID names one entry; only a bare target ID matches by part.
-    if offload_kit::id::BundleEntryId::parse_strict(wanted).is_ok() {
-        return false;
-    }
+/// Whether the entry ID `entry` has exactly the target ID `target`.
+fn has_target_id(entry: &str, target: &str) -> bool {
     offload_kit::id::BundleEntryId::parse_strict(entry)
-        .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == wanted)
+        .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == target)
 }
 
 /// `name` cut to fit a file name (255 bytes) with room for `-<index>`.

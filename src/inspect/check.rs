@@ -98,12 +98,10 @@ impl Gpu {
     /// The feature settings of the target ID (`sramecc+:xnack-`), empty
     /// when it sets none.
     fn settings(&self) -> String {
-        self.target_id()
-            .features
-            .iter()
-            .map(|(name, s)| format!("{name}{}", if *s == Feature::On { '+' } else { '-' }))
-            .collect::<Vec<_>>()
-            .join(":")
+        let canonical = self.target_id().canonical(&self.id.triple);
+        canonical
+            .split_once(':')
+            .map_or(String::new(), |(_, f)| f.to_string())
     }
 
     fn target_id(&self) -> &TargetId {

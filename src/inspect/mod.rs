@@ -292,8 +292,8 @@ fn ccob_looks(
         let blob = detect::ccob_blob(src, at)?;
         let h = ccob::read_header(&blob, at)?;
         // The live bytes of an entry, the dead ones before it (at most as
-        // many) and, for zstd, the decoder's window.
-        // (never larger than the bundle).
+        // many) and, for zstd, the decoder's window (never larger than the
+        // bundle).
         let window = match h.method() {
             Some(ccob::Method::Zstd) => crate::budget::ZSTD_WINDOW.min(h.uncompressed_size),
             _ => 0,
