@@ -380,6 +380,20 @@ fn man_pages_for_every_command() {
         let page = dir.join(format!("offload-kit-{s}.1"));
         let text = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{s}: {e}"));
         assert!(text.contains(&format!(".TH offload-kit-{s} 1")), "{s}");
+        // Issue 28 item 11: every page says what its exit statuses mean,
+        // and every command's page shows it at work.
+        assert!(
+            text.contains(".SH \"EXIT STATUS\"\n.TP\n0\n"),
+            "{s}: {text}"
+        );
+        assert!(text.contains("\n.TP\n1\n"), "{s}");
+        if s != "help" {
+            let examples = text.split_once(".SH EXAMPLES\n").map(|p| p.1);
+            assert!(
+                examples.is_some_and(|e| e.contains(&format!("offload\\-kit {s}"))),
+                "{s}: {text}"
+            );
+        }
         lint(&page);
     }
     // A file in the way of --dir: an error naming it, nothing written.

@@ -856,3 +856,130 @@ fn ir_bitcode_and_archives_never_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 28 item 5: what clang 14 and 16 wrote (`-S -emit-llvm`, `-S`,
+/// `-fgpu-rdc -c`, a device archive of that object; entry IDs with the
+/// processor where the environment goes, ID-5) and a fat binary with a
+/// byte after its last payload (BIN-10) are read as LLVM 22 and the HIP
+/// runtime read them, with the violation as a warning naming rule and
+/// offset; `--strict` refuses them as before.
+#[test]
+fn older_clang_output_is_read_with_warnings() {
+    for n in [14, 16] {
+        let Some(bin) = llvm_bin(n, &["clang", "llvm-ar"]) else {
+            continue;
+        };
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("older-clang-{n}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/k.hip");
+        let clang = |args: &[&str]| {
+            run_ok(
+                Command::new(bin.join("clang"))
+                    .current_dir(&dir)
+                    .args([
+                        "-x",
+                        "hip",
+                        "-nogpulib",
+                        "-nogpuinc",
+                        "--offload-arch=gfx906",
+                    ])
+                    .args(args)
+                    .arg(&src),
+            );
+        };
+        clang(&["-S", "-emit-llvm", "-o", "ir.ll"]);
+        clang(&["-S", "-o", "asm.s"]);
+        clang(&["-fgpu-rdc", "-c", "-o", "rdc.o"]);
+        clang(&["--cuda-device-only", "-o", "hip.fatbin"]);
+        run_ok(
+            Command::new(bin.join("llvm-ar"))
+                .current_dir(&dir)
+                .args(["rcs", "hda.a", "rdc.o"]),
+        );
+        let mut fat = std::fs::read(dir.join("hip.fatbin")).unwrap();
+        let end = fat.len() as u64;
+        fat.push(0);
+        std::fs::write(dir.join("trailing.fatbin"), fat).unwrap();
+        for (file, rule, code_objects) in [
+            ("ir.ll", "ID-5", 0),
+            ("asm.s", "ID-5", 0),
+            ("rdc.o", "ID-5", 0),
+            ("hda.a", "ID-5", 0),
+            ("trailing.fatbin", "BIN-10", 1),
+        ] {
+            let what = format!("clang {n} {file}");
+            let (code, doc) = inspect(&dir, &[file]);
+            assert_eq!(code, 0, "{what}: {doc:#}");
+            let report = &doc["files"][0]["report"];
+            assert_eq!(report["summary"]["code_objects"], code_objects, "{what}");
+            let w = &report["warnings"][0];
+            assert_eq!(w["rule"], rule, "{what}: {doc:#}");
+            assert!(w["offset"].as_u64().is_some(), "{what}: {w}");
+            if rule == "BIN-10" {
+                assert_eq!(w["offset"], end, "{what}");
+                // The same entries (in LLVM 22's `-list` order).
+                let mut ids: Vec<&str> = report["entries"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["id"].as_str().unwrap())
+                    .collect();
+                let direct = inspect(&dir, &["hip.fatbin"]).1;
+                let mut want: Vec<&str> = direct["files"][0]["report"]["entries"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|e| e["id"].as_str().unwrap())
+                    .collect();
+                ids.sort();
+                want.sort();
+                assert_eq!(ids, want, "{what}");
+            } else {
+                // The entry's target ID is read as the runtime reads it.
+                let ids = report["entries"].to_string();
+                assert!(
+                    ids.contains("hip-amdgcn-amd-amdhsa-gfx906"),
+                    "{what}: {ids}"
+                );
+            }
+            let (code, doc) = check(&dir, &[file], &["gfx906"]);
+            let v = &doc["files"][0];
+            assert_eq!(v["warnings"][0]["rule"], rule, "{what}: {doc:#}");
+            let b = &v["gpus"][0]["bundles"][0];
+            if rule == "BIN-10" {
+                assert_eq!(
+                    (code, b["pick"].as_str()),
+                    (0, Some("compatible")),
+                    "{what}: {doc:#}"
+                );
+            } else {
+                // Found for gfx906, and said why nothing loads it.
+                assert_eq!(code, 1, "{what}: {doc:#}");
+                assert!(b["entry"].is_string(), "{what}: {doc:#}");
+                assert!(
+                    b["not_loadable"]
+                        .as_str()
+                        .is_some_and(|w| w.contains("not") || w.contains("no runtime")),
+                    "{what}: {doc:#}"
+                );
+            }
+            for args in [&["inspect", file][..], &["check", file, "--gpu", "gfx906"]] {
+                let out = Command::new(EXE)
+                    .current_dir(&dir)
+                    .args(args)
+                    .arg("--strict")
+                    .output()
+                    .unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert_eq!(
+                    out.status.code(),
+                    Some(1),
+                    "{what} {args:?} --strict: {err}"
+                );
+                assert!(err.contains(&format!("rule {rule}")), "{what}: {err}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

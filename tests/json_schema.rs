@@ -91,10 +91,34 @@ fn inputs() -> &'static Inputs {
                 .current_dir(&dir)
                 .args(["qc", "lib.a", "k.o", "krdc.o"]),
         );
-        let mut files: Vec<PathBuf> = ["k.o", "kc.o", "krdc.o", "k.hipi", "lib.a"]
-            .iter()
-            .map(|f| dir.join(f))
-            .collect();
+        // What clang 14–16 wrote: inspect and check read it with warnings
+        // (ID-5: the processor where the environment goes; BIN-10: a byte
+        // after the last payload).
+        std::fs::write(
+            dir.join("legacy.ll"),
+            "\n; __CLANG_OFFLOAD_BUNDLE____START__ hip-amdgcn-amd-amdhsa-gfx906\nsource\n\
+             ; __CLANG_OFFLOAD_BUNDLE____END__ hip-amdgcn-amd-amdhsa-gfx906\n",
+        )
+        .unwrap();
+        let mut trailing = offload_kit::bundle::binary::write_to_vec(
+            &[(b"hipv4-amdgcn-amd-amdhsa--gfx906", b"code")],
+            1,
+        )
+        .unwrap();
+        trailing.push(0);
+        std::fs::write(dir.join("trailing.fatbin"), trailing).unwrap();
+        let mut files: Vec<PathBuf> = [
+            "k.o",
+            "kc.o",
+            "krdc.o",
+            "k.hipi",
+            "lib.a",
+            "legacy.ll",
+            "trailing.fatbin",
+        ]
+        .iter()
+        .map(|f| dir.join(f))
+        .collect();
         // Every kind the generator makes, valid and breaking a rule.
         let kinds = run_ok(Command::new(EXE).args(["generate", "--list-kinds"]));
         let kinds = String::from_utf8_lossy(&kinds.stdout).into_owned();

@@ -544,22 +544,32 @@ fn json_value<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound
 
 /// What a file holds down to each code object: the report of
 /// `offload-kit inspect --json` (schema offload-kit-inspect/1, one file).
+/// What clang 14–16 wrote (ID-5, BIN-10) is read with `warnings`, unless
+/// `strict`.
 #[pyfunction]
-fn inspect_file<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (source, strict=false))]
+fn inspect_file<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    strict: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let (data, _) = load(source)?;
-    let report = inspect::inspect(&data.bytes());
+    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
     data.intact()?;
     json_value(py, &report.map_err(|es| py_errs(&es))?)
 }
 
 /// Which code object the HIP runtime would load on each GPU: a list with
 /// one verdict per GPU, as `offload-kit check --json` prints them (`gpu`,
-/// `runs`, `bundles` with `entry`/`pick` or `why_not`).
+/// `runs`, `bundles` with `entry`/`pick` or `why_not`). What clang 14–16
+/// wrote (ID-5, BIN-10) is read unless `strict`.
 #[pyfunction]
+#[pyo3(signature = (source, gpu, strict=false))]
 fn check<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     gpu: &Bound<'py, PyAny>,
+    strict: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let gpus: Vec<String> = match gpu.extract::<String>() {
         Ok(g) => vec![g],
@@ -572,7 +582,7 @@ fn check<'py>(
         .map(|g| gpu_check::Gpu::parse(g).map_err(|e| py_err(&e)))
         .collect::<PyResult<_>>()?;
     let (data, _) = load(source)?;
-    let report = inspect::inspect(&data.bytes());
+    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
     data.intact()?;
     let report = report.map_err(|es| py_errs(&es))?;
     let verdicts: Vec<gpu_check::Verdict> =

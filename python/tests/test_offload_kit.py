@@ -113,6 +113,25 @@ def test_check_picks_as_the_cli(art):
     assert ok.inspect_file(art / "k.o")["summary"]["code_objects"] == 2
 
 
+def test_older_clang_output_is_read_with_warnings(tmp_path):
+    # A clang-14-style entry ID (the processor where the environment goes:
+    # ID-5) in an object's bundle: read as the CLI reads it, strict refuses.
+    fat = ok.bundle([("hip-amdgcn-amd-amdhsa-gfx906", b"BC\xc0\xde")], type="bc", llvm_version=14)
+    p = tmp_path / "rdc.bc"
+    p.write_bytes(fat)
+    report = ok.inspect_file(p)
+    assert [w["rule"] for w in report["warnings"]] == ["ID-5"]
+    want = json.loads(cli("inspect", "--json", p).stdout)["files"][0]["report"]
+    assert report == want
+    v = ok.check(p, "gfx906")
+    assert v[0]["bundles"][0]["not_loadable"]
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.inspect_file(p, strict=True)
+    assert e.value.rule == "ID-5"
+    with pytest.raises(ok.OffloadKitError):
+        ok.check(p, "gfx906", strict=True)
+
+
 def bundler(tmp_path, release, typ, entries, compress=None):
     ins = []
     for n, (_, payload) in enumerate(entries):

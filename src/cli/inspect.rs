@@ -12,7 +12,7 @@ use super::Input;
 use offload_kit::detect;
 use offload_kit::inspect::check::{self, Gpu, Verdict};
 use offload_kit::inspect::code_object::{CodeObject, FeatureSetting};
-use offload_kit::inspect::{self, Report};
+use offload_kit::inspect::{self, Options, Report};
 use offload_kit::Error;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -45,9 +45,9 @@ fn files_of(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, Vec<Error>> {
     Ok(files)
 }
 
-pub fn run(paths: &[PathBuf], json: bool) -> Result<i32, Vec<Error>> {
+pub fn run(paths: &[PathBuf], json: bool, opts: Options) -> Result<i32, Vec<Error>> {
     let files = files_of(paths)?;
-    let outcomes = inspect_all(&files);
+    let outcomes = inspect_all(&files, opts);
     let read = outcomes
         .iter()
         .filter(|o| matches!(o, Outcome::Read(_)))
@@ -114,7 +114,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
 }
 
 /// Every file inspected, as many at a time as there are CPUs.
-fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
+fn inspect_all(files: &[(PathBuf, bool)], opts: Options) -> Vec<Outcome> {
     let results: Vec<Mutex<Option<Outcome>>> = files.iter().map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
     let progress = super::term::Progress::new("files read", files.len());
@@ -128,7 +128,7 @@ fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
                 let Some((path, walked)) = files.get(i) else {
                     break;
                 };
-                let o = inspect_file(path, *walked);
+                let o = inspect_file(path, *walked, opts);
                 *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(o);
                 progress.advance();
             });
@@ -144,7 +144,7 @@ fn inspect_all(files: &[(PathBuf, bool)]) -> Vec<Outcome> {
         .collect()
 }
 
-fn inspect_file(path: &Path, walked: bool) -> Outcome {
+fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
     let input = match Input::open(path) {
         Ok(i) => i,
         Err(e) => return Outcome::Failed(vec![e]),
@@ -152,7 +152,7 @@ fn inspect_file(path: &Path, walked: bool) -> Outcome {
     if walked && detect::detect(input.bytes()).is_none() {
         return Outcome::NoOffloadCode;
     }
-    match inspect::inspect(&input) {
+    match inspect::inspect_with(&input, opts) {
         // A walked ELF file without bundles or images (a plain program or
         // library) holds no offload code.
         Ok(r) if walked && r.entries.is_empty() => Outcome::NoOffloadCode,
@@ -223,6 +223,23 @@ fn print_file(path: &Path, o: &Outcome) {
     }
     for f in &r.findings {
         outln!("  {}: {f}", paint(Stream::Stdout, Color::Yellow, "finding"));
+    }
+    print_warnings(r);
+}
+
+/// The spec violations read past (`--strict` refuses them), one line each.
+fn print_warnings(r: &Report) {
+    for w in r.warnings.iter().take(SHOWN_ERRORS) {
+        outln!(
+            "  {}: {w} (read as LLVM 22 and the HIP runtime read it; --strict refuses it)",
+            paint(Stream::Stdout, Color::Yellow, "warning")
+        );
+    }
+    if r.warnings.len() > SHOWN_ERRORS {
+        outln!(
+            "  ... and {} more warning(s)",
+            r.warnings.len() - SHOWN_ERRORS
+        );
     }
 }
 
@@ -295,7 +312,12 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
     );
 }
 
-pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, Vec<Error>> {
+pub fn run_check(
+    paths: &[PathBuf],
+    gpus: &[String],
+    json: bool,
+    opts: Options,
+) -> Result<i32, Vec<Error>> {
     let gpus = with_machine_gpus(gpus)?;
     let gpus: Vec<Gpu> = gpus
         .iter()
@@ -303,7 +325,7 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
         .collect::<Result<_, _>>()
         .map_err(|e| vec![e])?;
     let files = files_of(paths)?;
-    let outcomes = inspect_all(&files);
+    let outcomes = inspect_all(&files, opts);
     let mut all_run = true;
     let mut docs = Vec::new();
     // Per GPU: files checked, files on which it does not run.
@@ -332,8 +354,13 @@ pub fn run_check(paths: &[PathBuf], gpus: &[String], json: bool) -> Result<i32, 
             for v in &verdicts {
                 print_verdict(&name, v);
             }
+            print_warnings(r);
         }
-        docs.push(serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts}));
+        let mut doc = serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts});
+        if !r.warnings.is_empty() {
+            doc["warnings"] = serde_json::json!(r.warnings);
+        }
+        docs.push(doc);
     }
     if json {
         let v = serde_json::json!({"schema": "offload-kit-check/1", "files": docs});

@@ -31,6 +31,7 @@ pub mod cl;
 pub mod conformance;
 pub mod generate;
 pub mod inspect;
+pub mod man;
 pub mod native;
 pub mod offloading;
 pub mod packager;

@@ -94,6 +94,11 @@ enum Cmd {
         /// Print one JSON document (schema "offload-kit-inspect/1").
         #[arg(long)]
         json: bool,
+        /// Refuse files that break any spec rule. Without it, what clang 14-16 wrote and
+        /// LLVM 22 and the HIP runtime still read (ID-5 entry IDs such as
+        /// hip-amdgcn-amd-amdhsa-gfx906, BIN-10 trailing bytes) is read and warned about.
+        #[arg(long)]
+        strict: bool,
     },
     /// Which code object the HIP runtime would load on each GPU, per bundle
     /// (exact target ID, compatible, generic fallback), or why none fits;
@@ -111,6 +116,11 @@ enum Cmd {
         /// Print one JSON document (schema "offload-kit-check/1").
         #[arg(long)]
         json: bool,
+        /// Refuse files that break any spec rule. Without it, what clang 14-16 wrote and
+        /// the HIP runtime still reads (ID-5 entry IDs, BIN-10 trailing bytes) is read and
+        /// warned about.
+        #[arg(long)]
+        strict: bool,
     },
     /// Check a container against every rule of spec/; exit 0 only when it conforms.
     Validate {
@@ -313,8 +323,17 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         Cmd::List {
             file, json, llvm, ..
         } => list(&file, json, llvm),
-        Cmd::Inspect { paths, json } => super::inspect::run(&paths, json),
-        Cmd::Check { paths, gpu, json } => super::inspect::run_check(&paths, &gpu, json),
+        Cmd::Inspect {
+            paths,
+            json,
+            strict,
+        } => super::inspect::run(&paths, json, offload_kit::inspect::Options { strict }),
+        Cmd::Check {
+            paths,
+            gpu,
+            json,
+            strict,
+        } => super::inspect::run_check(&paths, &gpu, json, offload_kit::inspect::Options { strict }),
         Cmd::Extract {
             file,
             output: Some(out),
@@ -860,41 +879,13 @@ fn write_stdout(bytes: &[u8]) -> Result<i32, Vec<Error>> {
     }
 }
 
-/// `man`: the command's page on stdout, or every command's page into `dir`
-/// (written all or none, CLI-5).
+/// `man`: the command's page on stdout, or every command's page into `dir`.
 fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
-    let render = |cmd: clap::Command| {
-        let mut out = Vec::new();
-        clap_mangen::Man::new(cmd)
-            .render(&mut out)
-            .map(|()| out)
-            .map_err(|e| vec![Error::from(e)])
-    };
-    let top = Cli::command();
-    let Some(dir) = dir else {
-        return write_stdout(&render(top)?);
-    };
-    let mut pages = vec![("offload-kit.1".to_string(), render(top.clone())?)];
-    for sub in top.get_subcommands() {
-        let name = format!("offload-kit-{}", sub.get_name());
-        let page = render(sub.clone().name(name.clone()))?;
-        pages.push((format!("{name}.1"), page));
+    let page = super::man::man_pages(Cli::command(), dir)?;
+    if dir.is_some() {
+        return Ok(0);
     }
-    std::fs::create_dir_all(dir).map_err(|e| {
-        vec![Error::other(format!(
-            "'{}': {}",
-            dir.display(),
-            output::io_text(&e)
-        ))]
-    })?;
-    let mut files = Vec::new();
-    for (name, page) in &pages {
-        let mut f = OutputFile::create(&dir.join(name)).map_err(|e| vec![e])?;
-        std::io::Write::write_all(&mut f, page).map_err(|e| vec![Error::from(e)])?;
-        files.push(f);
-    }
-    output::commit_all(files).map_err(|e| vec![e])?;
-    Ok(0)
+    write_stdout(&page)
 }
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {

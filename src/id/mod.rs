@@ -140,6 +140,39 @@ impl BundleEntryId {
         (*BundleEntryId::verdict(text)).clone()
     }
 
+    /// Parse an entry ID as LLVM 14–16 wrote it where it breaks only ID-5:
+    /// `hip-amdgcn-amd-amdhsa-gfx906`, the processor where the environment
+    /// goes, read as `hip-amdgcn-amd-amdhsa--gfx906` (what clang meant and
+    /// what LLVM 22 and the HIP runtime read). Any other violation, or an
+    /// ID that is well-formed, gives what [`BundleEntryId::parse_strict`]
+    /// gives; the ID-5 violation is returned beside the reading.
+    ///
+    /// ```
+    /// use offload_kit::id::BundleEntryId;
+    ///
+    /// let (id, tolerated) = BundleEntryId::parse_tolerant("hip-amdgcn-amd-amdhsa-gfx906").unwrap();
+    /// assert_eq!(id.canonical(), "hip-amdgcn-amd-amdhsa--gfx906");
+    /// assert_eq!(tolerated.unwrap().rule.id, "ID-5");
+    /// assert!(BundleEntryId::parse_tolerant("hip-amdgcn-amd-amdhsa--gfx906").unwrap().1.is_none());
+    /// ```
+    pub fn parse_tolerant(text: &str) -> Result<(BundleEntryId, Option<IdError>), Vec<IdError>> {
+        let errs = match BundleEntryId::parse_strict(text) {
+            Ok(id) => return Ok((id, None)),
+            Err(errs) => errs,
+        };
+        let [only] = errs.as_slice() else {
+            return Err(errs);
+        };
+        if only.rule.id != crate::rules::ID_5.id || !text.is_char_boundary(only.pos) {
+            return Err(errs);
+        }
+        let meant = format!("{}-{}", &text[..only.pos], &text[only.pos..]);
+        match BundleEntryId::parse_strict(&meant) {
+            Ok(id) => Ok((id, Some(only.clone()))),
+            Err(_) => Err(errs),
+        }
+    }
+
     /// [`BundleEntryId::parse_strict`]'s verdict, shared: the same few IDs
     /// recur in every bundle a fuzzer or a library walk reads, so the last
     /// verdicts (a pure function of the text) are remembered, a bounded

@@ -417,7 +417,8 @@ pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
         let mut device = Vec::new();
         let mut near = Vec::new();
         for e in entries {
-            let Ok(id) = BundleEntryId::parse_strict(&e.entry.id) else {
+            // An ID as clang 14–16 wrote it is read as the runtime reads it.
+            let Ok((id, _)) = BundleEntryId::parse_tolerant(&e.entry.id) else {
                 continue;
             };
             if id.kind == "host" {

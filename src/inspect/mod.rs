@@ -69,6 +69,26 @@ pub struct Report {
     /// Entries whose ID disagrees with their code object (CO-1), and
     /// images a loader would map broken (CO-2 … CO-5).
     pub findings: Vec<Error>,
+    /// Spec violations read past as LLVM 22 and the HIP runtime read past
+    /// them ([`TOLERATED`]; none under [`Options::strict`]): what the
+    /// report shows is what those readers see.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Error>,
+}
+
+/// The rules whose violations [`inspect_with`] reads past unless strict:
+/// what clang 14–16 wrote and every later LLVM and the HIP runtime still
+/// read. ID-5: the processor where the environment goes
+/// (`hip-amdgcn-amd-amdhsa-gfx906`, in text bundles, `-fgpu-rdc` objects and
+/// device archives); BIN-10: bytes after a standalone bundle's last payload.
+pub const TOLERATED: &[&str] = &["ID-5", "BIN-10"];
+
+/// How [`inspect_with`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Refuse every spec violation, as [`inspect`] does; otherwise those
+    /// in [`TOLERATED`] become [`Report::warnings`].
+    pub strict: bool,
 }
 
 /// Counts over one input.
@@ -148,13 +168,52 @@ pub struct InspectedEntry {
 /// List `src` strictly and identify every entry's code object; the
 /// violations of the container itself are the error, as for `validate`.
 pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
+    inspect_with(src, Options { strict: true })
+}
+
+/// [`inspect`], reading past the violations in [`TOLERATED`] unless
+/// `opts.strict`: a file whose only violations are those is listed as
+/// LLVM 22 lists it, and they are the report's warnings.
+///
+/// ```
+/// use offload_kit::bundle::binary;
+/// use offload_kit::inspect::{self, Options};
+///
+/// // An entry ID as clang 14 wrote it in `-fgpu-rdc` objects.
+/// let fat = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa-gfx906", b"BC")], 1).unwrap();
+/// assert!(inspect::inspect(&fat).is_err());
+/// let report = inspect::inspect_with(&fat, Options::default()).unwrap();
+/// assert_eq!(report.warnings[0].rule_id(), Some("ID-5"));
+/// assert_eq!(report.entries.len(), 1);
+/// ```
+pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
     // Each compressed bundle is verified as its entries are read below
     // (`ccob_looks`): decoded once, not once to list and again to read.
-    let opts = detect::ListOptions {
+    let strict = detect::ListOptions {
         release: None,
         defer_ccob_verification: true,
     };
-    let listing = detect::list(src, opts)?;
+    let (listing, warnings) = match detect::list(src, strict) {
+        Ok(l) => (l, Vec::new()),
+        Err(errs)
+            if !opts.strict
+                && errs
+                    .iter()
+                    .all(|e| e.rule_id().is_some_and(|r| TOLERATED.contains(&r))) =>
+        {
+            let as_llvm = detect::ListOptions {
+                release: Some(crate::profile::Release::L22),
+                defer_ccob_verification: true,
+            };
+            // What LLVM 22 cannot read stays an error.
+            let mut l = detect::list(src, as_llvm)?;
+            // Bundles in input order; in each, the entries in LLVM 22's
+            // `-list` order.
+            l.entries.sort_by_key(|e| (e.member_index, e.bundle));
+            (l, Vec::from(errs))
+        }
+        Err(errs) => return Err(errs),
+    };
     let data = src.bytes();
     let mut entries = Vec::with_capacity(listing.entries.len());
     let mut bundles: Vec<BundleFacts> = Vec::new();
@@ -220,6 +279,7 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
         bundles,
         entries,
         findings,
+        warnings,
     })
 }
 
@@ -442,7 +502,7 @@ fn id_disagreement(e: &ListedEntry, object: &CodeObject) -> Option<Error> {
     let CodeObject::Amdgpu(o) = object else {
         return None;
     };
-    let id = BundleEntryId::parse_strict(&e.id).ok()?;
+    let (id, _) = BundleEntryId::parse_tolerant(&e.id).ok()?;
     let tid = id.parsed_target_id.as_ref()?;
     if !id.triple.is_amdgcn() {
         return None;
