@@ -90,9 +90,11 @@ const SHT_LLVM_ADDRSIG: u32 = 0x6fff_4c03;
 pub enum SectionOrder {
     /// The input's header order (`llvm-objcopy` of LLVM 14 and later).
     AsInput,
-    /// By file offset, ties in header order, section 0 first: LLVM 13's
-    /// `llvm-objcopy` (observed on clang-13 objects, whose `.strtab`
-    /// comes first in the headers and last in the file).
+    /// Section 0, then group sections, then by file offset, ties in header
+    /// order: LLVM 13's `llvm-objcopy` (observed on clang-13 objects, whose
+    /// `.strtab` comes first in the headers and last in the file, and on
+    /// clang-14 objects, whose `.group` follows the sections before it in
+    /// the file).
     ByOffset,
 }
 
@@ -206,6 +208,9 @@ struct Rebuild<'e, 'a> {
     total: usize,
     /// Whether `.llvm_addrsig` keeps its `sh_link`.
     addrsig_link: bool,
+    /// Whether group sections are laid out (and numbered) first, as LLVM
+    /// 13's `llvm-objcopy` does ([`SectionOrder::ByOffset`]).
+    groups_first: bool,
 }
 
 /// The output's section name table and the offsets that point into it.
@@ -259,8 +264,13 @@ impl<'e, 'a> Rebuild<'e, 'a> {
     fn new(elf: &'e Elf<'a>, keep: Vec<bool>, added: usize, objcopy: Objcopy) -> Self {
         let mut kept_order: Vec<usize> = (0..elf.sections.len()).filter(|&i| keep[i]).collect();
         if objcopy.order == SectionOrder::ByOffset {
-            // A stable sort: equal offsets keep their header order.
-            kept_order.sort_by_key(|&i| (i != 0, elf.sections[i].offset));
+            // A stable sort: equal offsets keep their header order. Group
+            // sections first: a group's header must come before its
+            // members' (LLVM 13's `Object::sortSections`).
+            kept_order.sort_by_key(|&i| {
+                let s = &elf.sections[i];
+                (i != 0, s.sh_type != super::SHT_GROUP, s.offset)
+            });
         }
         let mut map = vec![u32::MAX; elf.sections.len()];
         for (new, &old) in kept_order.iter().enumerate() {
@@ -277,6 +287,7 @@ impl<'e, 'a> Rebuild<'e, 'a> {
             kept,
             total: kept + added,
             addrsig_link: objcopy.addrsig_link,
+            groups_first: objcopy.order == SectionOrder::ByOffset,
         }
     }
 
@@ -581,9 +592,15 @@ impl<'e, 'a> Rebuild<'e, 'a> {
         let mut order: Vec<usize> = (0..outs.len())
             .filter(|&i| outs[i].fixed.is_none())
             .collect();
+        let groups_first = self.groups_first;
         order.sort_by_key(|&i| match outs[i].old {
-            Some(o) => (0, o.offset, o.index),
-            None => (1, 0, i),
+            Some(o) => (
+                0,
+                groups_first && o.sh_type != super::SHT_GROUP,
+                o.offset,
+                o.index,
+            ),
+            None => (1, false, 0, i),
         });
         let overflow = || Error::other("the rebuilt ELF file would exceed 2^64 bytes");
         for i in order {
