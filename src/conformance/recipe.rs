@@ -541,24 +541,39 @@ impl BundleRecipe {
             .iter()
             .map(|e| e.id.resolve(release))
             .collect::<Result<_, _>>()?;
+        // Zero payloads are not made: the bundle is allocated zeroed and
+        // they are left as its untouched pages, which cost no memory when
+        // read (a 270 MiB case is compressed in a few MiB).
         let payloads: Vec<Vec<u8>> = self
             .entries
             .iter()
-            .map(|e| e.payload.bytes())
+            .map(|e| match e.payload {
+                Data::Zeros(_) => Ok(Vec::new()),
+                _ => e.payload.bytes(),
+            })
             .collect::<Result<_, _>>()?;
-        let pairs: Vec<(&[u8], &[u8])> = ids
+        let sized: Vec<(&[u8], u64)> = ids
             .iter()
-            .zip(&payloads)
-            .map(|(i, p)| (i.as_slice(), p.as_slice()))
-            .collect();
+            .zip(self.entries.iter().zip(&payloads))
+            .map(|(i, (e, p))| match e.payload {
+                Data::Zeros(n) if n > 1 << 30 => {
+                    Err(format!("{{\"zeros\": {n}}} is larger than 1 GiB"))
+                }
+                Data::Zeros(n) => Ok((i.as_slice(), n)),
+                _ => Ok((i.as_slice(), p.len() as u64)),
+            })
+            .collect::<Result<_, _>>()?;
         let align = self.align.max(1);
-        let mut out = binary::write_to_vec(&pairs, align).map_err(|e| e.to_string())?;
+        let l = binary::layout(&sized, align).map_err(|e| e.to_string())?;
+        let total = usize::try_from(l.total).map_err(|_| "the bundle is too large".to_string())?;
+        let mut out = vec![0u8; total];
+        out[..l.header.len()].copy_from_slice(&l.header);
+        for (p, &at) in payloads.iter().zip(&l.offsets) {
+            out[at as usize..at as usize + p.len()].copy_from_slice(p);
+        }
         if let Some(fill) = &self.padding {
             let b = decode_hex(fill)?;
             let fill = *b.first().ok_or("empty padding byte")?;
-            let sized: Vec<(&[u8], u64)> =
-                pairs.iter().map(|(i, p)| (*i, p.len() as u64)).collect();
-            let l = binary::layout(&sized, align).map_err(|e| e.to_string())?;
             let mut cur = l.header.len() as u64;
             for (i, &off) in l.offsets.iter().enumerate() {
                 for b in &mut out[cur as usize..off as usize] {
@@ -694,5 +709,36 @@ mod tests {
         assert_eq!(encode_hex(&r.build(Some(Release::L22)).unwrap()), good);
         assert_eq!(encode_hex(&r.build(None).unwrap()), good);
         assert_eq!(r.build(Some(Release::L14)).unwrap().len(), 153);
+    }
+
+    #[test]
+    fn zero_payloads_lay_out_as_the_writer_does() {
+        let id = |t: &str| IdSpec::Literal(t.into());
+        for align in [1, 8, 4096] {
+            let r = BundleRecipe::plain(
+                vec![
+                    EntryRecipe::new(id("host-x86_64-unknown-linux-gnu-"), Data::Utf8("H".into())),
+                    EntryRecipe::new(id("hip-amdgcn-amd-amdhsa--gfx906"), Data::Zeros(3 << 20)),
+                    EntryRecipe::new(
+                        id("hip-amdgcn-amd-amdhsa--gfx908"),
+                        Data::Hex("0102".into()),
+                    ),
+                    EntryRecipe::new(id("hip-amdgcn-amd-amdhsa--gfx90a"), Data::Zeros(0)),
+                ],
+                align,
+            );
+            let zeros = vec![0u8; 3 << 20];
+            let want = binary::write_to_vec(
+                &[
+                    (b"host-x86_64-unknown-linux-gnu-", b"H"),
+                    (b"hip-amdgcn-amd-amdhsa--gfx906", &zeros),
+                    (b"hip-amdgcn-amd-amdhsa--gfx908", &[1, 2]),
+                    (b"hip-amdgcn-amd-amdhsa--gfx90a", b""),
+                ],
+                align,
+            )
+            .unwrap();
+            assert!(r.build(None).unwrap() == want, "align {align}");
+        }
     }
 }
