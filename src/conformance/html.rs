@@ -46,7 +46,11 @@ th{background:#eee;position:sticky;top:0}a{color:#0645ad}a:focus{outline:3px sol
 .pass{background:#c8f0c8}.doc{background:#e6e6fa}.DIFF{background:#ffc7c7}.CRASH{background:#ff8c8c}
 .TIMEOUT{background:#ffd59a}.na{background:#f4f4f4;color:#555}.bug{background:#ffe9a8}.ERROR{background:#ff8c8c}
 pre{background:#f7f7f7;padding:6px;overflow-x:auto}.hl{background:#ffd54f}
-nav a{margin-right:1em}";
+nav a{margin-right:1em}.zero{color:#666;font-style:italic}
+.show a{margin-right:.8em}.sel{display:none}
+#failing:target~table tbody tr:not(.failing),#documented:target~table tbody tr:not(.documented),
+#bug:target~table tbody tr:not(.bug),#pass:target~table tbody tr:not(.pass),
+#na:target~table tbody tr:not(.na){display:none}";
 
 /// The CSS class of a cell.
 fn class(v: &Verdict) -> &'static str {
@@ -59,6 +63,20 @@ fn class(v: &Verdict) -> &'static str {
         Status::NotApplicable => "na",
         Status::KnownBug => "bug",
         Status::Error => "ERROR",
+    }
+}
+
+/// The state a verdict counts as on the dashboard: failing (a new
+/// divergence, a crash, a hang, a runner error), documented (a divergence
+/// the case records, crashes included: never counted as a pass), a
+/// recorded offload-kit bug, passing, or not applicable; in that order.
+fn state(v: &Verdict) -> (u8, &'static str) {
+    match v.status {
+        Status::Differs | Status::Crashed | Status::TimedOut | Status::Error => (0, "failing"),
+        Status::Documented => (1, "documented"),
+        Status::KnownBug => (2, "bug"),
+        Status::Pass => (3, "pass"),
+        Status::NotApplicable => (4, "na"),
     }
 }
 
@@ -129,26 +147,112 @@ fn matrix(
     s
 }
 
-/// A hex dump of `b` (at most 4 KiB shown); offsets in `marks` highlighted.
+/// Rows of 16 bytes shown around each marked offset (before and after).
+const CONTEXT_ROWS: usize = 4;
+
+/// A hex dump of `b`: without marks, the first 4 KiB; with marks, the
+/// first 64 bytes and the rows around each marked offset (highlighted).
+/// Runs of two or more all-zero rows are collapsed to one line, and
+/// skipped bytes are said.
 fn hexdump(b: &[u8], marks: &[u64]) -> String {
+    let rows = b.len().div_ceil(16);
+    let shown: Vec<bool> = if marks.is_empty() {
+        (0..rows).map(|r| r < 256).collect()
+    } else {
+        let mut v: Vec<bool> = (0..rows).map(|r| r < 4).collect();
+        for &m in marks {
+            let r = usize::try_from(m / 16)
+                .unwrap_or(usize::MAX)
+                .min(rows.saturating_sub(1));
+            for x in v
+                .iter_mut()
+                .take(r + CONTEXT_ROWS + 1)
+                .skip(r.saturating_sub(CONTEXT_ROWS))
+            {
+                *x = true;
+            }
+        }
+        v
+    };
+    let zero_row = |r: usize| {
+        b[r * 16..(r * 16 + 16).min(b.len())]
+            .iter()
+            .all(|&x| x == 0)
+    };
     let mut s = String::new();
-    for (row, chunk) in b.chunks(16).take(256).enumerate() {
-        let at = row * 16;
+    let mut r = 0;
+    while r < rows {
+        if !shown[r] {
+            let from = r;
+            while r < rows && !shown[r] {
+                r += 1;
+            }
+            let end = (r * 16).min(b.len());
+            let _ = writeln!(
+                s,
+                "<span class=\"zero\">… {} bytes not shown (0x{:x}–0x{:x})</span>",
+                end - from * 16,
+                from * 16,
+                end
+            );
+            continue;
+        }
+        let marked = |row: usize| marks.iter().any(|&m| m / 16 == row as u64);
+        if zero_row(r) && !marked(r) {
+            let from = r;
+            while r < rows && shown[r] && zero_row(r) && !marked(r) {
+                r += 1;
+            }
+            if r - from >= 2 {
+                let end = (r * 16).min(b.len());
+                let _ = writeln!(
+                    s,
+                    "<span class=\"zero\">{:08x}  … {} zero bytes (to 0x{end:x})</span>",
+                    from * 16,
+                    end - from * 16
+                );
+                continue;
+            }
+            r = from;
+        }
+        let at = r * 16;
         let _ = write!(s, "{at:08x}  ");
-        for (k, x) in chunk.iter().enumerate() {
-            let off = (at + k) as u64;
-            if marks.contains(&off) {
+        for (k, x) in b[at..(at + 16).min(b.len())].iter().enumerate() {
+            if marks.contains(&((at + k) as u64)) {
                 let _ = write!(s, "<span class=\"hl\">{x:02x}</span> ");
             } else {
                 let _ = write!(s, "{x:02x} ");
             }
         }
         s.push('\n');
+        r += 1;
     }
-    if b.len() > 4096 {
-        let _ = writeln!(s, "… {} bytes in all", b.len());
-    }
+    let _ = writeln!(s, "{} bytes in all", b.len());
     s
+}
+
+/// The offsets at stake in `bytes`: where offload-kit's strict reader
+/// finds the case's expected rule broken (any rule when the case names
+/// none), within the input (not inside a decompressed bundle).
+fn offsets_at_stake(bytes: &[u8], rule: Option<&str>) -> Vec<u64> {
+    let Err(errs) = crate::inspect::validate(&bytes) else {
+        return Vec::new();
+    };
+    let all: Vec<&crate::error::Error> = errs.iter().collect();
+    let named: Vec<&&crate::error::Error> = all
+        .iter()
+        .filter(|e| rule.is_none_or(|r| e.rule_id() == Some(r)))
+        .collect();
+    let pick: Vec<&crate::error::Error> = if named.is_empty() {
+        all.into_iter().take(1).collect()
+    } else {
+        named.into_iter().copied().collect()
+    };
+    pick.iter()
+        .filter_map(|e| e.offset())
+        .filter(|&o| o < bytes.len() as u64)
+        .take(8)
+        .collect()
 }
 
 /// Write the site for `cases` and `impls` (column order) into `dir`.
@@ -173,9 +277,12 @@ pub fn write_site(
     for c in cases {
         groups.entry(group(&c.id)).or_default().push(c);
     }
-    // index: pass counts per group and implementation, then the matrix.
-    let mut body =
-        String::from("<h2>Passes per group</h2><table><thead><tr><th scope=\"col\">group</th>");
+    // index: outcomes per group and implementation, then the matrix.
+    let mut body = String::from(
+        "<h2>Outcomes per group</h2><p>Per cell: passes of the cases run; then the \
+         divergences the cases document (crashes and hangs included), which are not \
+         passes, and the failures.</p><table><thead><tr><th scope=\"col\">group</th>",
+    );
     for i in impls {
         let _ = write!(body, "<th scope=\"col\">{}</th>", esc(i));
     }
@@ -189,21 +296,34 @@ pub fn write_site(
             cs.len()
         );
         for i in impls {
-            let run: Vec<&&Verdict> = cs
-                .iter()
-                .filter_map(|c| by.get(&(c.id.as_str(), i.as_str())))
-                .filter(|v| v.status != Status::NotApplicable)
-                .collect();
-            let ok = run
-                .iter()
-                .filter(|v| matches!(v.status, Status::Pass | Status::Documented))
-                .count();
-            if run.is_empty() {
-                body.push_str("<td class=\"na\">n/a</td>");
-            } else {
-                let cls = if ok == run.len() { "pass" } else { "DIFF" };
-                let _ = write!(body, "<td class=\"{cls}\">{ok} / {}</td>", run.len());
+            let mut count = [0usize; 5];
+            for c in cs {
+                if let Some(v) = by.get(&(c.id.as_str(), i.as_str())) {
+                    count[usize::from(state(v).0)] += 1;
+                }
             }
+            let [failing, documented, bug, pass, _] = count;
+            let run = failing + documented + bug + pass;
+            if run == 0 {
+                body.push_str("<td class=\"na\">n/a</td>");
+                continue;
+            }
+            let cls = match (failing + bug, documented) {
+                (0, 0) => "pass",
+                (0, _) => "doc",
+                _ => "DIFF",
+            };
+            let mut text = format!("{pass} / {run}");
+            for (n, what) in [
+                (documented, "documented"),
+                (bug, "known bug"),
+                (failing, "failing"),
+            ] {
+                if n > 0 {
+                    let _ = write!(text, ", {n} {what}");
+                }
+            }
+            let _ = write!(body, "<td class=\"{cls}\">{text}</td>");
         }
         body.push_str("</tr>\n");
     }
@@ -227,19 +347,51 @@ pub fn write_site(
         )?;
     }
     for i in impls {
-        let mut b = String::from("<table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">outcome</th><th scope=\"col\">detail</th></tr></thead><tbody>\n");
-        for c in cases {
-            if let Some(v) = by.get(&(c.id.as_str(), i.as_str())) {
-                let _ = writeln!(
-                    b,
-                    "<tr><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td class=\"{}\">{}</td><td>{}</td></tr>",
-                    c.id,
-                    esc(&c.id),
-                    class(v),
-                    esc(&v.cell()),
-                    esc(&v.detail)
-                );
-            }
+        let mut rows: Vec<(&Case, &Verdict)> = cases
+            .iter()
+            .filter_map(|c| Some((c, *by.get(&(c.id.as_str(), i.as_str()))?)))
+            .collect();
+        // Failures first; the corpus order within each state.
+        rows.sort_by_key(|(_, v)| state(v).0);
+        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+        for (_, v) in &rows {
+            *count.entry(state(v).1).or_default() += 1;
+        }
+        // The filter is CSS only (`:target`), so the page works from the
+        // file system without JavaScript.
+        let mut b = format!(
+            "<p class=\"show\">show: <a href=\"#\">all ({})</a>",
+            rows.len()
+        );
+        for (id, label) in [
+            ("failing", "failing"),
+            ("documented", "documented"),
+            ("bug", "known bugs"),
+            ("pass", "passing"),
+            ("na", "not applicable"),
+        ] {
+            let _ = write!(
+                b,
+                "<a href=\"#{id}\">{label} ({})</a>",
+                count.get(id).copied().unwrap_or(0)
+            );
+        }
+        b.push_str("</p>");
+        for id in ["failing", "documented", "bug", "pass", "na"] {
+            let _ = write!(b, "<span id=\"{id}\" class=\"sel\"></span>");
+        }
+        b.push_str("<table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">outcome</th><th scope=\"col\">detail</th></tr></thead><tbody>\n");
+        for (c, v) in rows {
+            let _ = writeln!(
+                b,
+                "<tr class=\"{}\"><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td class=\"{}\">{}</td><td>{}</td></tr>",
+                state(v).1,
+                c.id,
+                esc(&c.id),
+                class(v),
+                esc(&v.cell()),
+                esc(&v.detail)
+            );
         }
         b.push_str("</tbody></table>\n");
         write(
@@ -291,10 +443,19 @@ pub fn write_site(
                     .ok()
             })
             .collect();
+        let rule = c.expect.fail.as_deref().filter(|r| *r != "*");
         for (name, spec) in &c.inputs {
             let _ = write!(b, "<h2>Input {}</h2>", esc(name));
             match spec.build(None) {
                 Ok(Some(bytes)) => {
+                    let mut marks = marks.clone();
+                    marks.extend(offsets_at_stake(&bytes, rule));
+                    marks.sort_unstable();
+                    marks.dedup();
+                    if !marks.is_empty() {
+                        let at: Vec<String> = marks.iter().map(|m| format!("0x{m:x}")).collect();
+                        let _ = write!(b, "<p>at stake: offset {}</p>", at.join(", "));
+                    }
                     let _ = write!(b, "<pre>{}</pre>", hexdump(&bytes, &marks));
                 }
                 Ok(None) => b.push_str("<p>(a missing file)</p>"),
@@ -349,4 +510,87 @@ pub fn write_compare(
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let p = dir.join("compare.html");
     std::fs::write(&p, page(title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance::{load_corpus, Layout, Role};
+
+    fn verdict(case: &str, implementation: &str, status: Status) -> Verdict {
+        Verdict {
+            case: case.into(),
+            implementation: implementation.into(),
+            status,
+            underlying: (status == Status::Documented).then_some(Status::Crashed),
+            detail: String::new(),
+            observed: String::new(),
+            note: None,
+            bug: None,
+            commands: vec![],
+            seconds: 0.0,
+            role: Role::Subject,
+        }
+    }
+
+    #[test]
+    fn hexdump_shows_the_offsets_at_stake_and_collapses_zeros() {
+        let mut b = vec![0u8; 4096];
+        b[..4].copy_from_slice(b"CCOB");
+        b[3000] = 0xab;
+        let d = hexdump(&b, &[3000]);
+        assert!(d.contains("<span class=\"hl\">ab</span>"), "{d}");
+        // The first 64 bytes, then a gap, then rows around 3000.
+        assert!(d.contains("bytes not shown"), "{d}");
+        assert!(d.contains("00000bb0"), "{d}");
+        assert!(!d.contains("00000800"), "{d}");
+        // Zero rows next to the mark are collapsed into one line.
+        assert!(d.contains("zero bytes"), "{d}");
+        assert!(d.ends_with("4096 bytes in all\n"));
+        // Without marks: the first 4 KiB, zero runs collapsed.
+        let d = hexdump(&vec![0u8; 8192], &[]);
+        assert_eq!(d.lines().count(), 3, "{d}");
+    }
+
+    #[test]
+    fn documented_divergences_are_their_own_state_and_failures_come_first() {
+        let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"));
+        let cases: Vec<_> = load_corpus(&layout.corpus())
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.id.starts_with("archive/ar-"))
+            .take(3)
+            .collect();
+        assert_eq!(cases.len(), 3);
+        let impls = ["x".to_string(), "y".to_string()];
+        let verdicts = vec![
+            verdict(&cases[0].id, "x", Status::Pass),
+            verdict(&cases[1].id, "x", Status::Documented),
+            verdict(&cases[2].id, "x", Status::Differs),
+            verdict(&cases[0].id, "y", Status::Pass),
+            verdict(&cases[1].id, "y", Status::Documented),
+            verdict(&cases[2].id, "y", Status::Pass),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        write_site(&cases, &impls, &verdicts, dir.path()).unwrap();
+        let index = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+        // y passes two of three, and the documented crash is not a pass.
+        assert!(
+            index.contains("<td class=\"doc\">2 / 3, 1 documented</td>"),
+            "{index}"
+        );
+        assert!(
+            index.contains("<td class=\"DIFF\">1 / 3, 1 documented, 1 failing</td>"),
+            "{index}"
+        );
+        let x = std::fs::read_to_string(dir.path().join("impl-x.html")).unwrap();
+        let at = |id: &str| x.find(&format!("case/{id}.html")).unwrap();
+        assert!(at(&cases[2].id) < at(&cases[1].id) && at(&cases[1].id) < at(&cases[0].id));
+        assert!(x.contains("<a href=\"#failing\">failing (1)</a>"), "{x}");
+        assert!(x.contains("<tr class=\"documented\">"), "{x}");
+        // archive/ar-1-truncated-member: the member's size field.
+        let page =
+            std::fs::read_to_string(dir.path().join(format!("case/{}.html", cases[1].id))).unwrap();
+        assert!(page.contains("at stake: offset 0x38"), "{page}");
+    }
 }

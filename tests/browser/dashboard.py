@@ -13,7 +13,9 @@ python3-selenium and chromium-driver, installed by tools/setup) it:
 3. clicks a case link and checks the case page (input dump, verdicts);
 4. goes back and works the keyboard: Tab reaches the first link with a
    visible focus outline, and Enter on the next one opens its page;
-5. takes a screenshot of the matrix.
+5. opens an implementation page, checks its rows come failures first,
+   and uses the CSS-only state filter ("passing", then "all");
+6. takes a screenshot of the matrix.
 
 Exits 0 when every check holds; 1 with the failed check on stderr; 2 when
 Selenium or chromedriver is missing (run tools/setup).
@@ -85,12 +87,28 @@ def main():
         target = second.get_attribute("href")
         second.send_keys(Keys.ENTER)
         check(driver.current_url == target, f"Enter on {target} led to {driver.current_url}")
-        # 5. A screenshot of the matrix.
+        # 5. An implementation page: failures first, and the state filter.
+        driver.get("file://" + os.path.abspath(os.path.join(site, "impl-offload-kit-strict.html")))
+        rows = driver.find_elements(By.CSS_SELECTOR, "tbody tr")
+        order = {"failing": 0, "documented": 1, "bug": 2, "pass": 3, "na": 4}
+        ranks = [order[r.get_attribute("class")] for r in rows]
+        check(rows and ranks == sorted(ranks), f"the rows are not failures first: {ranks[:20]}")
+        passing = [l for l in driver.find_elements(By.CSS_SELECTOR, "p.show a") if l.text.startswith("passing")]
+        check(passing, "no 'passing' filter link")
+        passing[0].click()
+        shown = [r for r in rows if r.is_displayed()]
+        check(shown and all(r.get_attribute("class") == "pass" for r in shown),
+              f"the 'passing' filter shows {[r.get_attribute('class') for r in shown][:5]}")
+        check(len(shown) == ranks.count(3), f"the 'passing' filter shows {len(shown)} of {ranks.count(3)} rows")
+        check(driver.find_element(By.CSS_SELECTOR, "thead tr").is_displayed(), "the filter hid the table head")
+        driver.find_element(By.PARTIAL_LINK_TEXT, "all (").click()
+        check(all(r.is_displayed() for r in rows), "'all' does not show every row again")
+        # 6. A screenshot of the matrix.
         driver.get(index)
         check(driver.save_screenshot(shot), "no screenshot")
     finally:
         driver.quit()
-    print("dashboard: matrix, filter, case link, keyboard and screenshot checked")
+    print("dashboard: matrix, filter, case link, keyboard, implementation page and screenshot checked")
 
 
 if __name__ == "__main__":
