@@ -44,22 +44,21 @@ pub mod bundler;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod detect;
-pub mod error;
 pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod generate;
-pub mod host;
 pub mod id;
 pub mod inspect;
 pub mod mutate;
 pub mod offload_binary;
 pub mod output;
 pub mod profile;
-pub mod rules;
-pub mod source;
-pub mod uri;
+
+// The spec core, its own crate (crates/format): re-exported under the
+// names it always had.
+pub use offload_kit_format::{error, host, rules, source, uri};
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

@@ -1,4 +1,4 @@
-//! The rule headings of `spec/*.md` and the rule catalogue of `src/rules.rs`
+//! The rule headings of `spec/*.md` and the rule catalogue of `crates/format/src/rules.rs`
 //! agree (spec/README.md, *Rules*):
 //!
 //! * every rule is defined exactly once, by a heading `### <ID> — <title>`,
@@ -187,7 +187,7 @@ fn check(catalogue: &[Rule], files: &[(String, String)]) -> Vec<String> {
         }
         match by_id.get(h.id) {
             None => problems.push(format!(
-                "{}: heading at {}:{} is not in the catalogue (src/rules.rs)",
+                "{}: heading at {}:{} is not in the catalogue (crates/format/src/rules.rs)",
                 h.id, h.file, h.line
             )),
             Some(r) => {
@@ -287,7 +287,7 @@ fn spec_and_catalogue_agree() {
     let problems = check(ALL, &files);
     assert!(
         problems.is_empty(),
-        "spec/*.md and src/rules.rs disagree:\n  {}",
+        "spec/*.md and crates/format/src/rules.rs disagree:\n  {}",
         problems.join("\n  ")
     );
     let defined: usize = files

@@ -8,7 +8,7 @@ use super::kinds::{image_kind_extension, offload_kind_value, ImageKind};
 use super::llvm::LlvmImage;
 use super::{layout_v1, ImageSpec};
 use crate::error::LlvmError;
-use crate::host::hash_order::{densemap_order, djb_hash, stringmap_order};
+use crate::profile::hash_order::{densemap_order, djb_hash, stringmap_order};
 use crate::profile::Release;
 use std::borrow::Cow;
 

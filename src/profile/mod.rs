@@ -30,7 +30,7 @@
 //! ```
 
 use crate::error::{Error, LlvmError};
-use crate::host::hash_order;
+
 use crate::id::target_id::features_compatible;
 use crate::id::triple::{self, CanonicalForm, Triple};
 use crate::id::OFFLOAD_KINDS;
@@ -38,6 +38,7 @@ use crate::rules;
 use std::fmt;
 use std::str::FromStr;
 
+pub mod hash_order;
 pub mod target_id;
 
 /// An LLVM release whose behaviour is reproduced.

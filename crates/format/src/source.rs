@@ -15,7 +15,7 @@
 //! Windows of a buffer, a sub-range of it, and a reader over that.
 //!
 //! ```
-//! use offload_kit::source::{Prefix, Reader, Source, Sub};
+//! use offload_kit_format::source::{Prefix, Reader, Source, Sub};
 //! use std::io::Read;
 //!
 //! let data: Vec<u8> = (0u8..100).collect();

@@ -37,8 +37,8 @@
 //! A plain member adds no symbol table; a symbolic one puts `/` first.
 //!
 //! ```
-//! use offload_kit::host::symtab::{self, Symbolic};
-//! use offload_kit::host::ar;
+//! use offload_kit_format::host::symtab::{self, Symbolic};
+//! use offload_kit_format::host::ar;
 //!
 //! assert_eq!(symtab::member_symbols(b"plain data", false).unwrap(), Symbolic::No);
 //! let plain = symtab::write_archive(&[("a.bin", b"plain data")]).unwrap();

@@ -11,8 +11,8 @@
 //! A GNU archive of an ELF and a bitcode member, and each member recognised.
 //!
 //! ```
-//! use offload_kit::host::ar;
-//! use offload_kit::host::elf::{detect, ObjectFormat};
+//! use offload_kit_format::host::ar;
+//! use offload_kit_format::host::elf::{detect, ObjectFormat};
 //!
 //! let archive = ar::write_gnu(&[("a.o", b"\x7fELF\x02\x01\x01"), ("b.bc", b"BC\xc0\xde")]);
 //! assert_eq!(detect(&archive), ObjectFormat::Archive);
@@ -27,6 +27,5 @@
 pub mod ar;
 pub mod coff;
 pub mod elf;
-pub mod hash_order;
 pub mod strtab;
 pub mod symtab;

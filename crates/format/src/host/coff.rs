@@ -9,7 +9,7 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::host::coff;
+//! use offload_kit_format::host::coff;
 //!
 //! // A COFF object (x86-64) with one section `.hip_fat` of 4 bytes at 60.
 //! let mut obj = vec![0u8; 64];

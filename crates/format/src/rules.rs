@@ -9,7 +9,7 @@
 //! Look a rule up and see it cited by an error.
 //!
 //! ```
-//! use offload_kit::{rules, Error};
+//! use offload_kit_format::{rules, Error};
 //!
 //! let r = rules::by_id("BIN-10").unwrap();
 //! assert_eq!((*r, r.chapter), (rules::BIN_10, "binary-bundle.md"));

@@ -19,7 +19,7 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::uri::{self, CodeObjectUri};
+//! use offload_kit_format::uri::{self, CodeObjectUri};
 //! use std::path::Path;
 //!
 //! let text = uri::file_uri(Path::new("/opt/my libs/a&b.so"), 4096, 1200);

@@ -16,7 +16,7 @@
 //! Write a GNU archive, read its members back, then cut it short.
 //!
 //! ```
-//! use offload_kit::host::ar;
+//! use offload_kit_format::host::ar;
 //!
 //! let long = "a-member-name-longer-than-16.o"; // goes to the "//" name table
 //! let archive = ar::write_gnu(&[("short.o", b"ABC"), (long, b"DATA")]);

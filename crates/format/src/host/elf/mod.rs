@@ -29,7 +29,7 @@
 //! Build the smallest ELF64 object by hand, add a section, remove it again.
 //!
 //! ```
-//! use offload_kit::host::elf::{self, Elf};
+//! use offload_kit_format::host::elf::{self, Elf};
 //!
 //! let mut obj = vec![0u8; 208]; // file header, ".shstrtab" contents, 2 section headers
 //! obj[..7].copy_from_slice(b"\x7fELF\x02\x01\x01"); // ELF64, little-endian
@@ -227,17 +227,20 @@ impl Encoding {
         }
         Some(b)
     }
-    pub(crate) fn u16(self, d: &[u8], at: u64) -> Option<u16> {
+    /// The `u16` at `at` of `d` in this byte order; `None` past the end.
+    pub fn u16(self, d: &[u8], at: u64) -> Option<u16> {
         self.le_bytes(d, at).map(u16::from_le_bytes)
     }
-    pub(crate) fn u32(self, d: &[u8], at: u64) -> Option<u32> {
+    /// The `u32` at `at` of `d` in this byte order; `None` past the end.
+    pub fn u32(self, d: &[u8], at: u64) -> Option<u32> {
         self.le_bytes(d, at).map(u32::from_le_bytes)
     }
-    pub(crate) fn u64(self, d: &[u8], at: u64) -> Option<u64> {
+    /// The `u64` at `at` of `d` in this byte order; `None` past the end.
+    pub fn u64(self, d: &[u8], at: u64) -> Option<u64> {
         self.le_bytes(d, at).map(u64::from_le_bytes)
     }
     /// A class-sized word (`Elf32_Word`/`Elf64_Xword` for addresses, offsets, sizes).
-    pub(crate) fn word(self, d: &[u8], at: u64) -> Option<u64> {
+    pub fn word(self, d: &[u8], at: u64) -> Option<u64> {
         if self.is64 {
             self.u64(d, at)
         } else {

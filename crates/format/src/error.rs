@@ -145,8 +145,8 @@ impl From<std::io::Error> for Error {
 /// `std::error::Error` for `?`. It dereferences to the `Vec<Error>`.
 ///
 /// ```
-/// use offload_kit::error::{Error, Errors};
-/// use offload_kit::rules;
+/// use offload_kit_format::error::{Error, Errors};
+/// use offload_kit_format::rules;
 /// let mut all = Errors::default();
 /// all.push(Error::at(rules::BIN_1, 0, "not a bundle"));
 /// assert_eq!(all.len(), 1);

@@ -12,7 +12,7 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::host::strtab::StrTab;
+//! use offload_kit_format::host::strtab::StrTab;
 //!
 //! let t = StrTab::build([&b".text"[..], b".rela.text", b"host_fn"]);
 //! assert_eq!(t.bytes, b"\0.rela.text\0host_fn\0");
