@@ -49,7 +49,6 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod generate;
-pub mod id;
 pub mod inspect;
 pub mod mutate;
 pub mod offload_binary;
@@ -58,7 +57,7 @@ pub mod profile;
 
 // The spec core, its own crate (crates/format): re-exported under the
 // names it always had.
-pub use offload_kit_format::{error, host, rules, source, uri};
+pub use offload_kit_format::{error, host, id, rules, source, uri};
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

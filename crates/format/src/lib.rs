@@ -8,6 +8,8 @@
 //!   through `pread`;
 //! - [`host`]: the host formats containers live in (ELF, COFF/PE, `ar`
 //!   archives, their symbol tables);
+//! - [`id`]: bundle entry IDs, triples and target IDs as the spec reads
+//!   them, and the compatibility rules;
 //! - [`uri`]: code object URIs (`file://`, `memory://`).
 //!
 //! The `offload-kit` crate re-exports each module under the same name.
@@ -26,6 +28,7 @@
 
 pub mod error;
 pub mod host;
+pub mod id;
 pub mod rules;
 pub mod source;
 pub mod uri;

@@ -11,7 +11,7 @@
 //! Classify, compare and normalize triples.
 //!
 //! ```
-//! use offload_kit::id::triple::{normalize, CanonicalForm, Triple};
+//! use offload_kit_format::id::triple::{normalize, CanonicalForm, Triple};
 //!
 //! let t = Triple::parse("amdgcn-amd-amdhsa");
 //! assert_eq!((t.arch.as_str(), t.os_kind()), ("amdgcn", Some("amdhsa")));

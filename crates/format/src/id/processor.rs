@@ -9,7 +9,7 @@
 //! Look processors, aliases and their features up.
 //!
 //! ```
-//! use offload_kit::id::processor;
+//! use offload_kit_format::id::processor;
 //!
 //! assert!(processor::is_offload_arch("gfx906") && processor::is_cuda("sm_70"));
 //! assert!(!processor::is_offload_arch("gfx9999"));
@@ -120,7 +120,7 @@ const OTHER: &[&str] = &["amdgcnspirv"];
 /// aliases, CUDA names and `amdgcnspirv` (a name appears once).
 ///
 /// ```
-/// use offload_kit::id::processor;
+/// use offload_kit_format::id::processor;
 ///
 /// assert!(processor::names().any(|n| n == "gfx942"));
 /// assert!(processor::names().all(|n| processor::is_offload_arch(n) || processor::canonical_amdgpu(n).is_some()));

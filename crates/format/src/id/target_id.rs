@@ -8,8 +8,8 @@
 //! Parse a target ID, spell it canonically, compare features.
 //!
 //! ```
-//! use offload_kit::id::target_id::{self, features_compatible, Feature};
-//! use offload_kit::id::triple::Triple;
+//! use offload_kit_format::id::target_id::{self, features_compatible, Feature};
+//! use offload_kit_format::id::triple::Triple;
 //!
 //! let t = target_id::parse("gfx90a:xnack+:sramecc-").unwrap();
 //! assert_eq!(t.processor, "gfx90a");

@@ -3,14 +3,14 @@
 //! The strict layer here follows `spec/bundle-id.md`: a `nom` grammar for
 //! the documented syntax (ID-1), then table checks (ID-2, ID-3, ID-5, ID-6,
 //! TID-*), and the canonical spelling (ID-4). What each LLVM release does
-//! instead lives in [`crate::profile`].
+//! instead lives in `offload_kit::profile` (the release models).
 //!
 //! # Example
 //!
 //! Parse an ID, spell it canonically, and see a violation with its position.
 //!
 //! ```
-//! use offload_kit::id::BundleEntryId;
+//! use offload_kit_format::id::BundleEntryId;
 //!
 //! let id = BundleEntryId::parse_strict("openmp-nvptx64-nvidia-cuda--sm_70").unwrap();
 //! assert_eq!((id.kind.as_str(), id.triple.arch.as_str(), id.target_id.as_str()), ("openmp", "nvptx64", "sm_70"));
@@ -132,7 +132,7 @@ fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
 }
 
 /// A shared verdict of [`BundleEntryId::parse_strict`].
-pub(crate) type Verdict = std::rc::Rc<Result<BundleEntryId, Vec<IdError>>>;
+pub type Verdict = std::rc::Rc<Result<BundleEntryId, Vec<IdError>>>;
 
 impl BundleEntryId {
     /// Parse and check an entry ID against every ID rule; all violations are returned.
@@ -148,7 +148,7 @@ impl BundleEntryId {
     /// gives; the ID-5 violation is returned beside the reading.
     ///
     /// ```
-    /// use offload_kit::id::BundleEntryId;
+    /// use offload_kit_format::id::BundleEntryId;
     ///
     /// let (id, tolerated) = BundleEntryId::parse_tolerant("hip-amdgcn-amd-amdhsa-gfx906").unwrap();
     /// assert_eq!(id.canonical(), "hip-amdgcn-amd-amdhsa--gfx906");
@@ -177,7 +177,7 @@ impl BundleEntryId {
     /// recur in every bundle a fuzzer or a library walk reads, so the last
     /// verdicts (a pure function of the text) are remembered, a bounded
     /// number of them, and handed out without copying.
-    pub(crate) fn verdict(text: &str) -> Verdict {
+    pub fn verdict(text: &str) -> Verdict {
         /// FNV-1a: the remembered texts are short, and SipHash cost more
         /// than the lookup saved. Crafted collisions cost at most a scan of
         /// the bounded table.

@@ -1,14 +1,14 @@
 //! Strict compatibility of a code object with a requested target
 //! (`spec/bundle-id.md`, COMPAT-1 … COMPAT-3): offload kinds, triples and
 //! target IDs. What each LLVM release does instead lives in
-//! [`crate::profile::Release::compatible`].
+//! `offload_kit::profile::Release::compatible`.
 //!
 //! # Example
 //!
 //! Whether a code object satisfies a request, under the spec's rules.
 //!
 //! ```
-//! use offload_kit::id::compat;
+//! use offload_kit_format::id::compat;
 //!
 //! let gfx906 = "hip-amdgcn-amd-amdhsa--gfx906";
 //! // hip ~ hipv4 (COMPAT-1); a request with xnack on takes code leaving it Any (COMPAT-3) ...
@@ -103,8 +103,7 @@ pub fn is_compatible(entry: &str, request: &str, hip_openmp: bool) -> Result<boo
 /// COMPAT-3, or the rule the first invalid ID violates (the request is
 /// checked first): run by this module's tests through [`is_compatible`]
 /// and by `conformance::spec`'s through its `compatible`.
-#[cfg(test)]
-pub(crate) const TEST_VECTORS: &[(&str, &str, bool, Result<bool, &str>)] = {
+pub const TEST_VECTORS: &[(&str, &str, bool, Result<bool, &str>)] = {
     const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
     &[
         (GFX906, GFX906, false, Ok(true)),
