@@ -44,7 +44,6 @@ pub mod bundler;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 pub mod detect;
-pub mod format;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -57,6 +56,7 @@ pub mod profile;
 
 // The spec core, its own crate (crates/format): re-exported under the
 // names it always had.
+pub use offload_kit_format::raw as format;
 pub use offload_kit_format::{error, host, id, rules, source, uri};
 
 pub use error::{Error, Errors, LlvmError, Result};

@@ -10,7 +10,10 @@
 //!   archives, their symbol tables);
 //! - [`id`]: bundle entry IDs, triples and target IDs as the spec reads
 //!   them, and the compatibility rules;
-//! - [`uri`]: code object URIs (`file://`, `memory://`).
+//! - [`uri`]: code object URIs (`file://`, `memory://`);
+//! - [`raw`]: each container's layout declared once (magic numbers,
+//!   fixed records);
+//! - [`ccob`]: compressed bundles, read strictly and written.
 //!
 //! The `offload-kit` crate re-exports each module under the same name.
 //!
@@ -26,9 +29,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod ccob;
 pub mod error;
 pub mod host;
 pub mod id;
+pub mod raw;
 pub mod rules;
 pub mod source;
 pub mod uri;

@@ -3,9 +3,9 @@
 //! v3), its messages, the one-shot zstd and zlib calls, and the streamed
 //! listing and extraction that agree with them.
 
-use super::decode::{copy_big, decode_into};
-use super::stream::{zstd_frame_extent, Sink, Tap, STREAM_CHUNK};
-use super::{is_ccob, Header, Method};
+use super::{
+    copy_big, decode_into, is_ccob, zstd_frame_extent, Header, Method, Sink, Tap, STREAM_CHUNK,
+};
 use crate::bundle::binary;
 use crate::error::Error;
 use crate::format::ccob::{header_size, METHOD_ZLIB, METHOD_ZSTD};

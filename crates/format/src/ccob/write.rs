@@ -6,7 +6,7 @@ use super::decode::truncated_md5;
 use super::header::encode_header;
 use super::Method;
 use crate::error::{Error, Result};
-use crate::format::ccob::header_size;
+use crate::raw::ccob::header_size;
 use crate::rules;
 
 /// Options for writing a compressed bundle.
@@ -168,7 +168,7 @@ pub fn compress_payload_len(blob: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::ccob::decompress_strict;
+    use crate::ccob::decompress_strict;
 
     #[test]
     fn zlib_levels_are_compress2s() {

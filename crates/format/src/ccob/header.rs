@@ -4,7 +4,7 @@
 
 use super::{is_ccob, Header, Method};
 use crate::error::{Error, Result};
-use crate::format::ccob::{header_size, RawPrefix, RawV1, RawV2, RawV3, MAGIC};
+use crate::raw::ccob::{header_size, RawPrefix, RawV1, RawV2, RawV3, MAGIC};
 use crate::rules;
 use crate::source::Source;
 use binrw::BinRead;

@@ -10,21 +10,24 @@
 //!
 //! # Example
 //!
-//! The fields of a bundle written by [`write_to_vec`](crate::bundle::binary::write_to_vec).
+//! A one-entry bundle laid out by hand, read back through the records.
 //!
 //! ```
-//! use offload_kit::bundle::binary;
-//! use offload_kit::format::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
+//! use binrw::BinRead;
+//! use offload_kit_format::raw::bundle::{RawHeader, RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 //!
 //! let id = b"host-x86_64-unknown-linux-gnu-";
-//! let b = binary::write_to_vec(&[(id, b"PAYLOAD")], 1).unwrap();
-//! let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-//! assert_eq!(&b[..24], MAGIC);
-//! assert_eq!(u64_at(24), 1); // number of entries
-//! let rec = HEADER_SIZE as usize; // offset, size, ID length, ID
 //! let payload_at = HEADER_SIZE + RECORD_FIXED_SIZE + id.len() as u64;
-//! assert_eq!((u64_at(rec), u64_at(rec + 8), u64_at(rec + 16)), (payload_at, 7, id.len() as u64));
-//! assert_eq!(&b[rec + 24..][..id.len()], id);
+//! let mut b = MAGIC.to_vec();
+//! for field in [1, payload_at, 7, id.len() as u64] {
+//!     b.extend_from_slice(&field.to_le_bytes()); // count, then offset, size, ID length
+//! }
+//! b.extend_from_slice(id);
+//! b.extend_from_slice(b"PAYLOAD");
+//! let mut r = std::io::Cursor::new(&b);
+//! assert_eq!(RawHeader::read(&mut r).unwrap().num_entries, 1);
+//! let rec = RawRecord::read(&mut r).unwrap();
+//! assert_eq!((rec.offset, rec.size, rec.id_len), (payload_at, 7, id.len() as u64));
 //! assert_eq!(&b[payload_at as usize..], b"PAYLOAD");
 //! ```
 

@@ -16,11 +16,11 @@
 //!
 //! # Example
 //!
-//! The fields of a version 2 header written by [`compress`](crate::bundle::ccob::compress).
+//! The fields of a version 2 header written by [`compress`](crate::ccob::compress).
 //!
 //! ```
-//! use offload_kit::bundle::ccob::{compress, Method, WriteOptions};
-//! use offload_kit::format::ccob::{header_size, MAGIC, METHOD_ZLIB};
+//! use offload_kit_format::ccob::{compress, Method, WriteOptions};
+//! use offload_kit_format::raw::ccob::{header_size, MAGIC, METHOD_ZLIB};
 //!
 //! let bundle = b"__CLANG_OFFLOAD_BUNDLE__ and some payload".repeat(4);
 //! let opts = WriteOptions { version: 2, method: Method::Zlib, level: 6 };

@@ -30,7 +30,7 @@
 //! The first fields of a version 1 header, read back with [`read_u64`].
 //!
 //! ```
-//! use offload_kit::format::offload_binary::{header_size, read_u64, string_entry_size, HEADER_SIZE_V1, MAGIC};
+//! use offload_kit_format::raw::offload_binary::{header_size, read_u64, string_entry_size, HEADER_SIZE_V1, MAGIC};
 //!
 //! let mut head = MAGIC.to_vec();
 //! head.extend_from_slice(&1u32.to_le_bytes()); // version

@@ -6,7 +6,7 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::format::code_object::{AMDGPU_MACHS, EM_AMDGPU};
+//! use offload_kit_format::raw::code_object::{AMDGPU_MACHS, EM_AMDGPU};
 //!
 //! assert_eq!(EM_AMDGPU, 224);
 //! let gfx906 = AMDGPU_MACHS.iter().find(|m| m.1 == "gfx906").unwrap();

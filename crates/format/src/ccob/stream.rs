@@ -173,9 +173,8 @@ pub fn zstd_frame_extent(src: &dyn Source, start: u64, end: u64) -> Option<(u64,
     Some((pos - start, content))
 }
 
-/// Where [`llvm_stream_ranges`] sends a range of the decompressed bundle.
-///
-/// [`llvm_stream_ranges`]: super::llvm_stream_ranges
+/// Where a streaming decoder (`offload_kit::bundle::ccob::llvm_stream_ranges`,
+/// through a [`Tap`]) sends a range of the decompressed bundle.
 pub struct Sink<'w> {
     /// First byte of the range in the decompressed bundle.
     pub start: u64,
@@ -189,15 +188,18 @@ pub struct Sink<'w> {
 /// everything (on a second thread) and passes each sink its range. A
 /// failed write is kept in `failed` and returned to the decoder with the
 /// same kind and message.
-pub(super) struct Tap<'a, 'w> {
+pub struct Tap<'a, 'w> {
     pos: u64,
-    pub(super) md5: Md5Thread,
+    /// The MD5 of everything written so far (CCOB-7's hash).
+    pub md5: Md5Thread,
     sinks: &'a mut [Sink<'w>],
-    pub(super) failed: Option<std::io::Error>,
+    /// The first failed write of a sink, if any.
+    pub failed: Option<std::io::Error>,
 }
 
 impl<'a, 'w> Tap<'a, 'w> {
-    pub(super) fn new(sinks: &'a mut [Sink<'w>]) -> Self {
+    /// A tap at position 0 feeding `sinks`.
+    pub fn new(sinks: &'a mut [Sink<'w>]) -> Self {
         Tap {
             pos: 0,
             md5: Md5Thread::new(),

@@ -174,10 +174,7 @@ pub fn decode_into<W: Write>(h: &Header, payload: &[u8], base: u64, out: &mut W)
 
 /// `io::copy` with a 1 MiB buffer: decoded data reaches the hash and the
 /// outputs in large pieces rather than 8 KiB ones.
-pub(super) fn copy_big<R: Read + ?Sized, W: Write + ?Sized>(
-    r: &mut R,
-    w: &mut W,
-) -> std::io::Result<u64> {
+pub fn copy_big<R: Read + ?Sized, W: Write + ?Sized>(r: &mut R, w: &mut W) -> std::io::Result<u64> {
     let mut buf = vec![0u8; 1 << 20];
     let mut total = 0u64;
     loop {
@@ -299,7 +296,7 @@ pub fn decode_stream<R: BufRead, W: Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bundle::ccob::{compress, WriteOptions};
+    use crate::ccob::{compress, WriteOptions};
 
     #[test]
     fn md5_thread_matches_md5() {
