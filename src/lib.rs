@@ -48,6 +48,7 @@ pub mod detect;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod generate;
+pub mod input;
 pub mod inspect;
 pub mod mutate;
 pub mod offload_binary;

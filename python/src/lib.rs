@@ -116,25 +116,19 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
             _ => pyo3::exceptions::PyOSError::new_err(text),
         }
     };
-    // Opened without blocking (a FIFO would wait for a writer for ever);
-    // only regular files are read, as by the CLI.
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&path)
-        .map_err(not_found)?;
-    let meta = file.metadata().map_err(not_found)?;
-    let ty = meta.file_type();
-    if ty.is_dir() {
-        return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
-            "'{shown}': is a directory, not an input file"
-        )));
-    }
-    if ty.is_fifo() || ty.is_socket() || ty.is_char_device() || ty.is_block_device() {
-        return Err(usage(format!("'{shown}': is not a regular file")));
-    }
-    if meta.len() == 0 {
+    // The library's one rule for inputs, as the CLI's: regular files only,
+    // opened without blocking (a FIFO would wait for a writer for ever).
+    let (file, len) = match okit::input::open_regular(&path) {
+        Ok(opened) => opened,
+        Err(okit::input::OpenError::Io(e)) => return Err(not_found(e)),
+        Err(okit::input::OpenError::NotRegular("a directory")) => {
+            return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
+                "'{shown}': is a directory, not an input file"
+            )))
+        }
+        Err(e) => return Err(usage(format!("'{shown}': {e}"))),
+    };
+    if len == 0 {
         return Ok((Data::Owned(Vec::new()), Some(shown)));
     }
     let map =

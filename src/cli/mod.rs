@@ -73,36 +73,10 @@ impl Input {
                 file: Some(spool),
             });
         }
-        // Opened without blocking: a FIFO (or a symlink to one) would
-        // otherwise wait for a writer for ever. Only regular files are read.
-        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(path)
-            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_text(&e))))?;
-        let meta = file
-            .metadata()
-            .map_err(|e| Error::other(format!("'{}': {}", path.display(), io_text(&e))))?;
-        let ty = meta.file_type();
-        let what = if ty.is_dir() {
-            Some("a directory")
-        } else if ty.is_fifo() {
-            Some("a FIFO")
-        } else if ty.is_socket() {
-            Some("a socket")
-        } else if ty.is_char_device() || ty.is_block_device() {
-            Some("a device")
-        } else {
-            None
-        };
-        if let Some(what) = what {
-            return Err(Error::other(format!(
-                "'{}': is {what}, not a regular file (offload-kit reads regular files, and '-' for standard input)",
-                path.display()
-            )));
-        }
-        let len = meta.len();
+        // Regular files only, opened without blocking (a FIFO would wait
+        // for a writer for ever): the library's one rule for inputs.
+        let (file, len) = offload_kit::input::open_regular(path)
+            .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
         let map = if len == 0 {
             None
         } else {
