@@ -463,6 +463,17 @@ fn cases() -> Vec<Case> {
     ] {
         v.push(case("bundle-512mib-entry", name, args, 0).shell("exec < \"$HOSTILE_INPUT\";"));
     }
+    // Standard input that never ends is spooled only while the temporary
+    // directory's file system keeps what OFFLOAD_KIT_SPOOL_KEEP_FREE says
+    // free: here all but 64 MiB of its free space (not the disk filled).
+    v.push(
+        case("bundle-small", "list-stdin-dev-zero", &["list", "-"], 1)
+            .shell(
+                "free=$(df --output=avail -B1 \"${TMPDIR:-/tmp}\" | tail -1); \
+                 export OFFLOAD_KIT_SPOOL_KEEP_FREE=$((free - 64 * 1024 * 1024)); exec < /dev/zero;",
+            )
+            .check(|r| mentions(&r.stderr, "standard input: more than")),
+    );
     // LLVM 22's objdump and readobj hold every entry of every section
     // before printing one: the drop-ins stop at the memory budget (CLI-6).
     let in_time = |r: &Run| match r.secs < 2.0 {

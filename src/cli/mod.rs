@@ -60,8 +60,21 @@ impl Input {
             let mut spool = tempfile::tempfile().map_err(|e| {
                 Error::other(format!("standard input: cannot spool it: {}", io_text(&e)))
             })?;
-            let len = std::io::copy(&mut std::io::stdin().lock(), &mut spool)
+            // Never up to a full disk (`list - < /dev/zero`): the spool
+            // leaves the temporary directory's file system some room.
+            let room = spool_room(&spool);
+            let len = std::io::copy(&mut std::io::stdin().lock().take(room + 1), &mut spool)
                 .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?;
+            if len > room {
+                return Err(Error::rule(
+                    offload_kit::rules::CLI_6,
+                    format!(
+                        "standard input: more than {room} bytes, what the temporary directory's \
+                         file system can hold while keeping free what OFFLOAD_KIT_SPOOL_KEEP_FREE \
+                         says (default 256 MiB); give the file by name instead"
+                    ),
+                ));
+            }
             let map = if len == 0 {
                 None
             } else {
@@ -244,4 +257,22 @@ pub fn copy_range(
     let e = s + usize::try_from(size).map_err(|_| Error::other("size too large"))?;
     out.write_all(&b[s..e])?;
     Ok(())
+}
+
+/// How many bytes standard input may spool into `spool`: the space free
+/// on its file system, less what is kept free (256 MiB, or
+/// `OFFLOAD_KIT_SPOOL_KEEP_FREE`: bytes, or with K, M or G); unbounded
+/// where the free space is not known.
+fn spool_room(spool: &std::fs::File) -> u64 {
+    let keep_free = std::env::var("OFFLOAD_KIT_SPOOL_KEEP_FREE")
+        .ok()
+        .and_then(|v| offload_kit::budget::parse(&v))
+        .unwrap_or(256 << 20);
+    match rustix::fs::fstatvfs(spool) {
+        Ok(st) => st
+            .f_bavail
+            .saturating_mul(st.f_frsize)
+            .saturating_sub(keep_free),
+        Err(_) => u64::MAX - 1,
+    }
 }
