@@ -17,6 +17,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use offload_kit_format::limits::Budget;
+
 /// The default budget: 256 MiB.
 pub const DEFAULT: u64 = 256 << 20;
 
@@ -54,27 +56,18 @@ pub fn exceeded_by_zstd(bytes: u64) -> bool {
     bytes > zstd_room()
 }
 
-/// What one listed entry may cost a command: its record in the listing,
-/// what `inspect` and `check` keep of it, its share of a JSON document and
-/// of the errors a strict reader reports about it.
-pub const ENTRY_COST: u64 = 4096;
+/// What one listed entry costs to hold ([`Budget::ENTRY_COST`]).
+pub const ENTRY_COST: u64 = Budget::ENTRY_COST;
 
-/// CLI-6 at `at` when `entries` listed entries break the budget
-/// (at [`ENTRY_COST`] each): a bundle of a million empty records is a few
-/// kilobytes compressed, and what a command holds for them is not.
+/// The process-wide budget as the value the spec core takes.
+pub fn current() -> Budget {
+    Budget::new(get())
+}
+
+/// `Ok` when `entries` listed entries fit the budget; else CLI-6 at `at`
+/// ([`Budget::hold_entries`] of [`current`]).
 pub fn hold_entries(entries: usize, at: u64) -> Result<(), crate::Error> {
-    let cost = (entries as u64).saturating_mul(ENTRY_COST);
-    if exceeded(cost) {
-        return Err(crate::Error::at(
-            crate::rules::CLI_6,
-            at,
-            format!(
-                "{entries} entries: holding them takes about {cost} bytes, past the memory budget of {} bytes (--max-memory)",
-                get()
-            ),
-        ));
-    }
-    Ok(())
+    current().hold_entries(entries, at)
 }
 
 /// The budget from `OFFLOAD_KIT_MAX_MEMORY` (bytes, or with a `K`, `M` or

@@ -30,16 +30,7 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};
 
-/// Write `n` zero bytes.
-pub fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> io::Result<()> {
-    const Z: [u8; 4096] = [0; 4096];
-    while n > 0 {
-        let k = n.min(Z.len() as u64) as usize;
-        w.write_all(&Z[..k])?;
-        n -= k as u64;
-    }
-    Ok(())
-}
+pub use offload_kit_format::binary::write_zeros;
 
 /// An output being written; dropped without [`OutputFile::commit`] it leaves nothing behind.
 pub struct OutputFile {

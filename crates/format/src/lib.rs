@@ -13,7 +13,9 @@
 //! - [`uri`]: code object URIs (`file://`, `memory://`);
 //! - [`raw`]: each container's layout declared once (magic numbers,
 //!   fixed records);
-//! - [`ccob`]: compressed bundles, read strictly and written.
+//! - [`binary`]: binary bundles, read strictly and written;
+//! - [`ccob`]: compressed bundles, read strictly and written;
+//! - [`limits`]: the memory budget (CLI-6), passed as a value.
 //!
 //! The `offload-kit` crate re-exports each module under the same name.
 //!
@@ -29,10 +31,12 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod binary;
 pub mod ccob;
 pub mod error;
 pub mod host;
 pub mod id;
+pub mod limits;
 pub mod raw;
 pub mod rules;
 pub mod source;

@@ -59,9 +59,8 @@
 //! assert_eq!(errs[0].rule_id(), Some("TXT-7"));
 //! ```
 
-use crate::bundle::binary::{Entry, EntryOf};
+use crate::bundle::binary::EntryOf;
 use memchr::memmem::Finder;
-use std::borrow::Cow;
 
 mod llvm;
 mod read;
@@ -156,43 +155,6 @@ impl Markers {
 /// `offset` is relative to the bundle; `record_pos` is the absolute offset
 /// of the START marker's leading `"\n"`.
 pub type TextEntry = EntryOf<Vec<u8>>;
-
-impl TextEntry {
-    /// The entry, borrowing its ID.
-    pub fn entry(&self) -> Entry<'_> {
-        Entry {
-            id: &self.id,
-            offset: self.offset,
-            size: self.size,
-            record_pos: self.record_pos,
-            id_pos: self.id_pos,
-        }
-    }
-
-    /// The entry's content in `data`, the bundle's bytes.
-    pub fn payload<'d>(&self, data: &'d [u8]) -> Option<&'d [u8]> {
-        let s = usize::try_from(self.offset).ok()?;
-        data.get(s..s.checked_add(usize::try_from(self.size).ok()?)?)
-    }
-
-    /// The entry, its ID borrowed from `data`, the input it was read from
-    /// (absolute offset `base`); `None` when the ID is not there.
-    pub fn entry_in<'a>(&self, data: &'a [u8], base: u64) -> Option<Entry<'a>> {
-        let at = usize::try_from(self.id_pos.checked_sub(base)?).ok()?;
-        Some(Entry {
-            id: data.get(at..at.checked_add(self.id.len())?)?,
-            offset: self.offset,
-            size: self.size,
-            record_pos: self.record_pos,
-            id_pos: self.id_pos,
-        })
-    }
-
-    /// The ID as text (lossy for non-UTF-8 bytes).
-    pub fn id_str(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.id)
-    }
-}
 
 #[cfg(test)]
 mod tests {

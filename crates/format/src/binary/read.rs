@@ -3,8 +3,9 @@
 
 use super::{is_binary_bundle, scan, Entry, Stop};
 use crate::error::{Error, Errors, Result};
-use crate::format::bundle::{RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::id::{BundleEntryId, Verdict};
+use crate::limits::Budget;
+use crate::raw::bundle::{RawRecord, HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::rules;
 use binrw::BinRead;
 use std::io::Cursor;
@@ -52,8 +53,14 @@ pub enum Extent {
 }
 
 /// Strict reader (spec chapter `binary-bundle.md`): every violation found is
-/// returned, each with its absolute offset and rule.
-pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBundle<'_>, Errors> {
+/// returned, each with its absolute offset and rule. The listed entries are
+/// held only within `budget` (CLI-6).
+pub fn parse_strict_within(
+    data: &[u8],
+    base: u64,
+    extent: Extent,
+    budget: Budget,
+) -> Result<BinaryBundle<'_>, Errors> {
     if !is_binary_bundle(data) {
         let n = data.len().min(MAGIC.len());
         let at = data[..n]
@@ -81,7 +88,8 @@ pub fn parse_strict(data: &[u8], base: u64, extent: Extent) -> Result<BinaryBund
     };
     let len = data.len() as u64;
     // Records are cheap to scan, dear to hold as listed entries and errors.
-    crate::budget::hold_entries(scan.entries.len(), base + MAGIC.len() as u64)
+    budget
+        .hold_entries(scan.entries.len(), base + MAGIC.len() as u64)
         .map_err(|e| vec![e])?;
     let mut errs = Vec::new();
     if scan.num_entries == 0 {

@@ -2,7 +2,7 @@
 //! writes (BIN-11) and the bundle built from it.
 
 use crate::error::{Error, Result};
-use crate::format::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
+use crate::raw::bundle::{HEADER_SIZE, MAGIC, RECORD_FIXED_SIZE};
 use crate::rules;
 use std::io::{self, Write};
 
@@ -68,7 +68,7 @@ impl Layout {
         w.write_all(&self.header)?;
         let mut pos = self.header.len() as u64;
         for (i, &off) in self.offsets.iter().enumerate() {
-            crate::output::write_zeros(w, off - pos)?;
+            write_zeros(w, off - pos)?;
             payload(i, w)?;
             pos = off + self.sizes[i];
         }
@@ -83,4 +83,15 @@ pub fn write_to_vec(entries: &[(&[u8], &[u8])], align: u64) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(l.total as usize);
     l.write(&mut out, |i, w| w.write_all(entries[i].1))?;
     Ok(out)
+}
+
+/// Write `n` zero bytes (padding between payloads).
+pub fn write_zeros<W: Write>(w: &mut W, mut n: u64) -> io::Result<()> {
+    const Z: [u8; 4096] = [0; 4096];
+    while n > 0 {
+        let k = n.min(Z.len() as u64) as usize;
+        w.write_all(&Z[..k])?;
+        n -= k as u64;
+    }
+    Ok(())
 }

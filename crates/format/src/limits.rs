@@ -1,0 +1,72 @@
+//! The memory budget (CLI-6) as a value: how many bytes of decoded data a
+//! reader may hold beyond the outputs it writes. The spec core takes it as
+//! an argument and keeps no setting of its own; `offload_kit::budget` is
+//! the command line's process-wide setting, handed down as a [`Budget`].
+//!
+//! ```
+//! use offload_kit_format::limits::Budget;
+//!
+//! let b = Budget::new(1 << 20);
+//! assert!(b.exceeded((1 << 20) + 1) && !b.exceeded(1 << 20));
+//! // 1,000 listed entries are about 4 MB to hold: past a 1 MiB budget.
+//! assert_eq!(b.hold_entries(1_000, 24).unwrap_err().rule_id(), Some("CLI-6"));
+//! assert!(Budget::default().hold_entries(1_000, 24).is_ok());
+//! ```
+
+use crate::error::Error;
+use crate::rules;
+
+/// A memory budget in bytes (CLI-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    bytes: u64,
+}
+
+impl Budget {
+    /// The default budget: 256 MiB.
+    pub const DEFAULT: u64 = 256 << 20;
+
+    /// What one listed entry costs to hold (its ID, positions, a share of
+    /// the errors and the JSON a front end makes of it), about 4 KiB.
+    pub const ENTRY_COST: u64 = 4096;
+
+    /// A budget of `bytes`, at least 1 MiB.
+    pub fn new(bytes: u64) -> Budget {
+        Budget {
+            bytes: bytes.max(1 << 20),
+        }
+    }
+
+    /// The budget in bytes.
+    pub fn bytes(self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether holding `bytes` would pass the budget.
+    pub fn exceeded(self, bytes: u64) -> bool {
+        bytes > self.bytes
+    }
+
+    /// `Ok` when `entries` listed entries fit the budget; else CLI-6 at
+    /// absolute offset `at` (where the count that claims them is).
+    pub fn hold_entries(self, entries: usize, at: u64) -> Result<(), Error> {
+        let cost = (entries as u64).saturating_mul(Self::ENTRY_COST);
+        if self.exceeded(cost) {
+            return Err(Error::at(
+                rules::CLI_6,
+                at,
+                format!(
+                    "{entries} entries: holding them takes about {cost} bytes, past the memory budget of {} bytes (--max-memory)",
+                    self.bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget::new(Budget::DEFAULT)
+    }
+}
