@@ -374,6 +374,61 @@ fn other_options_go_to_llvm() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Issue 30 item 3: the drop-ins take offload-kit's `--llvm-version` as
+/// every drop-in does. 22 (what they model) changes nothing, and is not
+/// passed on with an option LLVM's own tool runs; 19 and main are refused
+/// with what is modelled.
+fn llvm_version_option() -> Result<(), Failed> {
+    let k = art().join("k.o");
+    let kit = |args: &[&str]| {
+        Command::new(EXE)
+            .env(
+                "OFFLOAD_KIT_REAL_LLVM_OBJDUMP",
+                "/usr/lib/llvm-22/bin/llvm-objdump",
+            )
+            .current_dir(art())
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for tool in ["objdump", "readobj"] {
+        let plain = kit(&[tool, "--offloading", "k.o"]);
+        for v in [&["--llvm-version=22"][..], &["--llvm-version", "22"]] {
+            let with = kit(&[&[tool][..], v, &["--offloading", "k.o"]].concat());
+            if with.status.code() != plain.status.code() || with.stdout != plain.stdout {
+                return Err(format!("{tool} {v:?}: {:?}", with.status).into());
+            }
+        }
+        for v in ["19", "main"] {
+            let o = kit(&[tool, &format!("--llvm-version={v}"), "--offloading", "k.o"]);
+            let err = String::from_utf8_lossy(&o.stderr);
+            if o.status.code() != Some(1) || !err.contains("of LLVM 22 only") {
+                return Err(format!("{tool} --llvm-version={v}: {:?} {err}", o.status).into());
+            }
+        }
+    }
+    let real = Command::new("/usr/lib/llvm-22/bin/llvm-objdump")
+        .arg("-h")
+        .arg(&k)
+        .output()
+        .unwrap();
+    let ours = kit(&[
+        "objdump",
+        "--llvm-version=22",
+        "-h",
+        &k.display().to_string(),
+    ]);
+    if !ours.status.success() || ours.stdout != real.stdout {
+        return Err(format!(
+            "--llvm-version=22 -h: {:?} {}",
+            ours.status,
+            String::from_utf8_lossy(&ours.stderr)
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// A GNU archive holding `k.o` under the member name `../escaped.o` (in
 /// the long-name table): LLVM 22's objdump would write
 /// `../escaped.o.0.<id>`, outside the working directory; the drop-in
@@ -500,6 +555,10 @@ fn main() {
     trials.push(Trial::test(
         "objdump::other-options-go-to-llvm",
         other_options_go_to_llvm,
+    ));
+    trials.push(Trial::test(
+        "drop-ins::llvm-version-option",
+        llvm_version_option,
     ));
     trials.push(Trial::test(
         "objdump::member-name-cannot-escape",

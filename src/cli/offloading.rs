@@ -11,7 +11,9 @@
 //! member's: in the working directory, under the member's name); entry IDs
 //! and member names that would make an output path leave that directory
 //! (`/`, NUL, `..`) are refused (CLI-5), where LLVM writes through them. Only `--offloading` (and `llvm-objdump`'s
-//! `--arch-name`) are modelled.
+//! `--arch-name`) are modelled; `--llvm-version=22`, offload-kit's option
+//! as every drop-in takes it, is accepted and other releases are refused
+//! with what is modelled.
 
 use super::Input;
 use offload_kit::bundle::llvm_object::{self, FoundEntry};
@@ -55,6 +57,26 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
                 && (a.starts_with("--arch-name=") || a.starts_with("-arch-name=")) =>
             {
                 arch_name = a.split_once('=').map(|(_, v)| v.to_string());
+            }
+            // offload-kit's own option, as every drop-in takes it: this
+            // one models LLVM 22 only (11-21 have no --offloading here;
+            // main's is not modelled yet).
+            _ if a == "--llvm-version" || a == "-llvm-version" => match it.next() {
+                Some(v) => {
+                    if let Err(code) = modelled_release(argv0, tool, &v) {
+                        return code;
+                    }
+                }
+                None => {
+                    elog(&format!("{argv0}: error: --llvm-version: requires a value"));
+                    return 1;
+                }
+            },
+            _ if a.starts_with("--llvm-version=") || a.starts_with("-llvm-version=") => {
+                let v = a.split_once('=').map_or("", |(_, v)| v);
+                if let Err(code) = modelled_release(argv0, tool, v) {
+                    return code;
+                }
             }
             "-" => files.push(a),
             // Anything else is LLVM's own tool's job (disassembly, headers):
@@ -101,6 +123,33 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
     }
 }
 
+/// `Ok` when `--llvm-version=v` names the release this drop-in models
+/// (22); else an error saying what is modelled, and exit status 1.
+fn modelled_release(argv0: &str, tool: Tool, v: &str) -> Result<(), i32> {
+    let name = match tool {
+        Tool::Objdump => "llvm-objdump",
+        Tool::Readobj => "llvm-readobj",
+    };
+    match v.parse::<Release>() {
+        Ok(Release::L22) => Ok(()),
+        Ok(r) => {
+            elog(&format!(
+                "{argv0}: error: --llvm-version={r}: the drop-in models {name} --offloading of LLVM 22 only ({})",
+                if r == Release::Main {
+                    "LLVM main's is not modelled yet"
+                } else {
+                    "earlier releases' are not modelled"
+                }
+            ));
+            Err(1)
+        }
+        Err(e) => {
+            elog(&format!("{argv0}: error: --llvm-version: {e}"));
+            Err(1)
+        }
+    }
+}
+
 /// Run LLVM's own tool with `args` in place of this process: the one
 /// `OFFLOAD_KIT_REAL_LLVM_OBJDUMP` / `OFFLOAD_KIT_REAL_LLVM_READOBJ`
 /// names, else the first of that name on `PATH` that is not offload-kit
@@ -141,8 +190,20 @@ fn hand_to_real_tool(argv0: &str, tool: Tool, option: &str, args: &[String]) -> 
         ));
         return 1;
     };
+    // offload-kit's own option stays here: LLVM's tool does not know it.
+    let mut passed = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--llvm-version" | "-llvm-version" => {
+                it.next();
+            }
+            _ if a.starts_with("--llvm-version=") || a.starts_with("-llvm-version=") => {}
+            _ => passed.push(a),
+        }
+    }
     use std::os::unix::process::CommandExt;
-    let e = std::process::Command::new(&real).args(args).exec();
+    let e = std::process::Command::new(&real).args(passed).exec();
     elog(&format!(
         "{argv0}: error: cannot run {}: {e}",
         real.display()
