@@ -15,6 +15,7 @@
 //!   fixed records);
 //! - [`binary`]: binary bundles, read strictly and written;
 //! - [`ccob`]: compressed bundles, read strictly and written;
+//! - [`text`]: text bundles, read strictly (window by window) and written;
 //! - [`limits`]: the memory budget (CLI-6), passed as a value.
 //!
 //! The `offload-kit` crate re-exports each module under the same name.
@@ -40,6 +41,7 @@ pub mod limits;
 pub mod raw;
 pub mod rules;
 pub mod source;
+pub mod text;
 pub mod uri;
 
 pub use error::{Error, Errors, LlvmError, Result};

@@ -14,9 +14,10 @@ use std::borrow::Cow;
 /// needle's length when that is longer), one held at a time and released
 /// as the scan moves on; a search that goes on into the next window looks
 /// back only the needle's length minus one.
-pub(super) struct Scan<'a> {
+pub struct Scan<'a> {
     src: Src<'a>,
-    pub(super) len: usize,
+    /// The input's length.
+    pub len: usize,
     /// The offset of the first window that could not be had.
     failed: Option<u64>,
 }
@@ -30,11 +31,12 @@ struct Src<'a> {
 
 impl<'a> Scan<'a> {
     /// `src` read through windows of [`Source::window_size`] bytes.
-    pub(super) fn of(src: &'a dyn Source) -> Scan<'a> {
+    pub fn of(src: &'a dyn Source) -> Scan<'a> {
         Scan::windows(src, src.window_size())
     }
 
-    pub(super) fn windows(src: &'a dyn Source, chunk: u64) -> Scan<'a> {
+    /// `src` read through windows of `chunk` bytes.
+    pub fn windows(src: &'a dyn Source, chunk: u64) -> Scan<'a> {
         Scan {
             len: usize::try_from(src.len()).unwrap_or(usize::MAX),
             src: Src {
@@ -101,17 +103,17 @@ impl<'a> Scan<'a> {
     }
 
     /// The first occurrence of `f`'s needle in `from..to`.
-    pub(super) fn find(&mut self, f: &Finder<'_>, from: usize, to: usize) -> Option<usize> {
+    pub fn find(&mut self, f: &Finder<'_>, from: usize, to: usize) -> Option<usize> {
         self.find_with(from, to, f.needle().len(), |w| f.find(w))
     }
 
     /// The first `"\n"` at or after `from`.
-    pub(super) fn find_nl(&mut self, from: usize) -> Option<usize> {
+    pub fn find_nl(&mut self, from: usize) -> Option<usize> {
         self.find_with(from, usize::MAX, 1, |w| memchr::memchr(b'\n', w))
     }
 
     /// Whether the input holds `needle` at `at`.
-    pub(super) fn starts_with(&mut self, at: usize, needle: &[u8]) -> bool {
+    pub fn starts_with(&mut self, at: usize, needle: &[u8]) -> bool {
         match at.checked_add(needle.len()) {
             Some(e) if e <= self.len => {
                 needle.is_empty() || self.view(at, e, needle.len()) == Some(needle)
@@ -121,7 +123,7 @@ impl<'a> Scan<'a> {
     }
 
     /// The bytes `from..to`, copied out of windows.
-    pub(super) fn get(&mut self, from: usize, to: usize) -> Cow<'a, [u8]> {
+    pub fn get(&mut self, from: usize, to: usize) -> Cow<'a, [u8]> {
         let to = to.min(self.len);
         let mut out = Vec::new();
         let mut at = from;
@@ -136,7 +138,7 @@ impl<'a> Scan<'a> {
     }
 
     /// How many `"\n"` `from..to` holds.
-    pub(super) fn count_nl(&mut self, from: usize, to: usize) -> u64 {
+    pub fn count_nl(&mut self, from: usize, to: usize) -> u64 {
         let to = to.min(self.len);
         let mut n = 0;
         let mut at = from;
@@ -151,14 +153,14 @@ impl<'a> Scan<'a> {
     }
 
     /// [`show`] for the bytes `from..to`, reading at most what it shows.
-    pub(super) fn show(&mut self, from: usize, to: usize) -> String {
+    pub fn show(&mut self, from: usize, to: usize) -> String {
         let cut = self.get(from, to.min(from.saturating_add(SHOW_MAX)));
         show_cut(&cut, to.saturating_sub(from))
     }
 
     /// The error for a window that could not be had, `base` being the
     /// absolute offset of the input.
-    pub(super) fn failure(&self, base: u64) -> Option<Error> {
+    pub fn failure(&self, base: u64) -> Option<Error> {
         self.failed.map(|at| {
             Error::other(format!(
                 "cannot read the input at offset {}",
@@ -172,7 +174,7 @@ impl<'a> Scan<'a> {
 const SHOW_MAX: usize = 200;
 
 /// An ID (or line) for a message: escaped, at most 200 bytes of it.
-pub(super) fn show(id: &[u8]) -> String {
+pub fn show(id: &[u8]) -> String {
     show_cut(&id[..id.len().min(SHOW_MAX)], id.len())
 }
 
@@ -187,16 +189,22 @@ fn show_cut(cut: &[u8], len: usize) -> String {
 
 /// An entry a reader found, its ID copied out of a window. `offset` is
 /// relative to the input, `id_pos` absolute.
-pub(super) struct Item<'a> {
-    pub(super) id: Cow<'a, [u8]>,
-    pub(super) offset: u64,
-    pub(super) size: u64,
-    pub(super) record_pos: u64,
-    pub(super) id_pos: u64,
+pub struct Item<'a> {
+    /// The ID bytes.
+    pub id: Cow<'a, [u8]>,
+    /// Where the payload starts, relative to the input.
+    pub offset: u64,
+    /// The payload's length.
+    pub size: u64,
+    /// Absolute offset of the START marker's leading `"\n"`.
+    pub record_pos: u64,
+    /// Absolute offset of the ID.
+    pub id_pos: u64,
 }
 
 impl Item<'_> {
-    pub(super) fn owned(self) -> TextEntry {
+    /// The entry with its ID copied.
+    pub fn owned(self) -> TextEntry {
         TextEntry {
             id: self.id.into_owned(),
             offset: self.offset,
