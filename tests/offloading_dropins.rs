@@ -195,6 +195,14 @@ fn art() -> &'static PathBuf {
         let size_field = at + 32 + 24 + host_id + 8;
         big[size_field..size_field + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
         std::fs::write(dir.join("size_big.o"), &big).unwrap();
+        // The device entry's offset made to wrap past 2^64 when added to
+        // the section's (llvm/llvm-project#222361, open): LLVM 22 reads the
+        // bytes the wrapped sum names, earlier in the file, and exits 0.
+        let mut wraps = k.clone();
+        let offset_field = at + 32 + 24 + host_id;
+        wraps[offset_field..offset_field + 8]
+            .copy_from_slice(&0xffff_ffff_ffff_ff00u64.to_le_bytes());
+        std::fs::write(dir.join("offset_wraps.o"), &wraps).unwrap();
         std::fs::create_dir_all(dir.join("adir")).unwrap();
         // A Mach-O object (clang for x86_64-apple-darwin): LLVM 22 names
         // it and warns that --offloading reads COFF and ELF only.
@@ -534,6 +542,7 @@ fn main() {
         "text.txt",
         "trunc100.o",
         "size_big.o",
+        "offset_wraps.o",
         "adir",
         "missing.o",
         "kw.obj",
