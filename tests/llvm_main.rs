@@ -631,3 +631,85 @@ fn hostile_binaries_at_main() {
     assert_eq!(out.code, Some(1), "{out:?}");
     assert!(out.stderr.contains("undefined behaviour"), "{out:?}");
 }
+
+/// Issue 30 item 6: `tools/llvm-main-changes` lists, per modelled file,
+/// the commits of an llvm-project checkout since the profile's commit. On
+/// a made-up checkout: a commit that touches `OffloadBundler.cpp` and one
+/// that touches an unmodelled file; only the first is listed.
+#[test]
+fn main_changes_script_lists_what_changed_in_modelled_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let git = |args: &[&str]| {
+        let o = Command::new("git")
+            .current_dir(repo)
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .output()
+            .expect("git (tools/setup installs it)");
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    git(&["init", "-q"]);
+    let write = |path: &str, text: &str| {
+        let p = repo.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write("clang/lib/Driver/OffloadBundler.cpp", "// the bundler\n");
+    write("llvm/lib/Object/OffloadBinary.cpp", "// offload binaries\n");
+    write("llvm/README.txt", "LLVM\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "base"]);
+    let base = git(&["rev-parse", "HEAD"]);
+    write(
+        "clang/lib/Driver/OffloadBundler.cpp",
+        "// the bundler, changed\n",
+    );
+    git(&["commit", "-qam", "[clang] Change the bundler"]);
+    write("llvm/README.txt", "LLVM, changed\n");
+    git(&["commit", "-qam", "Unrelated change"]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/llvm-main-changes");
+    let run = |args: &[&str]| Command::new(&script).args(args).output().unwrap();
+    let repo_s = repo.to_str().unwrap();
+    let o = run(&[repo_s, "--since", &base]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("clang/lib/Driver/OffloadBundler.cpp (modelled at"),
+        "{out}"
+    );
+    assert!(out.contains("[clang] Change the bundler"), "{out}");
+    assert!(
+        !out.contains("Unrelated change") && !out.contains("OffloadBinary.cpp"),
+        "{out}"
+    );
+    // Since the last commit nothing modelled changed: exit 3.
+    let head = git(&["rev-parse", "HEAD"]);
+    assert_eq!(run(&[repo_s, "--since", &head]).status.code(), Some(3));
+    // Without --since the profile's own commit is used; this checkout lacks
+    // it, and says so.
+    let o = run(&[repo_s]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(offload_kit::profile::MAIN_COMMIT), "{err}");
+    // Not a checkout at all.
+    let o = run(&[dir.path().join("nowhere").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -66,6 +66,12 @@ pub enum Release {
 /// [`Release::Main`] is modelled from (source-modelled: no binary was run).
 pub const MAIN_COMMIT: &str = "0629daa018e3";
 
+/// The llvm-project commit of `llvm/lib/Object/OffloadBinary.cpp` that the
+/// offload-binary side of [`Release::Main`] is modelled from
+/// (spec/offload-binary.md; `tools/llvm-main-changes` lists what changed
+/// since).
+pub const MAIN_OFFLOAD_BINARY_COMMIT: &str = "02dc39ba9835";
+
 impl Release {
     /// All modelled releases, oldest first.
     pub const ALL: [Release; 6] = [
