@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use offload_kit_format::limits::Budget;
 
 /// The default budget: 256 MiB.
-pub const DEFAULT: u64 = 256 << 20;
+pub const DEFAULT: u64 = Budget::DEFAULT;
 
 static BUDGET: AtomicU64 = AtomicU64::new(DEFAULT);
 
@@ -32,7 +32,7 @@ pub fn get() -> u64 {
 /// Set the budget (at least 1 MiB: the windows and buffers of the streaming
 /// readers need that much whatever the budget).
 pub fn set(bytes: u64) {
-    BUDGET.store(bytes.max(1 << 20), Ordering::Relaxed);
+    BUDGET.store(Budget::new(bytes).bytes(), Ordering::Relaxed);
 }
 
 /// Whether holding `bytes` of decoded data breaks the budget.

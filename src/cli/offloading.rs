@@ -44,6 +44,18 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
     let given = args.clone();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
+        // offload-kit's own option, as every drop-in takes it: this one
+        // models LLVM 22 only (main's is not modelled yet).
+        if let Some(attached) = llvm_version_option(&a) {
+            let Some(v) = attached.map(str::to_string).or_else(|| it.next()) else {
+                elog(&format!("{argv0}: error: --llvm-version: requires a value"));
+                return 1;
+            };
+            if let Err(code) = modelled_release(argv0, tool, &v) {
+                return code;
+            }
+            continue;
+        }
         match a.as_str() {
             "--offloading" | "-offloading" => offloading = true,
             "--arch-name" | "-arch-name" if tool == Tool::Objdump => match it.next() {
@@ -57,26 +69,6 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
                 && (a.starts_with("--arch-name=") || a.starts_with("-arch-name=")) =>
             {
                 arch_name = a.split_once('=').map(|(_, v)| v.to_string());
-            }
-            // offload-kit's own option, as every drop-in takes it: this
-            // one models LLVM 22 only (11-21 have no --offloading here;
-            // main's is not modelled yet).
-            _ if a == "--llvm-version" || a == "-llvm-version" => match it.next() {
-                Some(v) => {
-                    if let Err(code) = modelled_release(argv0, tool, &v) {
-                        return code;
-                    }
-                }
-                None => {
-                    elog(&format!("{argv0}: error: --llvm-version: requires a value"));
-                    return 1;
-                }
-            },
-            _ if a.starts_with("--llvm-version=") || a.starts_with("-llvm-version=") => {
-                let v = a.split_once('=').map_or("", |(_, v)| v);
-                if let Err(code) = modelled_release(argv0, tool, v) {
-                    return code;
-                }
             }
             "-" => files.push(a),
             // Anything else is LLVM's own tool's job (disassembly, headers):
@@ -120,6 +112,19 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
             s.flush();
             code
         }
+    }
+}
+
+/// Whether `a` is offload-kit's `--llvm-version` option (one or two
+/// dashes): `Some(Some(v))` with its value attached (`=v`), `Some(None)`
+/// when the value is the next argument.
+fn llvm_version_option(a: &str) -> Option<Option<&str>> {
+    let rest = a
+        .strip_prefix("--llvm-version")
+        .or_else(|| a.strip_prefix("-llvm-version"))?;
+    match rest {
+        "" => Some(None),
+        _ => rest.strip_prefix('=').map(Some),
     }
 }
 
@@ -194,12 +199,12 @@ fn hand_to_real_tool(argv0: &str, tool: Tool, option: &str, args: &[String]) -> 
     let mut passed = Vec::with_capacity(args.len());
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--llvm-version" | "-llvm-version" => {
+        match llvm_version_option(a) {
+            Some(None) => {
                 it.next();
             }
-            _ if a.starts_with("--llvm-version=") || a.starts_with("-llvm-version=") => {}
-            _ => passed.push(a),
+            Some(Some(_)) => {}
+            None => passed.push(a),
         }
     }
     use std::os::unix::process::CommandExt;

@@ -55,14 +55,17 @@ impl Data {
             Data::Utf8(s) => Ok(s.as_bytes().to_vec()),
             Data::Hex(h) => decode_hex(h),
             Data::Base64(b) => decode_base64(b),
-            Data::Zeros(n) => {
-                if *n > 1 << 30 {
-                    return Err(format!("{{\"zeros\": {n}}} is larger than 1 GiB"));
-                }
-                Ok(vec![0; *n as usize])
-            }
+            Data::Zeros(n) => Ok(vec![0; zeros_len(*n)? as usize]),
         }
     }
+}
+
+/// `{"zeros": n}`'s length, at most 1 GiB.
+fn zeros_len(n: u64) -> Result<u64, String> {
+    if n > 1 << 30 {
+        return Err(format!("{{\"zeros\": {n}}} is larger than 1 GiB"));
+    }
+    Ok(n)
 }
 
 impl Default for Data {
@@ -556,10 +559,7 @@ impl BundleRecipe {
             .iter()
             .zip(self.entries.iter().zip(&payloads))
             .map(|(i, (e, p))| match e.payload {
-                Data::Zeros(n) if n > 1 << 30 => {
-                    Err(format!("{{\"zeros\": {n}}} is larger than 1 GiB"))
-                }
-                Data::Zeros(n) => Ok((i.as_slice(), n)),
+                Data::Zeros(n) => zeros_len(n).map(|n| (i.as_slice(), n)),
                 _ => Ok((i.as_slice(), p.len() as u64)),
             })
             .collect::<Result<_, _>>()?;
