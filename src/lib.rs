@@ -38,12 +38,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod budget;
-pub mod bundle;
-pub mod bundler;
 #[cfg(feature = "conformance")]
 pub mod conformance;
-pub mod detect;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
@@ -51,14 +47,14 @@ pub mod generate;
 pub mod input;
 pub mod inspect;
 pub mod mutate;
-pub mod offload_binary;
 pub mod output;
-pub mod profile;
 
 // The spec core, its own crate (crates/format): re-exported under the
 // names it always had.
 pub use offload_kit_format::raw as format;
 pub use offload_kit_format::{error, host, id, rules, source, uri};
+// The release models, their own crate (crates/llvm).
+pub use offload_kit_llvm::{budget, bundle, bundler, detect, offload_binary, profile};
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

@@ -93,7 +93,7 @@ fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
 /// bounded by the memory budget (CLI-6).
 ///
 /// ```
-/// use offload_kit::bundle::binary::{llvm_main_list, write_to_vec};
+/// use offload_kit_llvm::bundle::binary::{llvm_main_list, write_to_vec};
 ///
 /// let one = write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-".as_slice(), b"x".as_slice())], 1).unwrap();
 /// let two = [one.clone(), one].concat();

@@ -14,7 +14,7 @@
 //! The orders of three packager keys in LLVM's hash maps.
 //!
 //! ```
-//! use offload_kit::profile::hash_order::{densemap_hash, densemap_order, djb_hash, stringmap_order};
+//! use offload_kit_llvm::profile::hash_order::{densemap_hash, densemap_order, djb_hash, stringmap_order};
 //!
 //! // StringMap of LLVM 14/16: djbHash, 16 buckets, iterated in bucket order.
 //! assert_eq!(djb_hash(b"kind"), 0x003c_79c6);

@@ -14,7 +14,7 @@
 //! One `-targets` value as four releases write and match it.
 //!
 //! ```
-//! use offload_kit::Release;
+//! use offload_kit_llvm::Release;
 //!
 //! let target = "hip-amdgcn-amd-amdhsa-gfx906"; // a processor where the environment goes
 //! assert_eq!(Release::L16.written_id(target).unwrap(), target); // verbatim

@@ -200,11 +200,11 @@ impl Layout {
         w.write_all(&self.prefix)?;
         let mut pos = self.prefix.len() as u64;
         for (i, &off) in self.image_offsets.iter().enumerate() {
-            crate::output::write_zeros(w, off.saturating_sub(pos))?;
+            offload_kit_format::binary::write_zeros(w, off.saturating_sub(pos))?;
             image(i, w)?;
             pos = off + self.image_sizes[i];
         }
-        crate::output::write_zeros(w, self.size.saturating_sub(pos))
+        offload_kit_format::binary::write_zeros(w, self.size.saturating_sub(pos))
     }
 
     /// Emit into memory with the images given as slices.

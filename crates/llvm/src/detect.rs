@@ -209,8 +209,8 @@ impl From<Option<Release>> for ListOptions {
 /// multi-GB file is listed with the pages of one bundle resident at a time).
 ///
 /// ```
-/// use offload_kit::bundle::binary::write_to_vec;
-/// use offload_kit::detect::{self, Container};
+/// use offload_kit_llvm::bundle::binary::write_to_vec;
+/// use offload_kit_llvm::detect::{self, Container};
 /// let fat = write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"H"), (b"hip-amdgcn-amd-amdhsa--gfx906", b"D")], 1).unwrap();
 /// let l = detect::list(&fat, None).unwrap();
 /// assert_eq!(l.container, Container::BinaryBundle);

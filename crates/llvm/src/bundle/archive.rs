@@ -17,9 +17,9 @@
 //! Name, match and write the output member of one archive entry.
 //!
 //! ```
-//! use offload_kit::bundle::archive::{self, OutMember};
-//! use offload_kit::host::ar;
-//! use offload_kit::Release;
+//! use offload_kit_llvm::bundle::archive::{self, OutMember};
+//! use offload_kit_format::host::ar;
+//! use offload_kit_llvm::Release;
 //!
 //! let id = "hip-amdgcn-amd-amdhsa--gfx90a:xnack+";
 //! let name = archive::member_name(b"lib/foo.o", id.as_bytes(), "gfx90a:xnack+"); // AR-4

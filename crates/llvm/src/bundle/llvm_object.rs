@@ -18,7 +18,7 @@
 //! contents, the device entry's offset made absolute.
 //!
 //! ```
-//! use offload_kit::bundle::{binary, llvm_object::{self, SectionRange}};
+//! use offload_kit_llvm::bundle::{binary, llvm_object::{self, SectionRange}};
 //!
 //! let bundle = binary::write_to_vec(
 //!     &[(b"host-x86_64-unknown-linux-gnu-", b""), (b"hip-amdgcn-amd-amdhsa--gfx906", b"CODE")],
@@ -31,7 +31,7 @@
 //! assert_eq!(found.len(), 2);
 //! let (at, len) = found[1].file_range(file.len() as u64).unwrap();
 //! assert_eq!(&file[at as usize..][..len as usize], b"CODE");
-//! # Ok::<(), offload_kit::Error>(())
+//! # Ok::<(), offload_kit_llvm::Error>(())
 //! ```
 
 use crate::bundle::ccob::{self, LlvmDecompress};

@@ -8,7 +8,7 @@
 //! `OFFLOAD_KIT_MAX_MEMORY` before reading anything.
 //!
 //! ```
-//! use offload_kit::budget;
+//! use offload_kit_llvm::budget;
 //! assert_eq!(budget::DEFAULT, 256 << 20);
 //! assert!(budget::get() >= 1 << 20);
 //! assert!(budget::exceeded(budget::get() + 1));

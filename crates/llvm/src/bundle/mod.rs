@@ -8,7 +8,7 @@
 //! back by its strict reader.
 //!
 //! ```
-//! use offload_kit::bundle::{binary, ccob, text};
+//! use offload_kit_llvm::bundle::{binary, ccob, text};
 //!
 //! let entries: &[(&[u8], &[u8])] = &[(b"host-x86_64-unknown-linux-gnu-", b"int main;\n")];
 //! let bin = binary::write_to_vec(entries, 1).unwrap();

@@ -650,7 +650,7 @@ pub enum MainWalk {
 /// memory (CCOB-2).
 ///
 /// ```
-/// use offload_kit::bundle::ccob::{main_blobs, MainWalk};
+/// use offload_kit_llvm::bundle::ccob::{main_blobs, MainWalk};
 ///
 /// // Two v2 blobs of 24 bytes (header only), then junk, which main skips.
 /// let mut v2 = b"CCOB\x02\x00\x01\x00".to_vec();
@@ -771,8 +771,8 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
 /// (observed with 19.1.7 and 22.1.8).
 ///
 /// ```
-/// use offload_kit::bundle::ccob::llvm_uncompressed_note;
-/// use offload_kit::Release;
+/// use offload_kit_llvm::bundle::ccob::llvm_uncompressed_note;
+/// use offload_kit_llvm::Release;
 ///
 /// let plain = [b'a'; 8];
 /// assert_eq!(llvm_uncompressed_note(&plain, Release::L22), Some("Uncompressed bundle."));

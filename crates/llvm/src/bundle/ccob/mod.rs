@@ -8,8 +8,8 @@
 //! What LLVM 22 reads from a compressed bundle.
 //!
 //! ```
-//! use offload_kit::bundle::{binary, ccob};
-//! use offload_kit::Release;
+//! use offload_kit_llvm::bundle::{binary, ccob};
+//! use offload_kit_llvm::Release;
 //!
 //! let bundle = binary::write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"HOST")], 1).unwrap();
 //! let blob = ccob::compress(&bundle, ccob::WriteOptions::default()).unwrap();

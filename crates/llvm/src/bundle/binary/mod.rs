@@ -5,8 +5,8 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::bundle::binary::{self, Extent, LlvmView};
-//! use offload_kit::Release;
+//! use offload_kit_llvm::bundle::binary::{self, Extent, LlvmView};
+//! use offload_kit_llvm::Release;
 //!
 //! let bytes = binary::write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-", b"HOSTCODE")], 8).unwrap();
 //! let bundle = binary::parse_strict(&bytes, 0, Extent::Standalone).unwrap();

@@ -16,7 +16,7 @@
 //! padding between them.
 //!
 //! ```
-//! use offload_kit::bundle::{binary, fatbin};
+//! use offload_kit_llvm::bundle::{binary, fatbin};
 //!
 //! let mut sec = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"A")], 1).unwrap();
 //! sec.resize(fatbin::FATBIN_ALIGN as usize, 0); // the next bundle starts at 4096

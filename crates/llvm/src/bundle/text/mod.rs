@@ -5,8 +5,8 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::bundle::text;
-//! use offload_kit::Release;
+//! use offload_kit_llvm::bundle::text;
+//! use offload_kit_llvm::Release;
 //!
 //! let entries: &[(&[u8], &[u8])] = &[(b"host-x86_64-unknown-linux-gnu-", b"int x;\n")];
 //! let t = text::write_to_vec(entries, "//");

@@ -9,8 +9,8 @@
 //! LLVM's lenient and table-checked target ID parses, release by release.
 //!
 //! ```
-//! use offload_kit::id::triple::Triple;
-//! use offload_kit::profile::target_id::{compatible_format_only, format_only, is_offload_arch_in, llvm_parse_target_id};
+//! use offload_kit_format::id::triple::Triple;
+//! use offload_kit_llvm::profile::target_id::{compatible_format_only, format_only, is_offload_arch_in, llvm_parse_target_id};
 //!
 //! let (processor, features) = format_only(b"gfx90a:xnack+").unwrap();
 //! assert_eq!((processor, features.len()), (&b"gfx90a"[..], 1));

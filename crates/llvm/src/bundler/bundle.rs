@@ -25,8 +25,8 @@ impl Job {
     /// an object-file bundle (never compressed, as LLVM's objcopy path).
     ///
     /// ```
-    /// use offload_kit::bundler::Job;
-    /// use offload_kit::Release;
+    /// use offload_kit_llvm::bundler::Job;
+    /// use offload_kit_llvm::Release;
     /// let job = Job {
     ///     release: Release::L22,
     ///     file_type: "bc".into(),

@@ -1,0 +1,250 @@
+//! LLVM main's reader of offload binaries: every entry of a version 2
+//! binary, nested binaries, and the checks main adds to `OffloadBinary::create`.
+
+use super::*;
+
+/// `createBinary` of an offload binary in `release`: `OffloadBinary::create`
+/// on the buffer. In main that reads every entry and takes the first,
+/// which for a binary of none indexes an empty vector (undefined
+/// behaviour, reported as OB-6).
+pub(super) fn create_binary(data: &[u8], base: u64, release: Release) -> Result<(), Failure> {
+    if release != Release::Main {
+        return create(data, base, release, true, false).map(|_| ());
+    }
+    let (h, _) = main_header(data, base, true)?;
+    let images = main_binary(&data[..h.size as usize], base, true, "")?;
+    if images.is_empty() {
+        return Err(Failure::Unsafe {
+            error: Error::at(
+                rules::OB_6,
+                base + 24,
+                "a binary of no entries: LLVM main's createBinary takes the first of none (undefined behaviour)",
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `OffloadBinary::extractHeader` of LLVM main (`llvm/lib/Object/OffloadBinary.cpp`
+/// at llvm-project `02dc39ba9835`; spec/offload-binary.md, *What each release
+/// does*): versions 1 to 3, at least 40 bytes (the v3 header) for every
+/// version, `size` between 40 and the data, and the entry table inside
+/// `size`. Returns the header and the entry count (1 for v1).
+fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), Failure> {
+    let len = buf.len() as u64;
+    if len < HEADER_SIZE_V3 {
+        return Err(Failure::parse(
+            rules::OB_3,
+            base + len,
+            format!("LLVM main wants {HEADER_SIZE_V3} bytes for the header of every version, {len} remain"),
+        ));
+    }
+    if !buf.starts_with(&MAGIC) {
+        let rule = if first { rules::OB_1 } else { rules::OB_15 };
+        return Err(Failure::parse(
+            rule,
+            base,
+            "the bytes here do not start with the magic 10 FF 10 AD",
+        ));
+    }
+    let h = RawHeader::read(&mut Cursor::new(buf))
+        .map_err(|_| Failure::parse(rules::OB_3, base, "the header is incomplete"))?;
+    if h.version == 0 || h.version > 3 {
+        return Err(Failure::parse(
+            rules::OB_2,
+            base + 4,
+            format!("version {} (LLVM main reads 1 to 3)", h.version),
+        ));
+    }
+    let size = h.size;
+    if size > len || size < HEADER_SIZE_V3 {
+        return Err(Failure::eof(
+            rules::OB_4,
+            base + 8,
+            format!("size {size} is not between {HEADER_SIZE_V3} and the data's {len} bytes"),
+        ));
+    }
+    let inflated = read_u64(buf, 32).unwrap_or(0);
+    if h.version >= 3 && inflated != 0 {
+        return Err(Failure::Error {
+            message: "offload-kit does not model how LLVM main reads a compressed version 3 binary (llvm#222774, not established to be merged)".into(),
+            error: Error::at(rules::OB_19, base + 32, format!("inflated size {inflated}: compressed")),
+        });
+    }
+    let count = if h.version == 1 {
+        1
+    } else {
+        h.entry_size_or_count
+    };
+    // LLVM's arithmetic, modulo 2^64.
+    let entries_size = count.wrapping_mul(ENTRY_SIZE);
+    if h.entry_offset > size.wrapping_sub(entries_size) || entries_size > size - HEADER_SIZE_V1 {
+        return Err(Failure::eof(
+            rules::OB_6,
+            base + 16,
+            format!(
+                "{count} entries at {} do not fit in the size {size}",
+                h.entry_offset
+            ),
+        ));
+    }
+    if count.checked_mul(ENTRY_SIZE).is_none() {
+        return Err(Failure::Unsafe {
+            error: Error::at(
+                rules::OB_6,
+                base + 24,
+                format!("{count} entries of {ENTRY_SIZE} bytes: the product wraps past 2^64 to {entries_size}, LLVM main's check passes and it reads entries far past the binary"),
+            ),
+        });
+    }
+    Ok((h, count))
+}
+
+/// `OffloadBinary::create` of LLVM main on one binary (`buf` holds exactly
+/// its `size` bytes): every entry checked by `validateEntry` (string
+/// entries counted at 24 bytes **for v1 too**, so valid v1 binaries with
+/// many strings fail), then read by the constructor (v1 string entries of
+/// 16 bytes and C-string values; v2 and v3 values of their stored size; a
+/// repeated key keeps its first place and takes the last value). Reads
+/// that LLVM makes without a bound are [`Failure::Unsafe`] when they would
+/// leave the binary.
+fn main_binary<'a>(
+    buf: &'a [u8],
+    base: u64,
+    first: bool,
+    identifier: &str,
+) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let (h, count) = main_header(buf, base, first)?;
+    let size = buf.len() as u64;
+    let string_entry = if h.version == 1 {
+        STRING_ENTRY_SIZE_V1
+    } else {
+        STRING_ENTRY_SIZE_V2
+    };
+    let mut nuls = super::super::NulIndex::new(buf);
+    let mut out = Vec::new();
+    for i in 0..count {
+        let entry_pos = h.entry_offset + i * ENTRY_SIZE;
+        let e = RawEntry::read(&mut Cursor::new(&buf[entry_pos as usize..]))
+            .map_err(|_| Failure::eof(rules::OB_6, base + entry_pos, "entry cut"))?;
+        let strings_end = e
+            .num_strings
+            .wrapping_mul(STRING_ENTRY_SIZE_V2)
+            .wrapping_add(e.string_offset);
+        let wraps = e
+            .num_strings
+            .checked_mul(STRING_ENTRY_SIZE_V2)
+            .and_then(|n| n.checked_add(e.string_offset))
+            .is_none();
+        if e.image_offset > size {
+            return Err(Failure::eof(
+                rules::OB_9,
+                base + entry_pos + 24,
+                format!(
+                    "entry {i}: image offset {} lies past the size {size}",
+                    e.image_offset
+                ),
+            ));
+        }
+        if e.string_offset > size || strings_end > size {
+            return Err(Failure::eof(
+                rules::OB_7,
+                base + entry_pos + 8,
+                format!(
+                    "entry {i}: {} string entries at {}, counted at 24 bytes each by LLVM main (also for version 1), run past the size {size}",
+                    e.num_strings, e.string_offset
+                ),
+            ));
+        }
+        if wraps {
+            return Err(Failure::Unsafe {
+                error: Error::at(
+                    rules::OB_7,
+                    base + entry_pos + 16,
+                    format!(
+                        "entry {i}: {} string entries × 24 wraps past 2^64: LLVM main's check passes and it reads string entries far past the binary",
+                        e.num_strings
+                    ),
+                ),
+            });
+        }
+        let mut strings: Vec<(&[u8], &[u8])> = Vec::new();
+        for j in 0..e.num_strings {
+            let spos = e.string_offset + j * string_entry;
+            let field = |k: u64| read_u64(buf, spos + 8 * k);
+            let (Some(ko), Some(vo)) = (field(0), field(1)) else {
+                return Err(Failure::Unsafe {
+                    error: Error::at(rules::OB_7, base + spos, "string entry past the binary"),
+                });
+            };
+            let outside = |what: &str, at: u64, off: u64| {
+                Failure::Unsafe {
+                error: Error::at(
+                    rules::OB_8,
+                    base + at,
+                    format!("entry {i}, string entry {j}: {what} at {off} lies outside the binary ({size} bytes): LLVM main reads memory it does not own"),
+                ),
+            }
+            };
+            let mut c_string = |off: u64, at: u64, what: &str| -> Result<&'a [u8], Failure> {
+                if off > size {
+                    return Err(outside(what, at, off));
+                }
+                // The binary is read from a NUL-terminated copy of its bytes.
+                let end = nuls.find(off as usize).unwrap_or(buf.len());
+                Ok(&buf[off as usize..end])
+            };
+            let key = c_string(ko, spos, "key")?;
+            let value = if h.version == 1 {
+                c_string(vo, spos + 8, "value")?
+            } else {
+                let vs = field(2).ok_or_else(|| outside("value size", spos + 16, spos + 16))?;
+                match vo.checked_add(vs).filter(|&end| end <= size) {
+                    Some(end) => &buf[vo as usize..end as usize],
+                    None => return Err(outside("value", spos + 8, vo)),
+                }
+            };
+            // MapVector: a repeated key keeps its place, takes the last value.
+            match strings.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => strings.push((key, value)),
+            }
+        }
+        out.push(llvm_image(
+            buf,
+            base,
+            &e,
+            entry_pos,
+            strings,
+            identifier,
+            Release::Main,
+        ));
+    }
+    Ok(out)
+}
+
+/// `extractOffloadFiles` of LLVM main: the binaries that fill `contents`,
+/// each read by [`main_binary`], the next starting at the first multiple
+/// of 8 at or after the end of the previous one; anything after the last
+/// binary that is not one fails the whole read.
+pub(super) fn main_offload_files<'a>(
+    contents: &'a [u8],
+    base: u64,
+    identifier: &str,
+) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let mut out = Vec::new();
+    let len = contents.len() as u64;
+    let mut off = 0u64;
+    while off < len {
+        let rest = &contents[off as usize..];
+        let (h, _) = main_header(rest, base + off, off == 0)?;
+        out.extend(main_binary(
+            &rest[..h.size as usize],
+            base + off,
+            off == 0,
+            identifier,
+        )?);
+        off = (off + h.size).div_ceil(8) * 8;
+    }
+    Ok(out)
+}
