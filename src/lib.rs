@@ -40,13 +40,7 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
-#[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod generate;
 pub mod input;
-pub mod inspect;
-pub mod mutate;
 pub mod output;
 
 // The spec core, its own crate (crates/format): re-exported under the
@@ -55,6 +49,13 @@ pub use offload_kit_format::raw as format;
 pub use offload_kit_format::{error, host, id, rules, source, uri};
 // The release models, their own crate (crates/llvm).
 pub use offload_kit_llvm::{budget, bundle, bundler, detect, offload_binary, profile};
+// What an input holds down to each code object (crates/inspect).
+pub use offload_kit_inspect as inspect;
+// The generator, the mutator and the fuzz bodies (crates/smith).
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use offload_kit_smith::fuzzing;
+pub use offload_kit_smith::{generate, mutate};
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

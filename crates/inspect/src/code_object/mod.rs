@@ -34,7 +34,7 @@
 //! (`e_flags` 0x73f: mach 0x3f, xnack on, sramecc any).
 //!
 //! ```
-//! use offload_kit::inspect::code_object::{identify, CodeObject, FeatureSetting};
+//! use offload_kit_inspect::code_object::{identify, CodeObject, FeatureSetting};
 //!
 //! let mut elf = vec![0u8; 64];
 //! elf[..9].copy_from_slice(b"\x7fELF\x02\x01\x01\x40\x04"); // HSA, V6

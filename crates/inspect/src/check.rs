@@ -13,8 +13,8 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::bundle::binary;
-//! use offload_kit::inspect::{self, check};
+//! use offload_kit_format::binary;
+//! use offload_kit_inspect::{self as inspect, check};
 //!
 //! let bundle = binary::write_to_vec(
 //!     &[
@@ -133,7 +133,7 @@ pub const KFD_TOPOLOGY: &str = "/sys/class/kfd/kfd/topology/nodes";
 /// let dir = tempfile::tempdir().unwrap();
 /// std::fs::create_dir_all(dir.path().join("1")).unwrap();
 /// std::fs::write(dir.path().join("1/properties"), "gfx_target_version 90010\ncapability 67117184\n").unwrap();
-/// let gpus = offload_kit::inspect::check::machine_gpus(dir.path(), None).unwrap();
+/// let gpus = offload_kit_inspect::check::machine_gpus(dir.path(), None).unwrap();
 /// assert_eq!(gpus, ["gfx90a:sramecc+"]);
 /// ```
 pub fn machine_gpus(

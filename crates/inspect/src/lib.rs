@@ -1,6 +1,9 @@
 //! What an input holds down to each device code object, and whether each
 //! entry's ID tells the truth about its code object (CO-1): the library
-//! side of `offload-kit inspect`.
+//! side of `offload-kit inspect`, and the crate under `check` (which entry a
+//! runtime would load on a GPU, [`check`]) and the image rules CO-2 … CO-5
+//! ([`image`]). It stands on the spec core and the release models; the
+//! `offload-kit` crate re-exports it as `offload_kit::inspect`.
 //!
 //! [`inspect`] lists the input strictly ([`detect::list`]), reads every
 //! entry's bytes (a window of the input, a decompressed bundle, an offload
@@ -15,8 +18,8 @@
 //! A bundle whose `gfx90a` entry holds a `gfx906` code object.
 //!
 //! ```
-//! use offload_kit::bundle::binary;
-//! use offload_kit::inspect::{self, code_object::CodeObject};
+//! use offload_kit_format::binary;
+//! use offload_kit_inspect::{self as inspect, code_object::CodeObject};
 //!
 //! // The 64-byte header of an AMDGPU code object V5 for gfx906
 //! // (e_flags 0x52f: mach 0x2f, xnack and sramecc "any").
@@ -41,15 +44,21 @@
 //! assert_eq!(report.summary.targets, ["gfx906"]);
 //! ```
 
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
 pub mod check;
 pub mod code_object;
 pub mod image;
 
+// The layers below under the names this crate uses for them.
+use offload_kit_format::{error, host, id, raw as format, rules, source};
+use offload_kit_llvm::{budget, bundle, detect, profile};
+
 use crate::bundle::ccob;
-use crate::detect::{self, Container, ListedEntry};
+use crate::detect::{Container, ListedEntry};
 use crate::error::{Error, Errors};
 use crate::id::{target_id::Feature, BundleEntryId};
-use crate::rules;
 use crate::source::Source;
 use code_object::{CodeObject, FeatureSetting};
 use serde::Serialize;
@@ -176,8 +185,8 @@ pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
 /// LLVM 22 lists it, and they are the report's warnings.
 ///
 /// ```
-/// use offload_kit::bundle::binary;
-/// use offload_kit::inspect::{self, Options};
+/// use offload_kit_format::binary;
+/// use offload_kit_inspect::{self as inspect, Options};
 ///
 /// // An entry ID as clang 14 wrote it in `-fgpu-rdc` objects.
 /// let fat = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa-gfx906", b"BC")], 1).unwrap();
@@ -290,8 +299,8 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
 /// which decompresses them; this stays a streaming read.
 ///
 /// ```
-/// use offload_kit::bundle::binary::write_to_vec;
-/// use offload_kit::inspect;
+/// use offload_kit_format::binary::write_to_vec;
+/// use offload_kit_inspect as inspect;
 ///
 /// let broken = b"\x7fELF\x02\x01\x01 cut short";
 /// let fat = write_to_vec(&[(b"hipv4-amdgcn-amd-amdhsa--gfx906", broken)], 1).unwrap();

@@ -3,9 +3,9 @@
 //! Each function must never panic, whatever the input.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
-use crate::bundler::Job;
+use offload_kit_llvm::bundler::Job;
 use crate::id::BundleEntryId;
-use crate::profile::Release;
+use offload_kit_llvm::profile::Release;
 use arbitrary::{Arbitrary, Unstructured};
 
 /// Every binary-bundle reader and every profile on raw bytes; a strictly
@@ -184,7 +184,7 @@ use crate::bundle::archive as hda;
 use crate::bundle::ccob;
 use crate::host::ar;
 use crate::host::symtab;
-use crate::source::{Source, Window};
+use offload_kit_format::source::{Source, Window};
 
 /// A source whose windows are copies held apart from [`Source::bytes`], as
 /// the CLI's per-window mappings are: readers must not rely on a window
@@ -490,12 +490,12 @@ pub fn ccob_stream(data: &[u8]) {
                         .iter()
                         .zip(outs.iter_mut())
                         .filter_map(|(piece, o)| match piece {
-                            crate::bundler::Piece::Range { offset, size } => Some(ccob::Sink {
+                            offload_kit_llvm::bundler::Piece::Range { offset, size } => Some(ccob::Sink {
                                 start: *offset,
                                 len: *size,
                                 out: o,
                             }),
-                            crate::bundler::Piece::WholeInput => Some(ccob::Sink {
+                            offload_kit_llvm::bundler::Piece::WholeInput => Some(ccob::Sink {
                                 start: 0,
                                 len: *total,
                                 out: o,

@@ -13,8 +13,8 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::bundle::binary;
-//! use offload_kit::mutate::mutate;
+//! use offload_kit_format::binary;
+//! use offload_kit_smith::mutate::mutate;
 //!
 //! let bundle = binary::write_to_vec(&[(b"hip-amdgcn-amd-amdhsa--gfx906", b"code")], 1).unwrap();
 //! let m = mutate(&bundle, 4096, 42);
@@ -551,8 +551,8 @@ mod tests {
 
     #[test]
     fn real_artifacts_mutate_without_panicking() {
-        // clang-built fat binaries and objects, mutated in chains.
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+        // clang-built fat binaries and objects (the repository's), mutated in chains.
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../");
         let mut seeds = Vec::new();
         for dir in [
             "fuzz/harness/seeds",

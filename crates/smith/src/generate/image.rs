@@ -29,8 +29,8 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::generate::image::for_target;
-//! use offload_kit::inspect::code_object::{identify, CodeObject};
+//! use offload_kit_smith::generate::image::for_target;
+//! use offload_kit_inspect::code_object::{identify, CodeObject};
 //!
 //! let co = for_target("amdgcn-amd-amdhsa", "gfx90a:xnack+", 6).unwrap();
 //! let CodeObject::Amdgpu(o) = identify(&co) else { panic!() };
@@ -650,6 +650,22 @@ mod tests {
         ] {
             let e = for_target(t, a, 0).unwrap_err();
             assert!(!e.0.is_empty());
+        }
+    }
+
+    #[test]
+    fn generated_images_pass_the_image_rules_and_each_cut_is_found() {
+        for (t, a) in [
+            ("amdgcn-amd-amdhsa", "gfx906"),
+            ("nvptx64-nvidia-cuda", "sm_80"),
+            ("x86_64-unknown-linux-gnu", ""),
+        ] {
+            let img = for_target(t, a, 2).unwrap();
+            assert!(crate::inspect::image::check(&img, 0).is_empty(), "{t}");
+            for cut in [10, 63, 200, img.len() - 1] {
+                let errs = crate::inspect::image::check(&img[..cut], 0);
+                assert!(!errs.is_empty(), "{t} cut at {cut}");
+            }
         }
     }
 }

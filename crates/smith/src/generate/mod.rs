@@ -17,8 +17,9 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::generate::{generate, Kind, Options};
-//! use offload_kit::{detect, rules};
+//! use offload_kit_smith::generate::{generate, Kind, Options};
+//! use offload_kit_format::rules;
+//! use offload_kit_llvm::detect;
 //!
 //! let valid = generate(Kind::Binary, 7, &Options::default()).unwrap();
 //! assert!(detect::list(&valid.bytes.as_slice(), None).is_ok());
@@ -191,7 +192,7 @@ impl Payload {
     /// file (`openmp-<arch>-unknown-linux-gnu-`). Anything else is refused.
     ///
     /// ```
-    /// use offload_kit::generate::{image, Payload};
+    /// use offload_kit_smith::generate::{image, Payload};
     ///
     /// let co = image::for_target("amdgcn-amd-amdhsa", "gfx942:xnack-", 1).unwrap();
     /// let p = Payload::from_image("k.hsaco", co).unwrap();
