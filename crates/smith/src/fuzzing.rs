@@ -3,10 +3,10 @@
 //! Each function must never panic, whatever the input.
 
 use crate::bundle::binary::{self, Extent, LlvmView};
-use offload_kit_llvm::bundler::Job;
 use crate::id::BundleEntryId;
-use offload_kit_llvm::profile::Release;
 use arbitrary::{Arbitrary, Unstructured};
+use offload_kit_llvm::bundler::{Job, Piece};
+use offload_kit_llvm::profile::Release;
 
 /// Every binary-bundle reader and every profile on raw bytes; a strictly
 /// valid bundle must re-serialise to the same entries.
@@ -490,12 +490,12 @@ pub fn ccob_stream(data: &[u8]) {
                         .iter()
                         .zip(outs.iter_mut())
                         .filter_map(|(piece, o)| match piece {
-                            offload_kit_llvm::bundler::Piece::Range { offset, size } => Some(ccob::Sink {
+                            Piece::Range { offset, size } => Some(ccob::Sink {
                                 start: *offset,
                                 len: *size,
                                 out: o,
                             }),
-                            offload_kit_llvm::bundler::Piece::WholeInput => Some(ccob::Sink {
+                            Piece::WholeInput => Some(ccob::Sink {
                                 start: 0,
                                 len: *total,
                                 out: o,
