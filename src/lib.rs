@@ -38,8 +38,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(feature = "conformance")]
-pub mod conformance;
 pub mod input;
 pub mod output;
 
@@ -56,6 +54,9 @@ pub use offload_kit_inspect as inspect;
 #[doc(hidden)]
 pub use offload_kit_smith::fuzzing;
 pub use offload_kit_smith::{generate, mutate};
+// The conformance runner (crates/conformance).
+#[cfg(feature = "conformance")]
+pub use offload_kit_conformance as conformance;
 
 pub use error::{Error, Errors, LlvmError, Result};
 pub use profile::Release;

@@ -295,7 +295,8 @@ fn release_of(v: Option<u32>) -> PyResult<Option<Release>> {
             .find(|r| r.major() == n)
             .ok_or_else(|| {
                 usage(format!(
-                    "llvm_version {n}: not one of 13, 14, 15, 16, 19, 22"
+                    "llvm_version {n}: not one of {}",
+                    Release::listed(", ", ", ")
                 ))
             })
     })

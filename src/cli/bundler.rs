@@ -429,100 +429,128 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
     let v = job.validate().map_err(|e| e.to_string())?;
     let header_only = !comp.verbose && matches!(v.file_type, FileType::Binary | FileType::Object);
     if job.list {
-        // `-list -type=a` lists the input as -type=o does: an archive is
-        // neither an object nor a bundle, so nothing is printed.
-        let raw = open(&job.inputs[0])?;
-        // main lists every blob of the input in turn, each as if it were a
-        // file of its own (CCOB-4, *LLVM main*), and prints what it listed
-        // before a blob fails.
-        let (ids, failed) = if job.release == Release::Main {
-            job.plan_list_main(&raw, &mut reporter(job, comp))
-        } else {
-            match list_input(job, comp, header_only, &raw) {
-                Ok(ids) => (ids, None),
-                Err(e) => return Err(e),
-            }
-        };
-        let mut out = std::io::stdout().lock();
-        for id in ids {
-            writeln!(out, "{id}").map_err(|e| e.to_string())?;
-        }
-        out.flush().map_err(|e| e.to_string())?;
-        if let Some(e) = failed {
-            return Err(e.to_string());
-        }
-        return Ok(());
+        return run_list(job, comp, header_only);
     }
     if job.unbundle && v.file_type == FileType::Archive {
         return unbundle_archive(job, &v, comp);
     }
     if job.unbundle {
-        let raw = open(&job.inputs[0])?;
-        // main walks every blob of the input (CCOB-4, *LLVM main*).
-        let main = job.release == Release::Main;
-        if header_only && !main {
-            if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
-                return unbundle_streamed(job, &v, &raw, &prefix);
-            }
-        }
-        let (input, pieces) = if main {
-            let pieces = job.plan_unbundle_main(&v, &raw, &mut reporter(job, comp));
-            (raw, pieces)
-        } else {
-            let input = maybe_decompress(job, raw, comp)?;
-            let pieces = job.plan_unbundle(&v, &input);
-            (input, pieces)
-        };
-        let pieces = pieces.map_err(|e| e.to_string())?;
-        // All outputs are staged first and renamed only when every one is complete.
-        let mut staged = Vec::new();
-        for (piece, path) in pieces.iter().zip(&job.outputs) {
-            if *piece == Piece::NotWritten {
-                continue;
-            }
-            // 19 and 22 strip a fat object's host with llvm-objcopy, which
-            // `-###` prints instead of running: the output stays empty.
-            // (A device entry holding the host marker is stripped alike: C11.)
-            let objcopy_host = matches!(piece, Piece::Owned(_))
-                && v.file_type == FileType::Object
-                && job.release >= Release::L19;
-            if dry_run && objcopy_host {
-                let mut cmd = vec![objcopy_path(prog)?];
-                cmd.extend(
-                    [
-                        "--regex",
-                        "--remove-section=__CLANG_OFFLOAD_BUNDLE__.*",
-                        "--",
-                    ]
-                    .map(String::from),
-                );
-                cmd.push(job.inputs[0].display().to_string());
-                cmd.push(temp_name());
-                print_command(&cmd);
-                let o = OutputFile::create(path).map_err(|e| e.to_string())?;
-                staged.push(o);
-                continue;
-            }
-            let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
-            match piece {
-                Piece::Range { offset, size } => {
-                    copy_range(&input, *offset, *size, &mut o).map_err(|e| e.to_string())?
-                }
-                Piece::WholeInput => {
-                    let len = input.bytes().len() as u64;
-                    copy_range(&input, 0, len, &mut o).map_err(|e| e.to_string())?
-                }
-                Piece::Empty | Piece::NotWritten => {}
-                Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
-            }
-            staged.push(o);
-        }
-        for o in staged {
-            o.commit().map_err(|e| e.to_string())?;
-        }
-        return Ok(());
+        return run_unbundle(job, &v, comp, header_only, prog, dry_run);
     }
-    // Bundling.
+    run_bundle(job, &v, comp, prog, dry_run)
+}
+
+/// `-list`: the IDs of the input's entries, in the release's order.
+fn run_list(job: &Job, comp: &Compression, header_only: bool) -> Result<(), String> {
+    // `-list -type=a` lists the input as -type=o does: an archive is
+    // neither an object nor a bundle, so nothing is printed.
+    let raw = open(&job.inputs[0])?;
+    // main lists every blob of the input in turn, each as if it were a
+    // file of its own (CCOB-4, *LLVM main*), and prints what it listed
+    // before a blob fails.
+    let (ids, failed) = if job.release == Release::Main {
+        job.plan_list_main(&raw, &mut reporter(job, comp))
+    } else {
+        match list_input(job, comp, header_only, &raw) {
+            Ok(ids) => (ids, None),
+            Err(e) => return Err(e),
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    for id in ids {
+        writeln!(out, "{id}").map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())?;
+    if let Some(e) = failed {
+        return Err(e.to_string());
+    }
+    Ok(())
+}
+
+/// `-unbundle`: every output staged and renamed only when all are complete.
+fn run_unbundle(
+    job: &Job,
+    v: &offload_kit::bundler::Validated,
+    comp: &Compression,
+    header_only: bool,
+    prog: &str,
+    dry_run: bool,
+) -> Result<(), String> {
+    let raw = open(&job.inputs[0])?;
+    // main walks every blob of the input (CCOB-4, *LLVM main*).
+    let main = job.release == Release::Main;
+    if header_only && !main {
+        if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
+            return unbundle_streamed(job, v, &raw, &prefix);
+        }
+    }
+    let (input, pieces) = if main {
+        let pieces = job.plan_unbundle_main(v, &raw, &mut reporter(job, comp));
+        (raw, pieces)
+    } else {
+        let input = maybe_decompress(job, raw, comp)?;
+        let pieces = job.plan_unbundle(v, &input);
+        (input, pieces)
+    };
+    let pieces = pieces.map_err(|e| e.to_string())?;
+    // All outputs are staged first and renamed only when every one is complete.
+    let mut staged = Vec::new();
+    for (piece, path) in pieces.iter().zip(&job.outputs) {
+        if *piece == Piece::NotWritten {
+            continue;
+        }
+        // 19 and 22 strip a fat object's host with llvm-objcopy, which
+        // `-###` prints instead of running: the output stays empty.
+        // (A device entry holding the host marker is stripped alike: C11.)
+        let objcopy_host = matches!(piece, Piece::Owned(_))
+            && v.file_type == FileType::Object
+            && job.release.strips_host_with_objcopy();
+        if dry_run && objcopy_host {
+            let mut cmd = vec![objcopy_path(prog)?];
+            cmd.extend(
+                [
+                    "--regex",
+                    "--remove-section=__CLANG_OFFLOAD_BUNDLE__.*",
+                    "--",
+                ]
+                .map(String::from),
+            );
+            cmd.push(job.inputs[0].display().to_string());
+            cmd.push(temp_name());
+            print_command(&cmd);
+            let o = OutputFile::create(path).map_err(|e| e.to_string())?;
+            staged.push(o);
+            continue;
+        }
+        let mut o = OutputFile::create(path).map_err(|e| e.to_string())?;
+        match piece {
+            Piece::Range { offset, size } => {
+                copy_range(&input, *offset, *size, &mut o).map_err(|e| e.to_string())?
+            }
+            Piece::WholeInput => {
+                let len = input.bytes().len() as u64;
+                copy_range(&input, 0, len, &mut o).map_err(|e| e.to_string())?
+            }
+            Piece::Empty | Piece::NotWritten => {}
+            Piece::Owned(bytes) => o.write_all(bytes).map_err(|e| e.to_string())?,
+        }
+        staged.push(o);
+    }
+    for o in staged {
+        o.commit().map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// Bundling: an object-file bundle through the host object, else a binary
+/// or text bundle, compressed on request.
+fn run_bundle(
+    job: &Job,
+    v: &offload_kit::bundler::Validated,
+    comp: &Compression,
+    prog: &str,
+    dry_run: bool,
+) -> Result<(), String> {
     let inputs: Vec<Input> = job
         .inputs
         .iter()
@@ -564,7 +592,7 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
         }
     }
     let sizes: Vec<u64> = inputs.iter().map(|i| i.bytes().len() as u64).collect();
-    let layout = job.plan_bundle(&v, &sizes).map_err(|e| e.to_string())?;
+    let layout = job.plan_bundle(v, &sizes).map_err(|e| e.to_string())?;
     let mut o = OutputFile::create(&job.outputs[0]).map_err(|e| e.to_string())?;
     if let FileType::Text(c) = v.file_type {
         let entries: Vec<(&[u8], &[u8])> = v
@@ -590,9 +618,9 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
     o.write_all(&layout.header).map_err(|e| e.to_string())?;
     let mut pos = layout.header.len() as u64;
     for (i, input) in inputs.iter().enumerate() {
-        // 14 and 16 seek to each offset and write the payload, so an empty
-        // payload at the end never extends the file; 19 and 22 pad.
-        if sizes[i] == 0 && job.release <= Release::L16 {
+        // An empty payload at the end never extends the file of a release
+        // that seeks to each offset.
+        if sizes[i] == 0 && job.release.seeks_to_payloads() {
             continue;
         }
         offload_kit::output::write_zeros(&mut o, layout.offsets[i] - pos)

@@ -6,7 +6,7 @@ use offload_kit::conformance::random::{self, RandomOptions};
 use offload_kit::conformance::spec::{self, IdVerdict};
 use offload_kit::conformance::{
     case_selected, default_jobs, load_corpus, missing_message, report, run_matrix, select_adapters,
-    Adapter, Case, Layout, Role, RunContext,
+    Adapter, Case, Layout, Role, RunContext, Verdict,
 };
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -163,22 +163,7 @@ pub fn main(args: Vec<String>) -> i32 {
         }
     };
     if cli.list_impls {
-        let all = Adapter::load_dir(&layout.adapters(), &layout.messages()).unwrap_or_default();
-        for a in &all {
-            println!(
-                "{:<22} {:<9} release {:<4} {:<10} {}  {}",
-                a.name,
-                format!("{:?}", a.role).to_lowercase(),
-                a.release.map_or("-".into(), |r| r.to_string()),
-                if a.default { "default" } else { "on request" },
-                if a.available(&offload_kit) {
-                    "available"
-                } else {
-                    "NOT INSTALLED"
-                },
-                a.description
-            );
-        }
+        print_implementations(&layout, &offload_kit);
         return 0;
     }
     let mut available = Vec::new();
@@ -267,6 +252,34 @@ pub fn main(args: Vec<String>) -> i32 {
         }
     }
     let fails = report::failures(&verdicts, cli.allow_new_llvm);
+    outcome(&verdicts, &fails, missing.len())
+}
+
+/// `--list-impls`: every adapter, its role and release, whether it runs by
+/// default and whether it is installed.
+fn print_implementations(layout: &Layout, offload_kit: &std::path::Path) {
+    let all = Adapter::load_dir(&layout.adapters(), &layout.messages()).unwrap_or_default();
+    for a in &all {
+        println!(
+            "{:<22} {:<9} release {:<4} {:<10} {}  {}",
+            a.name,
+            format!("{:?}", a.role).to_lowercase(),
+            a.release.map_or("-".into(), |r| r.to_string()),
+            if a.default { "default" } else { "on request" },
+            if a.available(offload_kit) {
+                "available"
+            } else {
+                "NOT INSTALLED"
+            },
+            a.description
+        );
+    }
+}
+
+/// The last line and the exit status: 1 when `fails` holds new divergences
+/// of offload-kit or LLVM; third parties' findings are counted, and
+/// implementations not installed (`missing`) said.
+fn outcome(verdicts: &[Verdict], fails: &[&Verdict], missing: usize) -> i32 {
     // Third parties are measured: their new divergences are findings,
     // counted in the last line, never a failure.
     let mut findings: std::collections::BTreeMap<&str, usize> = Default::default();
@@ -287,7 +300,7 @@ pub fn main(args: Vec<String>) -> i32 {
                 .join(", ")
         ),
     };
-    let skipped = match missing.len() {
+    let skipped = match missing {
         0 => String::new(),
         n => format!("; {n} implementation(s) skipped, not installed"),
     };
@@ -463,7 +476,7 @@ fn compare_and_site(
     cli: &Options,
     cases: &[offload_kit::conformance::Case],
     names: &[String],
-    verdicts: &[offload_kit::conformance::Verdict],
+    verdicts: &[Verdict],
 ) -> Result<(), String> {
     use offload_kit::conformance::html;
     let mut shown = None;

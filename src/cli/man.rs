@@ -8,6 +8,7 @@ use std::path::Path;
 
 /// What a page shows beyond the options: examples (what it does, the
 /// command line) and the meaning of each exit status.
+#[derive(Clone, Copy)]
 struct Extra {
     examples: &'static [(&'static str, &'static str)],
     exit: &'static [(&'static str, &'static str)],
@@ -20,23 +21,25 @@ const USAGE: (&str, &str) = (
     "The command line is wrong (an unknown option, a missing value).",
 );
 
-fn extra(command: &str) -> Extra {
-    let read = |what: &'static str| -> &'static [(&'static str, &'static str)] {
-        match what {
-            "list" => &[
-                ("0", "The input was read and listed."),
-                ("1", "The input is not a container, or breaks a rule the reader cannot read past (the message names the rule and byte offset)."),
-                USAGE,
-            ],
-            _ => &[
-                ("0", "Done: every output was written."),
-                ("1", "Bad input or an output that cannot be written (the message names the rule and byte offset); nothing was written."),
-                USAGE,
-            ],
-        }
-    };
-    match command {
-        "offload-kit" => Extra {
+/// Exit statuses of a command that reads and lists.
+const LISTED: &[(&str, &str)] = &[
+    ("0", "The input was read and listed."),
+    ("1", "The input is not a container, or breaks a rule the reader cannot read past (the message names the rule and byte offset)."),
+    USAGE,
+];
+
+/// Exit statuses of a command that writes outputs.
+const WRITTEN: &[(&str, &str)] = &[
+    ("0", "Done: every output was written."),
+    ("1", "Bad input or an output that cannot be written (the message names the rule and byte offset); nothing was written."),
+    USAGE,
+];
+
+/// Each command's examples and exit statuses.
+const EXTRAS: &[(&str, Extra)] = &[
+    (
+        "offload-kit",
+        Extra {
             examples: &[
                 ("A built-in example: bundle, list, validate, extract.", "offload-kit demo"),
                 ("What a library holds, down to each code object.", "offload-kit inspect /opt/rocm/lib/librocsparse.so"),
@@ -49,24 +52,33 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "list" => Extra {
+    ),
+    (
+        "list",
+        Extra {
             examples: &[
                 ("The entries of an object, a fat binary, a text bundle or an archive.", "offload-kit list k.o"),
                 ("As LLVM 14 lists it.", "offload-kit list k.o --llvm-version 14"),
                 ("Code object URIs, one per entry.", "offload-kit list k.o --uri"),
             ],
-            exit: read("list"),
+            exit: LISTED,
         },
-        "extract" => Extra {
+    ),
+    (
+        "extract",
+        Extra {
             examples: &[
                 ("One entry.", "offload-kit extract k.o --id hipv4-amdgcn-amd-amdhsa--gfx906 -o gfx906.co"),
                 ("That target ID from every bundle of a library.", "offload-kit extract librocsparse.so --id gfx90a:xnack+ --dir out"),
                 ("What the HIP runtime would load on a GPU.", "offload-kit extract k.o --gpu gfx90a:sramecc+:xnack- -o k.co"),
                 ("The bytes a code object URI names.", "offload-kit extract 'file://k.o#offset=8192&size=3160' -o k.co"),
             ],
-            exit: read("extract"),
+            exit: WRITTEN,
         },
-        "inspect" => Extra {
+    ),
+    (
+        "inspect",
+        Extra {
             examples: &[
                 ("A file, or every file under a directory.", "offload-kit inspect /opt/rocm/lib"),
                 ("One JSON document (schema offload-kit-inspect/1).", "offload-kit inspect k.o --json"),
@@ -78,7 +90,10 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "check" => Extra {
+    ),
+    (
+        "check",
+        Extra {
             examples: &[
                 ("On one GPU, named as amdgpu-arch or rocminfo prints it.", "offload-kit check libfoo.so --gpu gfx90a:sramecc+:xnack-"),
                 ("In each xnack/sramecc mode of an agent name.", "offload-kit check libfoo.so --gpu gfx90a"),
@@ -90,7 +105,10 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "validate" => Extra {
+    ),
+    (
+        "validate",
+        Extra {
             examples: &[
                 ("Every rule of spec/.", "offload-kit validate k.o"),
                 ("As JSON (schema offload-kit-validate/1).", "offload-kit validate k.o --json"),
@@ -101,22 +119,34 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "compress" => Extra {
+    ),
+    (
+        "compress",
+        Extra {
             examples: &[
                 ("As LLVM 22 compresses (CCOB v3, zstd level 3).", "offload-kit compress k.fatbin -o k.ccob"),
                 ("Version 2, zlib.", "offload-kit compress k.fatbin -o k.ccob --format-version 2 --method zlib"),
             ],
-            exit: read("compress"),
+            exit: WRITTEN,
         },
-        "decompress" => Extra {
+    ),
+    (
+        "decompress",
+        Extra {
             examples: &[("The bundle a CCOB holds.", "offload-kit decompress k.ccob -o k.fatbin")],
-            exit: read("decompress"),
+            exit: WRITTEN,
         },
-        "convert" => Extra {
+    ),
+    (
+        "convert",
+        Extra {
             examples: &[("A CCOB v2 blob as v3.", "offload-kit convert k.ccob --to v3 -o k3.ccob")],
-            exit: read("convert"),
+            exit: WRITTEN,
         },
-        "verify" => Extra {
+    ),
+    (
+        "verify",
+        Extra {
             examples: &[("Sizes and hashes of every compressed bundle in a library.", "offload-kit verify libfoo.so")],
             exit: &[
                 ("0", "Every compressed bundle checks out (or there is nothing compressed, which is said)."),
@@ -124,14 +154,20 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "generate" => Extra {
+    ),
+    (
+        "generate",
+        Extra {
             examples: &[
                 ("Valid binary bundles.", "offload-kit generate --kind binary --count 100 --out corpus"),
                 ("Each breaking one rule, with a .json sidecar naming it.", "offload-kit generate --kind binary --malformed all --count 50 --out bad"),
             ],
-            exit: read("generate"),
+            exit: WRITTEN,
         },
-        "completions" => Extra {
+    ),
+    (
+        "completions",
+        Extra {
             examples: &[("Bash completion for this shell.", "source <(offload-kit completions bash)")],
             exit: &[
                 ("0", "The script was printed."),
@@ -139,15 +175,24 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "man" => Extra {
+    ),
+    (
+        "man",
+        Extra {
             examples: &[("Every page into a directory for man(1).", "offload-kit man --dir ~/.local/share/man/man1")],
-            exit: read("man"),
+            exit: WRITTEN,
         },
-        "demo" => Extra {
+    ),
+    (
+        "demo",
+        Extra {
             examples: &[("Bundle, list, validate and extract a built-in example.", "offload-kit demo")],
-            exit: read("demo"),
+            exit: WRITTEN,
         },
-        "conformance" => Extra {
+    ),
+    (
+        "conformance",
+        Extra {
             examples: &[
                 ("The corpus against offload-kit and every installed LLVM.", "offload-kit conformance"),
                 ("An HTML dashboard too.", "offload-kit conformance --html out"),
@@ -158,11 +203,17 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "packager" => Extra {
+    ),
+    (
+        "packager",
+        Extra {
             examples: &[("An offload binary, as clang-offload-packager 22 writes it.", "offload-kit packager -o out.bin --image=file=k.co,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip")],
             exit: &[("0", "Done."), ("1", "An error, as the release reports it."), USAGE],
         },
-        "objdump" => Extra {
+    ),
+    (
+        "objdump",
+        Extra {
             examples: &[("Offload images and bundle entries, extracted next to the input.", "offload-kit objdump --offloading k.o")],
             exit: &[
                 ("0", "Done (options it does not model are handed to the real llvm-objdump)."),
@@ -170,22 +221,37 @@ fn extra(command: &str) -> Extra {
                 USAGE,
             ],
         },
-        "readobj" => Extra {
+    ),
+    (
+        "readobj",
+        Extra {
             examples: &[("A code object URI per bundle entry.", "offload-kit readobj --offloading k.o")],
             exit: &[("0", "Done."), ("1", "An error, as LLVM 22 reports it."), USAGE],
         },
-        "bundler" => Extra {
+    ),
+    (
+        "bundler",
+        Extra {
             examples: &[
                 ("List, as clang-offload-bundler 22 does.", "offload-kit bundler -list -type=o -input=k.o"),
                 ("Unbundle a -fgpu-rdc object as LLVM 14 does.", "offload-kit bundler --llvm-version=14 -unbundle -type=o -input=rdc14.o -targets=hip-amdgcn-amd-amdhsa-gfx906 -output=k.bc"),
             ],
             exit: &[("0", "Done."), ("1", "An error, with the release's own message."), USAGE],
         },
-        _ => Extra {
-            examples: &[],
-            exit: &[("0", "Done."), ("1", "An error."), USAGE],
-        },
-    }
+    ),
+];
+
+/// What a command without its own entry in [`EXTRAS`] says.
+const OTHER: Extra = Extra {
+    examples: &[],
+    exit: &[("0", "Done."), ("1", "An error."), USAGE],
+};
+
+fn extra(command: &str) -> Extra {
+    EXTRAS
+        .iter()
+        .find(|(name, _)| *name == command)
+        .map_or(OTHER, |(_, e)| *e)
 }
 
 /// Text for roff: backslashes and hyphens escaped, and no line may start

@@ -284,154 +284,157 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         offload_kit::budget::set(b);
     }
     super::term::set_color(cli.color);
-    let r = match cli.cmd {
-        Cmd::Completions { shell } => {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "offload-kit", &mut out);
-            write_stdout(&out)
-        }
-        Cmd::Man { dir } => man_pages(dir.as_deref()),
-        Cmd::Bundler { args } => return super::bundler::main("offload-kit bundler", args),
-        Cmd::Packager { args } => {
-            return super::packager::main("offload-kit packager", args, false)
-        }
-        Cmd::Conformance { args } => return super::conformance::main(args),
-        Cmd::Objdump { args } => {
-            return super::offloading::main(
-                "offload-kit objdump",
-                super::offloading::Tool::Objdump,
-                args,
-            )
-        }
-        Cmd::Readobj { args } => {
-            return super::offloading::main(
-                "offload-kit readobj",
-                super::offloading::Tool::Readobj,
-                args,
-            )
-        }
-        Cmd::List {
-            file, uri: true, ..
-        } => list_uris(&file),
-        Cmd::List {
-            llvm: Some(Release::Main),
-            ..
-        } => Err(vec![Error::other(
-            "list --llvm-version takes 13, 14, 15, 16, 19 or 22: LLVM main is modelled for the drop-in bundler (offload-kit bundler --llvm-version=main -list)",
-        )]
-        ),
-        Cmd::List {
-            file, json, llvm, ..
-        } => list(&file, json, llvm),
-        Cmd::Inspect {
-            paths,
-            json,
-            strict,
-        } => super::inspect::run(&paths, json, offload_kit::inspect::Options { strict }),
-        Cmd::Check {
-            paths,
-            gpu,
-            json,
-            strict,
-        } => super::inspect::run_check(&paths, &gpu, json, offload_kit::inspect::Options { strict }),
-        Cmd::Extract {
-            file,
-            output: Some(out),
-            ..
-        } if is_uri(&file) => extract_uri(&file.to_string_lossy(), &out),
-        Cmd::Extract {
-            file, output: None, ..
-        } if is_uri(&file) => Err(vec![Error::other(
-            "extracting a code object URI needs -o FILE",
-        )]),
-        Cmd::Extract {
-            file,
-            id,
-            output,
-            all,
-            dir,
-            bundle,
-            member,
-            member_index,
-            gpu,
-        } => extract(
-            &file,
-            id,
-            output,
-            all,
-            dir,
-            gpu.as_deref(),
-            Select {
-                bundle,
-                member: member.as_deref(),
-                member_index,
-            },
-        ),
-        Cmd::Validate { file, json } => validate(&file, json),
-        Cmd::Demo { dir } => demo(&dir),
-        Cmd::Generate {
-            list_kinds: true, ..
-        } => {
-            super::generate::list_kinds();
-            Ok(0)
-        }
-        Cmd::Generate {
-            kind,
-            count,
-            seed,
-            out,
-            malformed,
-            target_ids,
-            max_size,
-            payloads,
-            random_payloads,
-            ..
-        } => super::generate::run(&super::generate::Request {
-            kind: kind.as_deref().unwrap_or_default(),
-            count,
-            seed,
-            out: out.as_deref().unwrap_or(Path::new(".")),
-            malformed: &malformed,
-            target_ids,
-            max_size,
-            payloads: payloads.as_deref(),
-            random_payloads,
-        }),
-        Cmd::Compress {
-            file,
-            output,
-            version,
-            method,
-            level,
-            threads,
-        } => compress_cmd(&file, &output, version, &method, level, threads),
-        Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
-        Cmd::Convert {
-            file,
-            to,
-            output,
-            method,
-            level,
-            threads,
-        } => match to.as_str() {
-            "none" => decompress_cmd(&file, &output),
-            v => compress_cmd(
-                &file,
-                &output,
-                v[1..].parse().expect("v1|v2|v3"),
-                &method,
-                level,
-                threads,
-            ),
-        },
-        Cmd::Verify { file } => verify_cmd(&file),
-    };
-    match r {
+    match run(cli.cmd) {
         Ok(code) => code,
         Err(errs) => {
             super::report_errors("", &errs, SHOWN_ERRORS);
             1
         }
+    }
+}
+
+/// Run one command: its exit status, or the errors that make it exit 1.
+/// The drop-ins print their own errors and give their own exit status.
+fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
+    match cmd {
+    Cmd::Completions { shell } => {
+        let mut out = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "offload-kit", &mut out);
+        write_stdout(&out)
+    }
+    Cmd::Man { dir } => man_pages(dir.as_deref()),
+    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args)),
+    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false)),
+    Cmd::Conformance { args } => Ok(super::conformance::main(args)),
+    Cmd::Objdump { args } => {
+        Ok(super::offloading::main(
+            "offload-kit objdump",
+            super::offloading::Tool::Objdump,
+            args,
+        ))
+    }
+    Cmd::Readobj { args } => {
+        Ok(super::offloading::main(
+            "offload-kit readobj",
+            super::offloading::Tool::Readobj,
+            args,
+        ))
+    }
+    Cmd::List {
+        file, uri: true, ..
+    } => list_uris(&file),
+    Cmd::List {
+        llvm: Some(Release::Main),
+        ..
+    } => Err(vec![Error::other(format!(
+        "list --llvm-version takes {}: LLVM main is modelled for the drop-in bundler (offload-kit bundler --llvm-version=main -list)",
+        Release::listed(", ", " or ")
+    ))]),
+    Cmd::List {
+        file, json, llvm, ..
+    } => list(&file, json, llvm),
+    Cmd::Inspect {
+        paths,
+        json,
+        strict,
+    } => super::inspect::run(&paths, json, offload_kit::inspect::Options { strict }),
+    Cmd::Check {
+        paths,
+        gpu,
+        json,
+        strict,
+    } => super::inspect::run_check(&paths, &gpu, json, offload_kit::inspect::Options { strict }),
+    Cmd::Extract {
+        file,
+        output: Some(out),
+        ..
+    } if is_uri(&file) => extract_uri(&file.to_string_lossy(), &out),
+    Cmd::Extract {
+        file, output: None, ..
+    } if is_uri(&file) => Err(vec![Error::other(
+        "extracting a code object URI needs -o FILE",
+    )]),
+    Cmd::Extract {
+        file,
+        id,
+        output,
+        all,
+        dir,
+        bundle,
+        member,
+        member_index,
+        gpu,
+    } => extract(
+        &file,
+        id,
+        output,
+        all,
+        dir,
+        gpu.as_deref(),
+        Select {
+            bundle,
+            member: member.as_deref(),
+            member_index,
+        },
+    ),
+    Cmd::Validate { file, json } => validate(&file, json),
+    Cmd::Demo { dir } => demo(&dir),
+    Cmd::Generate {
+        list_kinds: true, ..
+    } => {
+        super::generate::list_kinds();
+        Ok(0)
+    }
+    Cmd::Generate {
+        kind,
+        count,
+        seed,
+        out,
+        malformed,
+        target_ids,
+        max_size,
+        payloads,
+        random_payloads,
+        ..
+    } => super::generate::run(&super::generate::Request {
+        kind: kind.as_deref().unwrap_or_default(),
+        count,
+        seed,
+        out: out.as_deref().unwrap_or(Path::new(".")),
+        malformed: &malformed,
+        target_ids,
+        max_size,
+        payloads: payloads.as_deref(),
+        random_payloads,
+    }),
+    Cmd::Compress {
+        file,
+        output,
+        version,
+        method,
+        level,
+        threads,
+    } => compress_cmd(&file, &output, version, &method, level, threads),
+    Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
+    Cmd::Convert {
+        file,
+        to,
+        output,
+        method,
+        level,
+        threads,
+    } => match to.as_str() {
+        "none" => decompress_cmd(&file, &output),
+        v => compress_cmd(
+            &file,
+            &output,
+            v[1..].parse().expect("v1|v2|v3"),
+            &method,
+            level,
+            threads,
+        ),
+    },
+    Cmd::Verify { file } => verify_cmd(&file),
     }
 }
 
@@ -702,100 +705,10 @@ fn extract(
         jobs.push((l.entries[0].clone(), out.clone()));
     } else if into_dir {
         let dir = dir.clone().expect("clap requires --dir");
-        if dir.exists() && !dir.is_dir() {
-            return Err(vec![Error::rule(
-                offload_kit::rules::CLI_5,
-                format!("'{}': not a directory (--dir)", dir.display()),
-            )]);
-        }
-        std::fs::create_dir_all(&dir).map_err(|e| {
-            vec![Error::rule(
-                offload_kit::rules::CLI_5,
-                format!("'{}': {e}", dir.display()),
-            )]
-        })?;
-        // Names stay unique, also on case-insensitive file systems: a name
-        // already taken (two archive members of one name, `sm_70` and
-        // `SM_70`) gets the entry's number appended, and a name too long for
-        // a file system (255 bytes) is cut and numbered.
-        let mut seen = std::collections::BTreeSet::new();
-        for (i, e) in l.entries.iter().enumerate() {
-            // In an archive: the member's name, then the entry ID; in a
-            // file of several bundles, the bundle's number first, as LLVM
-            // 22's `llvm-objdump --offloading` names its files.
-            let name = match &e.member {
-                Some(m) => format!("{m}-{}", e.id),
-                None if several_bundles => format!("{}.{}", e.bundle, e.id),
-                None => e.id.clone(),
-            };
-            let mut path =
-                output::contained_path(&dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
-            if !seen.insert(path.to_string_lossy().to_lowercase()) {
-                path = output::contained_path(&dir, &fit_name(&format!("{name}-{i}"), i))
-                    .map_err(|e| vec![e])?;
-                if !seen.insert(path.to_string_lossy().to_lowercase()) {
-                    return Err(vec![Error::rule(
-                        offload_kit::rules::CLI_5,
-                        format!("entry {i} would be written to '{}' twice", path.display()),
-                    )]);
-                }
-            }
-            jobs.push((e.clone(), path));
-        }
+        jobs = jobs_into_dir(&l.entries, &dir, several_bundles)?;
     } else {
         let id = id.clone().expect("clap requires --id");
-        let matching: Vec<usize> = l
-            .entries
-            .iter()
-            .filter(|e| wanted(e))
-            .map(|e| e.bundle)
-            .collect();
-        if matching.len() > 1 && l.container == detect::Container::Archive {
-            let places: Vec<String> = l
-                .entries
-                .iter()
-                .filter(|e| wanted(e))
-                .map(|e| {
-                    format!(
-                        "member #{} '{}' bundle {}",
-                        e.member_index.unwrap_or(0),
-                        e.member.as_deref().unwrap_or("").escape_debug(),
-                        e.bundle
-                    )
-                })
-                .collect();
-            return Err(vec![Error::other(format!(
-                "'{id}' is in {}: choose one with --member-index (or --member) and --bundle",
-                places.join(", ")
-            ))]);
-        }
-        if matching.len() > 1 {
-            let bundles = if matching.windows(2).all(|w| w[0] == w[1]) {
-                format!("{} entries of bundle {}", matching.len(), matching[0])
-            } else if matching.len() > 8 {
-                format!(
-                    "{} bundles ({}, {}, ... {})",
-                    matching.len(),
-                    matching[0],
-                    matching[1],
-                    matching[matching.len() - 1]
-                )
-            } else {
-                format!("bundles {matching:?}")
-            };
-            return Err(vec![Error::other(format!(
-                "'{id}' is in {bundles}: give --dir DIR to extract them all, or choose one with --bundle"
-            ))]);
-        }
-        let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
-            unreachable!("an entry matches: checked above");
-        };
-        let Some(out) = output else {
-            return Err(vec![Error::other(
-                "--id needs -o FILE (or use --all --dir)",
-            )]);
-        };
-        jobs.push((e.clone(), out));
+        jobs.push(one_entry_job(&l, &id, &wanted, output)?);
     }
     let mut staged = Vec::new();
     for (e, path) in jobs {
@@ -807,26 +720,7 @@ fn extract(
             OutputFile::create(&path)
         };
         let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
-        if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
-            let bytes = detect::image_bytes(input.bytes(), img)?;
-            std::io::Write::write_all(&mut o, &bytes).map_err(|e| vec![e.into()])?;
-        } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
-            // The host entry of a fat object is the object without its
-            // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
-            // section only holds the one-byte host marker.
-            let data = input.bytes();
-            let (start, len) =
-                detect::archive_member_at(data, e.offset).unwrap_or((0, data.len() as u64));
-            let elf = &data[start as usize..(start + len) as usize];
-            let host = object::strip(elf).map_err(|err| vec![err])?;
-            std::io::Write::write_all(&mut o, &host).map_err(|e| vec![e.into()])?;
-        } else if let Some(at) = e.ccob_offset {
-            // Streamed: verified as a whole, only the entry's bytes kept.
-            let blob = detect::ccob_blob(&input, at).map_err(|e| vec![e])?;
-            ccob::extract_range(&blob, at, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
-        } else {
-            copy_range(&input, e.offset, e.size, &mut o).map_err(|e| vec![e])?;
-        }
+        write_entry(&input, &e, &mut o)?;
         staged.push(o);
     }
     let written = staged.len();
@@ -838,6 +732,150 @@ fn extract(
         );
     }
     Ok(0)
+}
+
+/// `--id ID -o FILE`: the one entry `wanted` admits; when several bundles
+/// or archive members hold it, an error that says which and how to choose.
+fn one_entry_job(
+    l: &detect::Listing,
+    id: &str,
+    wanted: &dyn Fn(&detect::ListedEntry) -> bool,
+    output: Option<PathBuf>,
+) -> Result<(detect::ListedEntry, PathBuf), Vec<Error>> {
+    let matching: Vec<usize> = l
+        .entries
+        .iter()
+        .filter(|e| wanted(e))
+        .map(|e| e.bundle)
+        .collect();
+    if matching.len() > 1 && l.container == detect::Container::Archive {
+        let places: Vec<String> = l
+            .entries
+            .iter()
+            .filter(|e| wanted(e))
+            .map(|e| {
+                format!(
+                    "member #{} '{}' bundle {}",
+                    e.member_index.unwrap_or(0),
+                    e.member.as_deref().unwrap_or("").escape_debug(),
+                    e.bundle
+                )
+            })
+            .collect();
+        return Err(vec![Error::other(format!(
+            "'{id}' is in {}: choose one with --member-index (or --member) and --bundle",
+            places.join(", ")
+        ))]);
+    }
+    if matching.len() > 1 {
+        let bundles = if matching.windows(2).all(|w| w[0] == w[1]) {
+            format!("{} entries of bundle {}", matching.len(), matching[0])
+        } else if matching.len() > 8 {
+            format!(
+                "{} bundles ({}, {}, ... {})",
+                matching.len(),
+                matching[0],
+                matching[1],
+                matching[matching.len() - 1]
+            )
+        } else {
+            format!("bundles {matching:?}")
+        };
+        return Err(vec![Error::other(format!(
+            "'{id}' is in {bundles}: give --dir DIR to extract them all, or choose one with --bundle"
+        ))]);
+    }
+    let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
+        unreachable!("an entry matches: checked above");
+    };
+    let Some(out) = output else {
+        return Err(vec![Error::other(
+            "--id needs -o FILE (or use --all --dir)",
+        )]);
+    };
+    Ok((e.clone(), out))
+}
+
+/// `--all --dir DIR`: a file in `dir` per entry, named after it (its
+/// member's name first in an archive, its bundle's number first in a file
+/// of several bundles), each name unique and inside `dir` (CLI-5).
+fn jobs_into_dir(
+    entries: &[detect::ListedEntry],
+    dir: &Path,
+    several_bundles: bool,
+) -> Result<Vec<(detect::ListedEntry, PathBuf)>, Vec<Error>> {
+    let mut jobs = Vec::new();
+    if dir.exists() && !dir.is_dir() {
+        return Err(vec![Error::rule(
+            offload_kit::rules::CLI_5,
+            format!("'{}': not a directory (--dir)", dir.display()),
+        )]);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        vec![Error::rule(
+            offload_kit::rules::CLI_5,
+            format!("'{}': {e}", dir.display()),
+        )]
+    })?;
+    // Names stay unique, also on case-insensitive file systems: a name
+    // already taken (two archive members of one name, `sm_70` and
+    // `SM_70`) gets the entry's number appended, and a name too long for
+    // a file system (255 bytes) is cut and numbered.
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, e) in entries.iter().enumerate() {
+        // In an archive: the member's name, then the entry ID; in a
+        // file of several bundles, the bundle's number first, as LLVM
+        // 22's `llvm-objdump --offloading` names its files.
+        let name = match &e.member {
+            Some(m) => format!("{m}-{}", e.id),
+            None if several_bundles => format!("{}.{}", e.bundle, e.id),
+            None => e.id.clone(),
+        };
+        let mut path = output::contained_path(dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
+        if !seen.insert(path.to_string_lossy().to_lowercase()) {
+            path = output::contained_path(dir, &fit_name(&format!("{name}-{i}"), i))
+                .map_err(|e| vec![e])?;
+            if !seen.insert(path.to_string_lossy().to_lowercase()) {
+                return Err(vec![Error::rule(
+                    offload_kit::rules::CLI_5,
+                    format!("entry {i} would be written to '{}' twice", path.display()),
+                )]);
+            }
+        }
+        jobs.push((e.clone(), path));
+    }
+    Ok(jobs)
+}
+
+/// The bytes of entry `e` of `input` into `o`: decoded from a compressed
+/// image, stripped of its bundle sections for a fat object's host entry,
+/// streamed from a compressed bundle, or copied.
+fn write_entry(
+    input: &Input,
+    e: &detect::ListedEntry,
+    o: &mut OutputFile,
+) -> Result<(), Vec<Error>> {
+    if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
+        let bytes = detect::image_bytes(input.bytes(), img)?;
+        std::io::Write::write_all(o, &bytes).map_err(|e| vec![e.into()])?;
+    } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
+        // The host entry of a fat object is the object without its
+        // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
+        // section only holds the one-byte host marker.
+        let data = input.bytes();
+        let (start, len) =
+            detect::archive_member_at(data, e.offset).unwrap_or((0, data.len() as u64));
+        let elf = &data[start as usize..(start + len) as usize];
+        let host = object::strip(elf).map_err(|err| vec![err])?;
+        std::io::Write::write_all(o, &host).map_err(|e| vec![e.into()])?;
+    } else if let Some(at) = e.ccob_offset {
+        // Streamed: verified as a whole, only the entry's bytes kept.
+        let blob = detect::ccob_blob(input, at).map_err(|e| vec![e])?;
+        ccob::extract_range(&blob, at, e.offset, e.size, o).map_err(|e| vec![e])?;
+    } else {
+        copy_range(input, e.offset, e.size, o).map_err(|e| vec![e])?;
+    }
+    Ok(())
 }
 
 /// Whether the entry ID `entry` has exactly the target ID `target`.

@@ -16,7 +16,8 @@
 //! - [`binary`]: binary bundles, read strictly and written;
 //! - [`ccob`]: compressed bundles, read strictly and written;
 //! - [`text`]: text bundles, read strictly (window by window) and written;
-//! - [`limits`]: the memory budget (CLI-6), passed as a value.
+//! - [`limits`]: the memory budget (CLI-6), passed as a value;
+//! - [`escape`]: untrusted text escaped for a terminal.
 //!
 //! The `offload-kit` crate re-exports each module under the same name.
 //!
@@ -35,6 +36,7 @@
 pub mod binary;
 pub mod ccob;
 pub mod error;
+pub mod escape;
 pub mod host;
 pub mod id;
 pub mod limits;

@@ -236,10 +236,26 @@ pub fn check(data: &[u8], base: u64) -> Vec<Error> {
             }
         }
     }
-    if !sh_in {
-        errors.sort_by_key(Error::offset);
-        return errors;
+    if sh_in {
+        section_violations(&img, l, shoff, shnum, &mut err);
     }
+    errors.sort_by_key(Error::offset);
+    errors
+}
+
+/// CO-4 and CO-5 over the section header table (`shnum` headers at `shoff`,
+/// inside the image): each section's contents lie inside the image, string
+/// tables begin and end with a NUL, symbol tables link a string table.
+fn section_violations(
+    img: &Image<'_>,
+    l: &Layout,
+    shoff: u64,
+    shnum: u64,
+    err: &mut impl FnMut(Rule, u64, String),
+) {
+    let data = img.data;
+    let len = data.len() as u64;
+    let inside = |off: u64, size: u64| off.checked_add(size).is_some_and(|e| e <= len);
     let section = |i: u64| {
         let h = shoff + i * l.shent;
         let ty = img.uint(h + 4, 4).unwrap_or(0);
@@ -253,7 +269,7 @@ pub fn check(data: &[u8], base: u64) -> Vec<Error> {
         if ty == u64::from(SHT_NULL) || ty == u64::from(SHT_NOBITS) {
             continue;
         }
-        if !inside(off, Some(size)) {
+        if !inside(off, size) {
             let field = if off > len {
                 l.sh_range.0
             } else {
@@ -292,6 +308,4 @@ pub fn check(data: &[u8], base: u64) -> Vec<Error> {
             );
         }
     }
-    errors.sort_by_key(Error::offset);
-    errors
 }

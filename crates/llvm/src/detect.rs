@@ -263,17 +263,13 @@ fn list_in(
             };
             entries
                 .iter()
-                .map(|e| ListedEntry {
-                    id: e.id_str().into_owned(),
-                    offset: base + e.offset,
-                    size: e.size,
-                    bundle: 0,
-                    container: EntryContainer::BinaryBundle,
-                    ccob_offset: None,
-                    section: None,
-                    image: None,
-                    member: None,
-                    member_index: None,
+                .map(|e| {
+                    ListedEntry::top_level(
+                        e.id_str().into_owned(),
+                        base + e.offset,
+                        e.size,
+                        EntryContainer::BinaryBundle,
+                    )
                 })
                 .collect()
         }
@@ -287,17 +283,13 @@ fn list_in(
             };
             entries
                 .iter()
-                .map(|e| ListedEntry {
-                    id: e.id_str().into_owned(),
-                    offset: base + e.offset,
-                    size: e.size,
-                    bundle: 0,
-                    container: EntryContainer::TextBundle,
-                    ccob_offset: None,
-                    section: None,
-                    image: None,
-                    member: None,
-                    member_index: None,
+                .map(|e| {
+                    ListedEntry::top_level(
+                        e.id_str().into_owned(),
+                        base + e.offset,
+                        e.size,
+                        EntryContainer::TextBundle,
+                    )
                 })
                 .collect()
         }
@@ -926,15 +918,32 @@ pub fn unknown_container(data: &[u8]) -> Error {
 /// input it is; `offset` stays relative to the decompressed bundle.
 fn listed_in_ccob(e: &binary::Entry<'_>, bundle: usize, ccob: u64) -> ListedEntry {
     ListedEntry {
-        id: e.id_str().into_owned(),
-        offset: e.offset,
-        size: e.size,
         bundle,
-        container: EntryContainer::BinaryBundle,
         ccob_offset: Some(ccob),
-        section: None,
-        image: None,
-        member: None,
-        member_index: None,
+        ..ListedEntry::top_level(
+            e.id_str().into_owned(),
+            e.offset,
+            e.size,
+            EntryContainer::BinaryBundle,
+        )
+    }
+}
+
+impl ListedEntry {
+    /// An entry of the input's one bundle, at the top level: in no
+    /// compressed bundle, section, image or archive member.
+    fn top_level(id: String, offset: u64, size: u64, container: EntryContainer) -> ListedEntry {
+        ListedEntry {
+            id,
+            offset,
+            size,
+            bundle: 0,
+            container,
+            ccob_offset: None,
+            section: None,
+            image: None,
+            member: None,
+            member_index: None,
+        }
     }
 }

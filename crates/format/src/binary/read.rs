@@ -1,7 +1,7 @@
 //! The strict reader of binary bundles (spec chapter `binary-bundle.md`):
 //! every violation found, each with its absolute offset and rule.
 
-use super::{is_binary_bundle, scan, Entry, Stop};
+use super::{is_binary_bundle, scan, Entry, Scan, Stop};
 use crate::error::{Error, Errors, Result};
 use crate::id::{BundleEntryId, Verdict};
 use crate::limits::Budget;
@@ -113,48 +113,87 @@ pub fn parse_strict_within(
     // Re-read records past a BadRange stop: the strict reader reports them all.
     let mut entries = scan.entries.clone();
     if let Some(Stop::BadRange { index, .. }) = scan.stop {
-        let mut pos = (scan
-            .entries
-            .last()
-            .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64))
-            as usize;
-        for i in index..scan.num_entries {
-            let Ok(rec) = RawRecord::read(&mut Cursor::new(&data[pos..])) else {
-                errs.push(Error::at(
-                    rules::BIN_2,
-                    base + pos as u64,
-                    format!(
-                        "entry record {i} of {} runs past the end of the bundle",
-                        scan.num_entries
-                    ),
-                ));
-                break;
-            };
-            let id_pos = pos as u64 + RECORD_FIXED_SIZE;
-            if rec.id_len > len - id_pos {
-                errs.push(Error::at(
-                    rules::BIN_2,
-                    base + id_pos - 8,
-                    format!(
-                        "entry record {i}: ID length {} runs past the end of the bundle",
-                        rec.id_len
-                    ),
-                ));
-                break;
-            }
-            entries.push(Entry {
-                id: &data[id_pos as usize..(id_pos + rec.id_len) as usize],
-                offset: rec.offset,
-                size: rec.size,
-                record_pos: base + pos as u64,
-                id_pos: base + id_pos,
-            });
-            pos = (id_pos + rec.id_len) as usize;
-        }
+        records_past_stop(data, base, &scan, index, &mut entries, &mut errs);
     }
     let header_end = entries
         .last()
         .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64);
+    entry_violations(&entries, base, header_end, len, &mut errs);
+    let extent_end = layout_violations(data, base, &entries, header_end, extent, &mut errs);
+    if !errs.is_empty() {
+        errs.sort_by_key(|e| e.offset());
+        return Err(errs.into());
+    }
+    Ok(BinaryBundle {
+        data,
+        base,
+        entries,
+        header_end,
+        extent: extent_end,
+    })
+}
+
+/// The records after a scan stopped at an entry whose payload lies outside
+/// the bundle (`index`): the strict reader reads and reports them all, up
+/// to the first record or ID that runs past the end.
+fn records_past_stop<'a>(
+    data: &'a [u8],
+    base: u64,
+    scan: &Scan<'a>,
+    index: u64,
+    entries: &mut Vec<Entry<'a>>,
+    errs: &mut Vec<Error>,
+) {
+    let len = data.len() as u64;
+    let mut pos = (scan
+        .entries
+        .last()
+        .map_or(HEADER_SIZE, |e| e.id_pos - base + e.id.len() as u64)) as usize;
+    for i in index..scan.num_entries {
+        let Ok(rec) = RawRecord::read(&mut Cursor::new(&data[pos..])) else {
+            errs.push(Error::at(
+                rules::BIN_2,
+                base + pos as u64,
+                format!(
+                    "entry record {i} of {} runs past the end of the bundle",
+                    scan.num_entries
+                ),
+            ));
+            break;
+        };
+        let id_pos = pos as u64 + RECORD_FIXED_SIZE;
+        if rec.id_len > len - id_pos {
+            errs.push(Error::at(
+                rules::BIN_2,
+                base + id_pos - 8,
+                format!(
+                    "entry record {i}: ID length {} runs past the end of the bundle",
+                    rec.id_len
+                ),
+            ));
+            break;
+        }
+        entries.push(Entry {
+            id: &data[id_pos as usize..(id_pos + rec.id_len) as usize],
+            offset: rec.offset,
+            size: rec.size,
+            record_pos: base + pos as u64,
+            id_pos: base + id_pos,
+        });
+        pos = (id_pos + rec.id_len) as usize;
+    }
+}
+
+/// Each entry on its own (its ID, ID-1..ID-n and BIN-13; its payload's
+/// range, BIN-5/BIN-6; a repeated ID, BIN-8) and the entries together
+/// (COMPOSE-1).
+fn entry_violations(
+    entries: &[Entry<'_>],
+    base: u64,
+    header_end: u64,
+    len: u64,
+    errs: &mut Vec<Error>,
+) {
     let mut hosts = 0;
     let mut verdicts: Vec<(usize, Verdict)> = Vec::with_capacity(entries.len());
     // The first entry of each ID, for BIN-8 in one pass (a map only where
@@ -258,7 +297,21 @@ pub fn parse_strict_within(
         .iter()
         .filter_map(|(i, v)| v.as_ref().as_ref().ok().map(|id| (*i, id)))
         .collect();
-    errs.extend(composition_violations(&entries, &parsed));
+    errs.extend(composition_violations(entries, &parsed));
+}
+
+/// Where the payloads lie: overlaps (BIN-7), non-zero padding (BIN-9) and,
+/// for a standalone bundle, bytes after the last payload (BIN-10). Returns
+/// where the bundle ends.
+fn layout_violations(
+    data: &[u8],
+    base: u64,
+    entries: &[Entry<'_>],
+    header_end: u64,
+    extent: Extent,
+    errs: &mut Vec<Error>,
+) -> u64 {
+    let len = data.len() as u64;
     // Overlaps and padding: walk the in-range payloads sorted by offset.
     let mut spans: Vec<(u64, u64, usize)> = entries
         .iter()
@@ -324,17 +377,7 @@ pub fn parse_strict_within(
             ),
         ));
     }
-    if !errs.is_empty() {
-        errs.sort_by_key(|e| e.offset());
-        return Err(errs.into());
-    }
-    Ok(BinaryBundle {
-        data,
-        base,
-        entries,
-        header_end,
-        extent: extent_end,
-    })
+    extent_end
 }
 
 /// COMPOSE-1: among entries of one kind, triple and processor, a feature

@@ -202,50 +202,9 @@ impl<'a> Strict<'a> {
         };
         let id = self.scan.get(id_start, id_end);
         self.check_id(&id, id_start, true);
-        if let Some(&(j, jp, known)) = self.seen.get(&*id) {
-            let l = match known {
-                Some(l) => l,
-                None => {
-                    let l = self.line(jp);
-                    self.seen.insert(id.clone(), (j, jp, Some(l)));
-                    l
-                }
-            };
-            self.err(
-                rules::TXT_12,
-                id_start,
-                format!(
-                    "bundle {index} repeats the ID '{}' of bundle {j} (line {l}): LLVM -list prints both, unbundling takes the first",
-                    show(&id)
-                ),
-            );
-        } else {
-            self.seen.insert(id.clone(), (index, lp, None));
-        }
+        self.note_repeat(&id, id_start, index, lp);
         let cs = id_end + 1;
-        // One pass over the content for both markers (a marker holds one
-        // "\n", its first byte: matches never overlap).
-        let mut nested = Vec::new();
-        let mut end = None;
-        let mut at = cs;
-        let no_end = self.no_end_from.is_some_and(|p| cs >= p);
-        while let Some(h) = self.scan.find(&self.m.prefix_f, at, usize::MAX) {
-            let after = h + self.m.prefix_len;
-            if self.scan.starts_with(after, b"START__ ") {
-                nested.push(h);
-                if no_end {
-                    // Unclosed for certain: only the next START matters.
-                    break;
-                }
-            } else if self.scan.starts_with(after, b"END__ ") {
-                end = Some(h);
-                break;
-            }
-            at = h + 1;
-        }
-        if end.is_none() && !no_end {
-            self.no_end_from = Some(cs);
-        }
+        let (nested, end) = self.markers_after(cs);
         let Some(e) = end else {
             if let Some(&n) = nested.first() {
                 return self.unclosed_before(n, &id, lp);
@@ -270,28 +229,10 @@ impl<'a> Strict<'a> {
             None => true,
             Some(n) => n == len || self.scan.starts_with(n, &self.m.start),
         };
-        // The next START marker after the END line (its "\n" may be the END
-        // line's own), and this bundle's own END line before it, if the
-        // first END line is not a clean close: then the content held an END
-        // marker (TXT-10).
-        let mut q = None;
-        let mut own = None;
-        if let Some(n) = next {
-            if eid != id || !clean_follow {
-                q = self.scan.find(&self.m.start_f, n - 1, usize::MAX);
-                let region_end = q.unwrap_or(len);
-                let mut at = n - 1;
-                while let Some(h) = self.scan.find(&self.m.end_f, at, region_end) {
-                    let s = h + self.m.end.len();
-                    let t = self.scan.find_nl(s);
-                    let te = t.unwrap_or(len);
-                    if te - s == id.len() && self.scan.get(s, te) == id {
-                        own = Some((h, t));
-                    }
-                    at = h + 1;
-                }
-            }
-        }
+        let (q, own) = match next {
+            Some(n) if eid != id || !clean_follow => self.own_end(n, &id),
+            _ => (None, None),
+        };
         if !nested.is_empty() && eid != id && own.is_none() {
             return self.unclosed_before(nested[0], &id, lp);
         }
@@ -344,8 +285,93 @@ impl<'a> Strict<'a> {
         if self.scan.starts_with(n, &self.m.start) {
             return Some(n + 1);
         }
-        // Not clean: `q` was computed above (the next START after the first
-        // END line, which is also the next one after the own END line).
+        self.after_end(n, q)
+    }
+
+    /// TXT-12: bundle `index` (START line at `lp`, ID at `id_start`)
+    /// repeats the ID of an earlier bundle; else its ID is remembered.
+    // The Cow itself is kept as the key: borrowed from the input where it is.
+    #[allow(clippy::ptr_arg)]
+    fn note_repeat(&mut self, id: &Cow<'a, [u8]>, id_start: usize, index: usize, lp: usize) {
+        if let Some(&(j, jp, known)) = self.seen.get(&**id) {
+            let l = match known {
+                Some(l) => l,
+                None => {
+                    let l = self.line(jp);
+                    self.seen.insert(id.clone(), (j, jp, Some(l)));
+                    l
+                }
+            };
+            self.err(
+                rules::TXT_12,
+                id_start,
+                format!(
+                    "bundle {index} repeats the ID '{}' of bundle {j} (line {l}): LLVM -list prints both, unbundling takes the first",
+                    show(id)
+                ),
+            );
+        } else {
+            self.seen.insert(id.clone(), (index, lp, None));
+        }
+    }
+
+    /// The START markers nested in the content that begins at `cs`, up to
+    /// its first END marker, and that END marker (one pass for both: a
+    /// marker holds one "\n", its first byte, so matches never overlap).
+    fn markers_after(&mut self, cs: usize) -> (Vec<usize>, Option<usize>) {
+        let mut nested = Vec::new();
+        let mut end = None;
+        let mut at = cs;
+        let no_end = self.no_end_from.is_some_and(|p| cs >= p);
+        while let Some(h) = self.scan.find(&self.m.prefix_f, at, usize::MAX) {
+            let after = h + self.m.prefix_len;
+            if self.scan.starts_with(after, b"START__ ") {
+                nested.push(h);
+                if no_end {
+                    // Unclosed for certain: only the next START matters.
+                    break;
+                }
+            } else if self.scan.starts_with(after, b"END__ ") {
+                end = Some(h);
+                break;
+            }
+            at = h + 1;
+        }
+        if end.is_none() && !no_end {
+            self.no_end_from = Some(cs);
+        }
+        (nested, end)
+    }
+
+    /// When the first END line after bundle `id`'s content (the next line
+    /// at `n`) is not a clean close: the next START marker after it (its
+    /// "\n" may be the END line's own), and the bundle's own END line before
+    /// that marker with where its line ends, if any (then the content held
+    /// an END marker, TXT-10).
+    #[allow(clippy::type_complexity)]
+    fn own_end(&mut self, n: usize, id: &[u8]) -> (Option<usize>, Option<(usize, Option<usize>)>) {
+        let len = self.scan.len;
+        let q = self.scan.find(&self.m.start_f, n - 1, usize::MAX);
+        let region_end = q.unwrap_or(len);
+        let mut own = None;
+        let mut at = n - 1;
+        while let Some(h) = self.scan.find(&self.m.end_f, at, region_end) {
+            let s = h + self.m.end.len();
+            let t = self.scan.find_nl(s);
+            let te = t.unwrap_or(len);
+            if te - s == id.len() && self.scan.get(s, te) == id {
+                own = Some((h, t));
+            }
+            at = h + 1;
+        }
+        (q, own)
+    }
+
+    /// TXT-11: what follows a bundle's END line (next line at `n`) when it
+    /// is not the next START line or the end of the input; `q` is the next
+    /// START marker after the END line. Returns where reading goes on.
+    fn after_end(&mut self, n: usize, q: Option<usize>) -> Option<usize> {
+        let len = self.scan.len;
         let prev_end = self.line(n - 1);
         match q {
             Some(q) if q + 1 == n => {

@@ -257,53 +257,7 @@ pub(super) fn check_body<'a>(
     let mut cx = Ctx { base, errs };
     let first_err = cx.errs.len();
     let mut regions = vec![Region::part(0, hsize, "header", 0, 0)];
-    // OB-6: the entry table.
-    let (eoff, count) = if h.version == 1 {
-        if h.entry_size_or_count != ENTRY_SIZE {
-            cx.err(
-                rules::OB_6,
-                24,
-                format!(
-                    "entry size {} is not {ENTRY_SIZE} (LLVM only checks that it is <= size - 32)",
-                    h.entry_size_or_count
-                ),
-            );
-        }
-        (h.entry_offset, 1u64)
-    } else {
-        (h.entry_offset, h.entry_size_or_count)
-    };
-    let table_end = count
-        .checked_mul(ENTRY_SIZE)
-        .and_then(|n| eoff.checked_add(n));
-    let table_ok = match table_end {
-        Some(end) if end <= size && eoff >= hsize => true,
-        Some(end) if end <= size => {
-            cx.err(
-                rules::OB_6,
-                16,
-                format!("the entries at {eoff} overlap the {hsize}-byte header"),
-            );
-            false
-        }
-        _ => {
-            cx.err(
-                rules::OB_6,
-                if h.version == 1 { 16 } else { 24 },
-                format!(
-                    "{count} entr{} of {ENTRY_SIZE} bytes at {eoff} run past the end of the binary ({size} bytes)",
-                    if count == 1 { "y" } else { "ies" }
-                ),
-            );
-            false
-        }
-    };
-    if h.version >= 2 && count == 0 {
-        cx.err(rules::OB_6, 24, "the binary has no entries");
-    }
-    if !table_ok {
-        return None;
-    }
+    let (eoff, count) = entry_table(h, hsize, size, &mut cx)?;
     regions.push(Region::part(
         eoff,
         eoff + count * ENTRY_SIZE,
@@ -311,7 +265,6 @@ pub(super) fn check_body<'a>(
         0,
         16,
     ));
-    let (table, note) = opts.table();
     let ses = string_entry_size(h.version);
     let mut entries = Vec::with_capacity(count as usize);
     let mut nuls = NulIndex::new(bin);
@@ -321,40 +274,7 @@ pub(super) fn check_body<'a>(
     for i in 0..count {
         let epos = eoff + i * ENTRY_SIZE;
         let e = RawEntry::read(&mut Cursor::new(&bin[epos as usize..])).ok()?;
-        // OB-12, OB-13, OB-14: kinds and flags.
-        if ImageKind::from_value(e.image_kind, table).is_none() {
-            cx.err(
-                rules::OB_12,
-                epos,
-                format!(
-                    "entry {i}: image kind {} is not defined in LLVM {table}{note} ({})",
-                    e.image_kind,
-                    kinds::image_kind_meanings(e.image_kind)
-                ),
-            );
-        }
-        if OffloadKind::from_value(e.offload_kind, table).is_none() {
-            cx.err(
-                rules::OB_13,
-                epos + 2,
-                format!(
-                    "entry {i}: offload kind {} is not defined in LLVM {table}{note} ({})",
-                    e.offload_kind,
-                    kinds::offload_kind_meanings(e.offload_kind)
-                ),
-            );
-        }
-        let allowed = if h.version >= 2 { OIF_METADATA } else { 0 };
-        if e.flags & !allowed != 0 {
-            cx.err(
-                rules::OB_14,
-                epos + 4,
-                format!(
-                    "entry {i}: flags 0x{:x} set undefined bits (defined: 0x{allowed:x})",
-                    e.flags
-                ),
-            );
-        }
+        kind_and_flag_violations(&e, i, epos, h.version, opts, &mut cx);
         // OB-7: the string entries lie inside the binary.
         let strings_end = e
             .num_strings
@@ -394,26 +314,7 @@ pub(super) fn check_body<'a>(
                 ),
             ),
         }
-        // OB-25: no control characters in keys and values.
-        for (p, &at) in strings.iter().zip(&string_pos) {
-            for (what, text, field) in [("key", &p.key, at), ("value", &p.value, at + 8)] {
-                let start = read_u64(bin, field).unwrap_or(0);
-                let Some(c) = controls.first_in(start, text) else {
-                    continue;
-                };
-                let shown: Vec<u8> = text.iter().take(64).copied().collect();
-                cx.err(
-                    rules::OB_25,
-                    start.saturating_add(c as u64),
-                    format!(
-                        "entry {i}: string {what} '{}{}' holds the control character 0x{:02x}",
-                        shown.escape_ascii(),
-                        if text.len() > 64 { "…" } else { "" },
-                        text[c]
-                    ),
-                );
-            }
-        }
+        control_violations(bin, &controls, &strings, &string_pos, i, &mut cx);
         // OB-11 is checked after the loop, over the keys of every entry.
         for (p, &at) in strings.iter().zip(&string_pos) {
             if let Some(k) = read_u64(bin, at) {
@@ -458,7 +359,146 @@ pub(super) fn check_body<'a>(
             entry_offset: base + epos,
         });
     }
-    // OB-11: keys are unique within each entry.
+    duplicate_keys(bin, &all_keys, &mut cx);
+    // OB-10: regions do not overlap (strings may share bytes with strings).
+    check_overlaps(&regions, &mut cx);
+    // OB-16: bytes outside every region are zero (only meaningful when the
+    // layout is otherwise sound).
+    if cx.errs.len() == first_err {
+        check_padding(bin, &regions, &mut cx);
+    }
+    Some(entries)
+}
+
+/// OB-6: where the entry table lies and how many entries it holds, when it
+/// lies inside the binary after the header.
+fn entry_table(h: RawHeader, hsize: u64, size: u64, cx: &mut Ctx<'_>) -> Option<(u64, u64)> {
+    // OB-6: the entry table.
+    let (eoff, count) = if h.version == 1 {
+        if h.entry_size_or_count != ENTRY_SIZE {
+            cx.err(
+                rules::OB_6,
+                24,
+                format!(
+                    "entry size {} is not {ENTRY_SIZE} (LLVM only checks that it is <= size - 32)",
+                    h.entry_size_or_count
+                ),
+            );
+        }
+        (h.entry_offset, 1u64)
+    } else {
+        (h.entry_offset, h.entry_size_or_count)
+    };
+    let table_end = count
+        .checked_mul(ENTRY_SIZE)
+        .and_then(|n| eoff.checked_add(n));
+    let table_ok = match table_end {
+        Some(end) if end <= size && eoff >= hsize => true,
+        Some(end) if end <= size => {
+            cx.err(
+                rules::OB_6,
+                16,
+                format!("the entries at {eoff} overlap the {hsize}-byte header"),
+            );
+            false
+        }
+        _ => {
+            cx.err(
+                rules::OB_6,
+                if h.version == 1 { 16 } else { 24 },
+                format!(
+                    "{count} entr{} of {ENTRY_SIZE} bytes at {eoff} run past the end of the binary ({size} bytes)",
+                    if count == 1 { "y" } else { "ies" }
+                ),
+            );
+            false
+        }
+    };
+    if h.version >= 2 && count == 0 {
+        cx.err(rules::OB_6, 24, "the binary has no entries");
+    }
+    table_ok.then_some((eoff, count))
+}
+
+/// OB-12, OB-13, OB-14: an entry's image and offload kinds are defined in
+/// the table the read follows, and its flags set only defined bits.
+fn kind_and_flag_violations(
+    e: &RawEntry,
+    i: u64,
+    epos: u64,
+    version: u32,
+    opts: ReadOptions,
+    cx: &mut Ctx<'_>,
+) {
+    let (table, note) = opts.table();
+    if ImageKind::from_value(e.image_kind, table).is_none() {
+        cx.err(
+            rules::OB_12,
+            epos,
+            format!(
+                "entry {i}: image kind {} is not defined in LLVM {table}{note} ({})",
+                e.image_kind,
+                kinds::image_kind_meanings(e.image_kind)
+            ),
+        );
+    }
+    if OffloadKind::from_value(e.offload_kind, table).is_none() {
+        cx.err(
+            rules::OB_13,
+            epos + 2,
+            format!(
+                "entry {i}: offload kind {} is not defined in LLVM {table}{note} ({})",
+                e.offload_kind,
+                kinds::offload_kind_meanings(e.offload_kind)
+            ),
+        );
+    }
+    let allowed = if version >= 2 { OIF_METADATA } else { 0 };
+    if e.flags & !allowed != 0 {
+        cx.err(
+            rules::OB_14,
+            epos + 4,
+            format!(
+                "entry {i}: flags 0x{:x} set undefined bits (defined: 0x{allowed:x})",
+                e.flags
+            ),
+        );
+    }
+}
+
+/// OB-25: no control characters in an entry's keys and values.
+fn control_violations(
+    bin: &[u8],
+    controls: &ControlIndex<'_>,
+    strings: &[StringPair<'_>],
+    string_pos: &[u64],
+    i: u64,
+    cx: &mut Ctx<'_>,
+) {
+    for (p, &at) in strings.iter().zip(string_pos) {
+        for (what, text, field) in [("key", &p.key, at), ("value", &p.value, at + 8)] {
+            let start = read_u64(bin, field).unwrap_or(0);
+            let Some(c) = controls.first_in(start, text) else {
+                continue;
+            };
+            let shown: Vec<u8> = text.iter().take(64).copied().collect();
+            cx.err(
+                rules::OB_25,
+                start.saturating_add(c as u64),
+                format!(
+                    "entry {i}: string {what} '{}{}' holds the control character 0x{:02x}",
+                    shown.escape_ascii(),
+                    if text.len() > 64 { "…" } else { "" },
+                    text[c]
+                ),
+            );
+        }
+    }
+}
+
+/// OB-11: keys are unique within each entry; `all_keys` holds (key start,
+/// key end, entry, string entry, field) of every key read.
+fn duplicate_keys(bin: &[u8], all_keys: &[(usize, usize, u64, u64, u64)], cx: &mut Ctx<'_>) {
     let spans: Vec<(usize, usize)> = all_keys.iter().map(|k| (k.0, k.1)).collect();
     let classes = keys::key_classes(bin, &spans);
     let mut seen: std::collections::HashMap<(u64, usize), u64> =
@@ -478,14 +518,6 @@ pub(super) fn check_body<'a>(
             }
         }
     }
-    // OB-10: regions do not overlap (strings may share bytes with strings).
-    check_overlaps(&regions, &mut cx);
-    // OB-16: bytes outside every region are zero (only meaningful when the
-    // layout is otherwise sound).
-    if cx.errs.len() == first_err {
-        check_padding(bin, &regions, &mut cx);
-    }
-    Some(entries)
 }
 
 #[allow(clippy::too_many_arguments)]

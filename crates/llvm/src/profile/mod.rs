@@ -83,6 +83,20 @@ impl Release {
         Release::L22,
     ];
 
+    /// The numbered releases ([`Release::ALL`]) for a message: `sep`
+    /// between them, `last` before the newest.
+    ///
+    /// ```
+    /// use offload_kit_llvm::Release;
+    /// assert_eq!(Release::listed(", ", " or "), "13, 14, 15, 16, 19 or 22");
+    /// assert_eq!(Release::listed("|", "|"), "13|14|15|16|19|22");
+    /// ```
+    pub fn listed(sep: &str, last: &str) -> String {
+        let numbers: Vec<String> = Release::ALL.iter().map(Release::to_string).collect();
+        let (newest, older) = numbers.split_last().expect("at least one release");
+        format!("{}{last}{newest}", older.join(sep))
+    }
+
     /// Every modelled release with a binary, then [`Release::Main`]: what
     /// the fuzz targets and the panic-freedom properties run through.
     pub const WITH_MAIN: [Release; 7] = {
@@ -107,6 +121,20 @@ impl Release {
             Release::Main => 23,
         }
     }
+
+    /// Whether the bundler writes each payload by seeking to its offset
+    /// (14 and 16; 13 and 15 alike), so that an empty payload at the end
+    /// never extends the file; 19 and later pad up to every offset.
+    pub fn seeks_to_payloads(self) -> bool {
+        self <= Release::L16
+    }
+
+    /// Whether unbundling a fat object's host entry runs `llvm-objcopy` to
+    /// strip the bundle sections (19 and later), which `-###` prints
+    /// instead of running.
+    pub fn strips_host_with_objcopy(self) -> bool {
+        self >= Release::L19
+    }
 }
 
 impl fmt::Display for Release {
@@ -130,7 +158,8 @@ impl FromStr for Release {
             "22" => Ok(Release::L22),
             "main" => Ok(Release::Main),
             _ => Err(format!(
-                "unknown LLVM release '{s}' (expected 13, 14, 15, 16, 19, 22 or main)"
+                "unknown LLVM release '{s}' (expected {} or main)",
+                Release::listed(", ", ", ")
             )),
         }
     }
@@ -153,7 +182,7 @@ impl<'de> serde::Deserialize<'de> for Release {
         impl serde::de::Visitor<'_> for ReleaseVisitor {
             type Value = Release;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a release: 13, 14, 15, 16, 19, 22 or \"main\"")
+                write!(f, "a release: {} or \"main\"", Release::listed(", ", ", "))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Release, E> {
                 v.to_string().parse().map_err(E::custom)

@@ -247,8 +247,20 @@ pub(crate) fn malform(
         }
         _ => {}
     }
-    // Rules met by changing bytes of a valid layout.
-    let mut l = write(&entries, align);
+    change_bytes(cx, rule, &entries, align, standalone)
+}
+
+/// [`malform`] for the rules met by changing bytes of a valid layout.
+fn change_bytes(
+    cx: &mut Cx<'_>,
+    rule: Rule,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    align: u64,
+    standalone: bool,
+) -> Option<(Vec<u8>, Violation)> {
+    let n = entries.len();
+    let v = |offset: usize, what: String| Violation::new(rule, offset as u64, what);
+    let mut l = write(entries, align);
     let b = &mut l.bytes;
     let out = match rule {
         rules::BIN_1 => {

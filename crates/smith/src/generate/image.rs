@@ -261,11 +261,13 @@ struct Spec {
     descriptor: bool,
 }
 
+/// The section names of a [`shared_object`].
+const SHSTRTAB: &[u8] = b"\0.hash\0.dynsym\0.dynstr\0.text\0.rodata\0.dynamic\0.shstrtab\0";
+
 /// An ELF64 little-endian file laid out so that file offsets are virtual
 /// addresses: header, program headers, `.hash`, `.dynsym`, `.dynstr`,
 /// `.text`, `.rodata`, `.dynamic`, `.shstrtab`, section headers.
 fn shared_object(s: &Spec) -> Vec<u8> {
-    const SHSTRTAB: &[u8] = b"\0.hash\0.dynsym\0.dynstr\0.text\0.rodata\0.dynamic\0.shstrtab\0";
     let name_at = |name: &str| {
         let needle = [b"\0", name.as_bytes(), b"\0"].concat();
         memchr::memmem::find(SHSTRTAB, &needle).expect("section name in table") as u32 + 1
@@ -380,77 +382,22 @@ fn shared_object(s: &Spec) -> Vec<u8> {
         w64(&mut b, dynamic_at + 16 * i as u64 + 8, v);
     }
     put(&mut b, shstrtab_at, SHSTRTAB);
-    // Section headers: (name, type, flags, offset, size, link, info, align, entsize).
     let alloc = 2u64;
-    let sections = [
-        (".hash", SHT_HASH, alloc, hash_at, hash_size, 2, 0, 4, 4),
-        (
-            ".dynsym",
-            SHT_DYNSYM,
-            alloc,
-            dynsym_at,
-            24 * nsyms,
-            3,
-            1,
-            8,
-            24,
-        ),
-        (
-            ".dynstr",
-            SHT_STRTAB,
-            alloc,
-            dynstr_at,
-            dynstr.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
-        (
-            ".text",
-            SHT_PROGBITS,
-            alloc | 4,
-            text_at,
-            s.text.len() as u64,
-            0,
-            0,
-            256,
-            0,
-        ),
-        (
-            ".rodata",
-            SHT_PROGBITS,
-            alloc,
-            rodata_at,
-            rodata_size,
-            0,
-            0,
-            64,
-            0,
-        ),
-        (
-            ".dynamic",
-            SHT_DYNAMIC,
-            alloc,
-            dynamic_at,
-            dynamic_size,
-            3,
-            0,
-            8,
-            16,
-        ),
-        (
-            ".shstrtab",
-            SHT_STRTAB,
-            0,
-            shstrtab_at,
-            SHSTRTAB.len() as u64,
-            0,
-            0,
-            1,
-            0,
-        ),
-    ];
+    let sections = section_rows(&Parts {
+        hash_at,
+        hash_size,
+        nsyms,
+        dynsym_at,
+        dynstr_at,
+        dynstr_size: dynstr.len() as u64,
+        text_at,
+        text_size: s.text.len() as u64,
+        rodata_at,
+        rodata_size,
+        dynamic_at,
+        dynamic_size,
+        shstrtab_at,
+    });
     for (i, (name, ty, flags, off, size, link, info, al, entsize)) in
         sections.into_iter().enumerate()
     {
@@ -467,6 +414,101 @@ fn shared_object(s: &Spec) -> Vec<u8> {
         w64(&mut b, h + 56, entsize);
     }
     b
+}
+
+/// Where each part of a [`shared_object`] lies.
+struct Parts {
+    hash_at: u64,
+    hash_size: u64,
+    nsyms: u64,
+    dynsym_at: u64,
+    dynstr_at: u64,
+    dynstr_size: u64,
+    text_at: u64,
+    text_size: u64,
+    rodata_at: u64,
+    rodata_size: u64,
+    dynamic_at: u64,
+    dynamic_size: u64,
+    shstrtab_at: u64,
+}
+
+/// A section header: name, type, flags, offset, size, link, info, align,
+/// entsize.
+type SectionRow = (&'static str, u32, u64, u64, u64, u32, u32, u64, u64);
+
+/// The section headers of a [`shared_object`] after the null one.
+fn section_rows(p: &Parts) -> [SectionRow; 7] {
+    let alloc = 2u64;
+    [
+        (".hash", SHT_HASH, alloc, p.hash_at, p.hash_size, 2, 0, 4, 4),
+        (
+            ".dynsym",
+            SHT_DYNSYM,
+            alloc,
+            p.dynsym_at,
+            24 * p.nsyms,
+            3,
+            1,
+            8,
+            24,
+        ),
+        (
+            ".dynstr",
+            SHT_STRTAB,
+            alloc,
+            p.dynstr_at,
+            p.dynstr_size,
+            0,
+            0,
+            1,
+            0,
+        ),
+        (
+            ".text",
+            SHT_PROGBITS,
+            alloc | 4,
+            p.text_at,
+            p.text_size,
+            0,
+            0,
+            256,
+            0,
+        ),
+        (
+            ".rodata",
+            SHT_PROGBITS,
+            alloc,
+            p.rodata_at,
+            p.rodata_size,
+            0,
+            0,
+            64,
+            0,
+        ),
+        (
+            ".dynamic",
+            SHT_DYNAMIC,
+            alloc,
+            p.dynamic_at,
+            p.dynamic_size,
+            3,
+            0,
+            8,
+            16,
+        ),
+        (
+            ".shstrtab",
+            SHT_STRTAB,
+            0,
+            p.shstrtab_at,
+            SHSTRTAB.len() as u64,
+            0,
+            0,
+            1,
+            0,
+        ),
+    ]
 }
 
 /// The rules an image of [`write`]'s can break one at a time (spec/

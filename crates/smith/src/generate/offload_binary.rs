@@ -138,41 +138,78 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let image_off = read_u64(&bytes, entry as u64 + 24)? as usize;
     let image_size = read_u64(&bytes, entry as u64 + 32)? as usize;
     let size = read_u64(&bytes, 8)? as usize;
-    let v = |at: usize, what: String| Some(Violation::new(rule?, at as u64, what));
+    let at = FirstEntry {
+        entry,
+        string_off,
+        image_off,
+        image_size,
+        size,
+    };
     let violation = match rule {
         None => None,
-        Some(rules::OB_2) => {
+        Some(r) => Some(break_rule(&mut cx, &mut bytes, r, version, at)?),
+    };
+    Some(Draft {
+        bytes,
+        description,
+        violation,
+    })
+}
+
+/// Where the first binary's first entry and its parts lie.
+#[derive(Clone, Copy)]
+struct FirstEntry {
+    entry: usize,
+    string_off: usize,
+    image_off: usize,
+    image_size: usize,
+    size: usize,
+}
+
+/// Break `r` in `bytes`, a valid file of offload binaries of `version`;
+/// `None` when the draw cannot break it.
+fn break_rule(
+    cx: &mut Cx<'_>,
+    bytes: &mut Vec<u8>,
+    r: Rule,
+    version: u32,
+    at: FirstEntry,
+) -> Option<Violation> {
+    let FirstEntry {
+        entry,
+        string_off,
+        image_off,
+        image_size,
+        size,
+    } = at;
+    let v = |at: usize, what: String| Some(Violation::new(r, at as u64, what));
+    match r {
+        rules::OB_2 => {
             let ver = *cx.rng.pick(&[0u32, 4, 7, 0xffff_ffff]);
             bytes[4..8].copy_from_slice(&ver.to_le_bytes());
             v(4, format!("version {ver}"))
         }
-        Some(rules::OB_4) => {
+        rules::OB_4 => {
             let bad = (bytes.len() + 8 * (1 + cx.rng.below(100))) as u64;
             bytes[8..16].copy_from_slice(&bad.to_le_bytes());
             v(8, format!("size {bad} past the end"))
         }
-        Some(rules::OB_3) => {
+        rules::OB_3 => {
             // A header cut short: the magic stays, the rest of 32 does not.
             let k = 4 + cx.rng.below(28);
             bytes.truncate(k);
             v(k, format!("the file ends {k} bytes into the header"))
         }
-        Some(rules::OB_5) => {
+        rules::OB_5 => {
             // The last binary grows by 1-7 zero bytes, its size with it.
-            let mut last = 0usize;
-            while let Some(sz) = read_u64(&bytes, last as u64 + 8) {
-                if last + sz as usize >= bytes.len() {
-                    break;
-                }
-                last += sz as usize;
-            }
+            let last = last_binary(bytes);
             let extra = 1 + cx.rng.below(7);
-            let grown = read_u64(&bytes, last as u64 + 8)? + extra as u64;
+            let grown = read_u64(bytes, last as u64 + 8)? + extra as u64;
             bytes.resize(bytes.len() + extra, 0);
             bytes[last + 8..last + 16].copy_from_slice(&grown.to_le_bytes());
             v(last + 8, format!("size {grown}, not a multiple of 8"))
         }
-        Some(rules::OB_6) => {
+        rules::OB_6 => {
             let bad = *cx
                 .rng
                 .pick(&[(size - 39) as u64, size as u64, 0x1_0000_0000, u64::MAX - 7]);
@@ -182,7 +219,7 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
                 format!("entry offset {bad}: the entry is not inside the binary"),
             )
         }
-        Some(rules::OB_7) => {
+        rules::OB_7 => {
             // LLVM 16-22 read this many string entries from the heap.
             let room = (size - string_off) as u64 / 16;
             let bad = *cx
@@ -195,7 +232,7 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
                 format!("num strings {bad}: string entries past the end"),
             )
         }
-        Some(rules::OB_8) => {
+        rules::OB_8 => {
             // A key or value offset past the binary: LLVM 16-22 strlen() it.
             let at = string_off + 8 * cx.rng.below(2);
             let (near, far) = (cx.rng.below(4096) as u64, cx.rng.below(64) as u64);
@@ -206,7 +243,7 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             let which = if at == string_off { "key" } else { "value" };
             v(at, format!("{which} offset {bad} past the binary"))
         }
-        Some(rules::OB_9) => {
+        rules::OB_9 => {
             // The image runs past the binary: extraction copies heap bytes.
             let room = (size - image_off) as u64;
             let more = 8 * (1 + cx.rng.below(1024) as u64);
@@ -219,14 +256,14 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             bytes[at..at + 8].copy_from_slice(&bad.to_le_bytes());
             v(at, format!("image size {bad} past the binary"))
         }
-        Some(rules::OB_10) => {
+        rules::OB_10 => {
             // The image moved back over the string entries.
             let to = string_off + 8 * cx.rng.below(2);
             let at = entry + 24;
             bytes[at..at + 8].copy_from_slice(&(to as u64).to_le_bytes());
             v(at, format!("image moved to {to}, over the string entries"))
         }
-        Some(rules::OB_15) => {
+        rules::OB_15 => {
             // Bytes after the last binary that are no binary.
             let junk = 1 + cx.rng.below(24);
             let at = bytes.len();
@@ -237,29 +274,29 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             bytes.extend_from_slice(&tail);
             v(at, format!("{junk} bytes after the last binary"))
         }
-        Some(r @ (rules::CO_2 | rules::CO_3 | rules::CO_4 | rules::CO_5)) => {
+        rules::CO_2 | rules::CO_3 | rules::CO_4 | rules::CO_5 => {
             // The first entry's image, in place (its size stays).
             let mut img = bytes.get(image_off..image_off + image_size)?.to_vec();
             let (at, what) = super::image::break_image(&mut img, r, cx.rng, false)?;
             bytes[image_off..image_off + image_size].copy_from_slice(&img);
             v(image_off + at, format!("the first image: {what}"))
         }
-        Some(rules::OB_12) => {
+        rules::OB_12 => {
             let k = *cx.rng.pick(&[7u16, 0x55, 0xffff]);
             bytes[entry..entry + 2].copy_from_slice(&k.to_le_bytes());
             v(entry, format!("image kind {k}"))
         }
-        Some(rules::OB_13) => {
+        rules::OB_13 => {
             let k = *cx.rng.pick(&[0x10u16, 0x55, 0xffff]);
             bytes[entry + 2..entry + 4].copy_from_slice(&k.to_le_bytes());
             v(entry + 2, format!("offload kind {k}"))
         }
-        Some(rules::OB_14) => {
+        rules::OB_14 => {
             let bit = 1u32 << (1 + cx.rng.below(31));
             bytes[entry + 4..entry + 8].copy_from_slice(&bit.to_le_bytes());
             v(entry + 4, format!("flags 0x{bit:x}"))
         }
-        Some(rules::OB_16) => {
+        rules::OB_16 => {
             // The padding after the image, up to the size's multiple of 8.
             let end = image_off + image_size;
             if end >= size {
@@ -269,20 +306,27 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             bytes[at] = 1 + cx.rng.below(255) as u8;
             v(at, "a padding byte set".into())
         }
-        Some(rules::OB_11) => {
+        rules::OB_11 => {
             let at = string_off + 2 * string_entry_size(version) as usize;
             v(at, "the key 'arch' twice".into())
         }
-        Some(rules::OB_25) => {
+        rules::OB_25 => {
             let value = b"+wavefrontsize64\x01";
-            let at = memchr::memmem::find(&bytes, value)? + value.len() - 1;
+            let at = memchr::memmem::find(bytes, value)? + value.len() - 1;
             v(at, "a value holds the control character 0x01".into())
         }
-        Some(_) => return None,
-    };
-    Some(Draft {
-        bytes,
-        description,
-        violation,
-    })
+        _ => None,
+    }
+}
+
+/// Where the last binary of a file of offload binaries begins.
+fn last_binary(bytes: &[u8]) -> usize {
+    let mut last = 0usize;
+    while let Some(sz) = read_u64(bytes, last as u64 + 8) {
+        if last + sz as usize >= bytes.len() {
+            break;
+        }
+        last += sz as usize;
+    }
+    last
 }

@@ -223,6 +223,137 @@ pub struct Elf<'a> {
     pub segments: Vec<Segment>,
 }
 
+/// The ELF class and byte order of `data` (OBJ-2 when either byte is
+/// invalid or missing).
+fn encoding_of(data: &[u8]) -> Result<Encoding> {
+    let is64 = match data.get(4) {
+        Some(1) => false,
+        Some(2) => true,
+        Some(c) => return Err(obj2(4, format!("invalid ELF class byte {c}"))),
+        None => {
+            return Err(obj2(
+                data.len() as u64,
+                "the ELF identification is truncated",
+            ))
+        }
+    };
+    let big_endian = match data.get(5) {
+        Some(1) => false,
+        Some(2) => true,
+        Some(c) => return Err(obj2(5, format!("invalid ELF data-encoding byte {c}"))),
+        None => {
+            return Err(obj2(
+                data.len() as u64,
+                "the ELF identification is truncated",
+            ))
+        }
+    };
+    Ok(Encoding { is64, big_endian })
+}
+
+/// The program header table, checked to lie inside the file (OBJ-2).
+fn segments_of(
+    data: &[u8],
+    enc: Encoding,
+    h: &Ehdr,
+    phoff: u64,
+    phnum: u64,
+    phentsize: u64,
+) -> Result<Vec<Segment>> {
+    let len = data.len() as u64;
+    let trunc = || obj2(len, "the ELF file header is truncated");
+    let mut segments = Vec::new();
+    if phnum > 0 {
+        if phentsize != enc.phdr_size() {
+            return Err(obj2(
+                h.phentsize,
+                format!("e_phentsize is {phentsize}, expected {}", enc.phdr_size()),
+            ));
+        }
+        let end = phnum
+            .checked_mul(phentsize)
+            .and_then(|s| s.checked_add(phoff));
+        if end.is_none_or(|e| e > len) {
+            return Err(obj2(
+                h.phoff,
+                format!(
+                    "the program header table ({phnum} entries at 0x{phoff:x}) lies outside the file of {len} bytes"
+                ),
+            ));
+        }
+        segments.reserve(phnum as usize);
+        for i in 0..phnum {
+            let at = phoff + i * phentsize;
+            let (o_off, o_filesz) = if enc.is64 { (8, 32) } else { (4, 16) };
+            segments.push(Segment {
+                p_type: enc.u32(data, at).ok_or_else(trunc)?,
+                offset: enc.word(data, at + o_off).ok_or_else(trunc)?,
+                filesz: enc.word(data, at + o_filesz).ok_or_else(trunc)?,
+            });
+        }
+    }
+    Ok(segments)
+}
+
+/// Give every section its name from the section name table (section
+/// `shstrndx`), which must be an `SHT_STRTAB` inside the file that ends
+/// with a NUL (OBJ-2).
+fn name_sections<'a>(
+    data: &'a [u8],
+    enc: Encoding,
+    sections: &mut [Section<'a>],
+    shstrndx: usize,
+) -> Result<()> {
+    let len = data.len() as u64;
+    let s = Shdr::of(enc);
+    let strtab = sections[shstrndx];
+    if strtab.sh_type != SHT_STRTAB {
+        return Err(obj2(
+            strtab.header_pos + 4,
+            format!(
+                "the section name table (section {shstrndx}) has type {}, not SHT_STRTAB",
+                strtab.sh_type
+            ),
+        ));
+    }
+    let names = strtab.data(data).ok_or_else(|| {
+        obj2(
+            strtab.header_pos + s.offset,
+            format!(
+                "the section name table [0x{:x}, +0x{:x}) lies outside the file of {len} bytes",
+                strtab.offset, strtab.size
+            ),
+        )
+    })?;
+    if names.last().is_some_and(|&b| b != 0) {
+        return Err(obj2(
+            strtab.offset + strtab.size - 1,
+            "the section name table does not end with a NUL byte",
+        ));
+    }
+    for sec in sections.iter_mut() {
+        let start = sec.sh_name as usize;
+        let Some(tail) = names.get(start..).filter(|t| !t.is_empty()) else {
+            if sec.index == 0 && sec.sh_name == 0 {
+                continue;
+            }
+            return Err(obj2(
+                sec.header_pos,
+                format!(
+                    "section {}: name offset 0x{:x} lies outside the section name table of {} bytes",
+                    sec.index,
+                    sec.sh_name,
+                    names.len()
+                ),
+            ));
+        };
+        let n = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        sec.name = &tail[..n];
+        sec.name_pos = strtab.offset + u64::from(sec.sh_name);
+    }
+    Ok(())
+}
+
 impl<'a> Elf<'a> {
     /// Read the file header, the program header table, the section header
     /// table and the section names. The first structural problem is
@@ -243,29 +374,7 @@ impl<'a> Elf<'a> {
                 format!("{what}: object-file bundles are read from ELF files only"),
             ));
         }
-        let is64 = match data.get(4) {
-            Some(1) => false,
-            Some(2) => true,
-            Some(c) => return Err(obj2(4, format!("invalid ELF class byte {c}"))),
-            None => {
-                return Err(obj2(
-                    data.len() as u64,
-                    "the ELF identification is truncated",
-                ))
-            }
-        };
-        let big_endian = match data.get(5) {
-            Some(1) => false,
-            Some(2) => true,
-            Some(c) => return Err(obj2(5, format!("invalid ELF data-encoding byte {c}"))),
-            None => {
-                return Err(obj2(
-                    data.len() as u64,
-                    "the ELF identification is truncated",
-                ))
-            }
-        };
-        let enc = Encoding { is64, big_endian };
+        let enc = encoding_of(data)?;
         let len = data.len() as u64;
         if len < enc.ehdr_size() {
             return Err(obj2(
@@ -288,37 +397,7 @@ impl<'a> Elf<'a> {
         let e_shnum = u64::from(enc.u16(data, h.shnum).ok_or_else(trunc)?);
         let e_shstrndx = u64::from(enc.u16(data, h.shstrndx).ok_or_else(trunc)?);
 
-        // Program headers.
-        let mut segments = Vec::new();
-        if phnum > 0 {
-            if phentsize != enc.phdr_size() {
-                return Err(obj2(
-                    h.phentsize,
-                    format!("e_phentsize is {phentsize}, expected {}", enc.phdr_size()),
-                ));
-            }
-            let end = phnum
-                .checked_mul(phentsize)
-                .and_then(|s| s.checked_add(phoff));
-            if end.is_none_or(|e| e > len) {
-                return Err(obj2(
-                    h.phoff,
-                    format!(
-                        "the program header table ({phnum} entries at 0x{phoff:x}) lies outside the file of {len} bytes"
-                    ),
-                ));
-            }
-            segments.reserve(phnum as usize);
-            for i in 0..phnum {
-                let at = phoff + i * phentsize;
-                let (o_off, o_filesz) = if is64 { (8, 32) } else { (4, 16) };
-                segments.push(Segment {
-                    p_type: enc.u32(data, at).ok_or_else(trunc)?,
-                    offset: enc.word(data, at + o_off).ok_or_else(trunc)?,
-                    filesz: enc.word(data, at + o_filesz).ok_or_else(trunc)?,
-                });
-            }
-        }
+        let segments = segments_of(data, enc, &h, phoff, phnum, phentsize)?;
 
         let mut elf = Elf {
             data,
@@ -402,51 +481,7 @@ impl<'a> Elf<'a> {
                 entsize: enc.word(data, at + s.entsize).ok_or_else(trunc)?,
             });
         }
-        let strtab = sections[shstrndx as usize];
-        if strtab.sh_type != SHT_STRTAB {
-            return Err(obj2(
-                strtab.header_pos + 4,
-                format!(
-                    "the section name table (section {shstrndx}) has type {}, not SHT_STRTAB",
-                    strtab.sh_type
-                ),
-            ));
-        }
-        let names = strtab.data(data).ok_or_else(|| {
-            obj2(
-                strtab.header_pos + s.offset,
-                format!(
-                    "the section name table [0x{:x}, +0x{:x}) lies outside the file of {len} bytes",
-                    strtab.offset, strtab.size
-                ),
-            )
-        })?;
-        if names.last().is_some_and(|&b| b != 0) {
-            return Err(obj2(
-                strtab.offset + strtab.size - 1,
-                "the section name table does not end with a NUL byte",
-            ));
-        }
-        for sec in sections.iter_mut() {
-            let start = sec.sh_name as usize;
-            let Some(tail) = names.get(start..).filter(|t| !t.is_empty()) else {
-                if sec.index == 0 && sec.sh_name == 0 {
-                    continue;
-                }
-                return Err(obj2(
-                    sec.header_pos,
-                    format!(
-                        "section {}: name offset 0x{:x} lies outside the section name table of {} bytes",
-                        sec.index,
-                        sec.sh_name,
-                        names.len()
-                    ),
-                ));
-            };
-            let n = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
-            sec.name = &tail[..n];
-            sec.name_pos = strtab.offset + u64::from(sec.sh_name);
-        }
+        name_sections(data, enc, &mut sections, shstrndx as usize)?;
         elf.shstrndx = shstrndx as usize;
         elf.sections = sections;
         Ok(elf)

@@ -118,37 +118,16 @@ fn contents<'a>(
     Ok(&d[s.offset as usize..(s.offset + s.size) as usize])
 }
 
-/// The archive symbols of an ELF member (`createELFObjectFile`,
-/// `ELFObjectFile::symbols`, `getSymbolFlags`, `printName`).
-pub(super) fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError> {
-    if odd_address {
-        return Err(llvm_err(0, "Insufficient alignment"));
-    }
-    let enc = match (d[4], d[5]) {
-        // ELFCLASS32 = 1, ELFCLASS64 = 2; ELFDATA2LSB = 1, ELFDATA2MSB = 2.
-        (class @ (1 | 2), data @ (1 | 2)) => Encoding {
-            is64: class == 2,
-            big_endian: data == 2,
-        },
-        (1 | 2, _) => return Err(llvm_err(5, "Invalid ELF data")),
-        _ => return Err(llvm_err(4, "Invalid ELF class")),
-    };
-    let len = d.len() as u64;
-    let ehsize = enc.ehdr_size();
-    if len < ehsize {
-        return Err(llvm_err(
-            len,
-            format!("invalid buffer: the size ({len}) is smaller than an ELF header ({ehsize})"),
-        ));
-    }
-    let machine = enc.u16(d, 18).unwrap_or(0);
+/// The section headers of an ELF member as `ELFFile::sections()` reads
+/// them, with its errors.
+fn section_headers(enc: Encoding, d: &[u8]) -> Result<Vec<SectionHeader>, SymbolError> {
     let h = Ehdr::of(enc);
     let (shoff_at, shentsize_at, shnum_at) = (h.shoff, h.shentsize, h.shnum);
     // Section 0's sh_size holds the count when e_shnum is 0.
     let count_at = Shdr::of(enc).size;
     let shoff = enc.word(d, shoff_at).unwrap_or(0);
     let shsz = enc.shdr_size();
-    // ELFFile::sections()
+    let len = d.len() as u64;
     let mut sections: Vec<SectionHeader> = Vec::new();
     if shoff != 0 {
         let shentsize = enc.u16(d, shentsize_at).map(u64::from).unwrap_or(0);
@@ -206,6 +185,34 @@ pub(super) fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, S
             }
         }
     }
+    Ok(sections)
+}
+
+/// The archive symbols of an ELF member (`createELFObjectFile`,
+/// `ELFObjectFile::symbols`, `getSymbolFlags`, `printName`).
+pub(super) fn elf_symbols(d: &[u8], odd_address: bool) -> Result<Vec<Vec<u8>>, SymbolError> {
+    if odd_address {
+        return Err(llvm_err(0, "Insufficient alignment"));
+    }
+    let enc = match (d[4], d[5]) {
+        // ELFCLASS32 = 1, ELFCLASS64 = 2; ELFDATA2LSB = 1, ELFDATA2MSB = 2.
+        (class @ (1 | 2), data @ (1 | 2)) => Encoding {
+            is64: class == 2,
+            big_endian: data == 2,
+        },
+        (1 | 2, _) => return Err(llvm_err(5, "Invalid ELF data")),
+        _ => return Err(llvm_err(4, "Invalid ELF class")),
+    };
+    let len = d.len() as u64;
+    let ehsize = enc.ehdr_size();
+    if len < ehsize {
+        return Err(llvm_err(
+            len,
+            format!("invalid buffer: the size ({len}) is smaller than an ELF header ({ehsize})"),
+        ));
+    }
+    let machine = enc.u16(d, 18).unwrap_or(0);
+    let sections = section_headers(enc, d)?;
     let Some(symtab) = sections.iter().find(|s| s.sh_type == SHT_SYMTAB).copied() else {
         return Ok(Vec::new());
     };

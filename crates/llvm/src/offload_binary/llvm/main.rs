@@ -39,14 +39,7 @@ fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), F
             format!("LLVM main wants {HEADER_SIZE_V3} bytes for the header of every version, {len} remain"),
         ));
     }
-    if !buf.starts_with(&MAGIC) {
-        let rule = if first { rules::OB_1 } else { rules::OB_15 };
-        return Err(Failure::parse(
-            rule,
-            base,
-            "the bytes here do not start with the magic 10 FF 10 AD",
-        ));
-    }
+    check_magic(buf, base, first)?;
     let h = RawHeader::read(&mut Cursor::new(buf))
         .map_err(|_| Failure::parse(rules::OB_3, base, "the header is incomplete"))?;
     if h.version == 0 || h.version > 3 {

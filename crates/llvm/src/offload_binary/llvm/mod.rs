@@ -146,14 +146,7 @@ fn create(
     scan: bool,
 ) -> Result<(Created, Pairs<'_>), Failure> {
     let len = buf.len() as u64;
-    if !buf.starts_with(&MAGIC) {
-        let rule = if first { rules::OB_1 } else { rules::OB_15 };
-        return Err(Failure::parse(
-            rule,
-            base,
-            "the bytes here do not start with the magic 10 FF 10 AD",
-        ));
-    }
+    check_magic(buf, base, first)?;
     if len < MIN_V1_BUFFER {
         return Err(Failure::parse(
             rules::OB_3,
@@ -650,4 +643,18 @@ fn llvm_archive_message(data: &[u8], base: u64, e: &Error) -> String {
         Some(n) => format!("{PAST}{n})"),
         None => format!("{PAST}at offset {h})"),
     }
+}
+
+/// The magic every release checks first: OB-1 for the input's first
+/// binary, OB-15 for bytes after a binary that start no other.
+fn check_magic(buf: &[u8], base: u64, first: bool) -> Result<(), Failure> {
+    if buf.starts_with(&MAGIC) {
+        return Ok(());
+    }
+    let rule = if first { rules::OB_1 } else { rules::OB_15 };
+    Err(Failure::parse(
+        rule,
+        base,
+        "the bytes here do not start with the magic 10 FF 10 AD",
+    ))
 }

@@ -5,7 +5,7 @@
 //! Run a shell command and look at how it ended (Unix).
 //!
 //! ```
-//! use offload_kit::conformance::exec::{run, shell_quote, signal_name, Exit};
+//! use offload_kit_conformance::exec::{run, shell_quote, signal_name, Exit};
 //! use std::path::Path;
 //! use std::time::Duration;
 //!

@@ -22,7 +22,7 @@
 //! Select cases by glob, as `offload-kit conformance binary/**` does.
 //!
 //! ```
-//! use offload_kit::conformance::{case_selected, glob_match, Layout};
+//! use offload_kit_conformance::{case_selected, glob_match, Layout};
 //! use std::path::Path;
 //!
 //! assert!(glob_match("binary/*", "binary/bin-10-trailing"));
@@ -32,6 +32,9 @@
 //! assert!(!case_selected(&["bin".to_string()], "binary/x"));
 //! assert_eq!(Layout::new("conformance").corpus(), Path::new("conformance/corpus"));
 //! ```
+
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod adapter;
 pub mod case;
@@ -49,7 +52,11 @@ pub use adapter::{Adapter, Role};
 pub use case::{load_corpus, Case};
 pub use judge::{run_case, RunContext, Status, Verdict};
 
-use crate::profile::Release;
+// The layers below under the names this crate uses for them.
+use offload_kit_format::{error, host, id, raw as format, rules, uri};
+use offload_kit_inspect as inspect;
+use offload_kit_llvm::{bundle, profile, Release};
+use offload_kit_smith::generate;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -80,7 +87,7 @@ impl Layout {
                 candidates.push(anc.join("conformance"));
             }
         }
-        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance"));
+        candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance"));
         candidates
             .into_iter()
             .find(|c| c.join("corpus").is_dir())
@@ -274,7 +281,10 @@ pub fn user_llvm(
         let t = t.trim();
         let cut: String = t.chars().take(200).collect();
         let more = if cut.len() < t.len() { "…" } else { "" };
-        format!("{}{more}", crate::output::escape_controls(&cut))
+        format!(
+            "{}{more}",
+            offload_kit_format::escape::escape_controls(&cut)
+        )
     };
     match &run.exit {
         exec::Exit::Code(0) => {}
@@ -311,7 +321,10 @@ pub fn user_llvm(
         .filter(|r| r.major() <= major)
         .max()
         .ok_or_else(|| {
-            format!("LLVM {major} is older than every modelled release (13, 14, 15, 16, 19, 22)")
+            format!(
+                "LLVM {major} is older than every modelled release ({})",
+                Release::listed(", ", ", ")
+            )
         })?;
     let template = all
         .iter()

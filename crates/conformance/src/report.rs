@@ -6,8 +6,8 @@
 //! Count two verdicts of a reference and decide what fails the run.
 //!
 //! ```
-//! use offload_kit::conformance::report::{counts, failures, junit};
-//! use offload_kit::conformance::{Adapter, Role, Status, Verdict};
+//! use offload_kit_conformance::report::{counts, failures, junit};
+//! use offload_kit_conformance::{Adapter, Role, Status, Verdict};
 //!
 //! let a: Adapter = serde_json::from_str(
 //!     r#"{"name": "llvm", "role": "reference", "program": "x", "commands": {}}"#).unwrap();
@@ -99,75 +99,12 @@ pub fn failures(verdicts: &[Verdict], allow_new_reference: bool) -> Vec<&Verdict
 
 /// The matrix, documented divergences, new divergences and the summary, as text.
 pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: bool) -> String {
-    let mut s = String::new();
-    let by: BTreeMap<(&str, &str), &Verdict> = verdicts
-        .iter()
-        .map(|v| ((v.case.as_str(), v.implementation.as_str()), v))
-        .collect();
-    let w = cases.iter().map(|c| c.id.len()).max().unwrap_or(4).max(4);
-    let cols: Vec<usize> = adapters.iter().map(|a| a.name.len().max(9)).collect();
-    if matrix {
-        let _ = write!(s, "{:<w$}", "case");
-        for (a, cw) in adapters.iter().zip(&cols) {
-            let _ = write!(s, "  {:<cw$}", a.name);
-        }
-        s.truncate(s.trim_end().len());
-        s.push('\n');
-        for c in cases {
-            let _ = write!(s, "{:<w$}", c.id);
-            for (a, cw) in adapters.iter().zip(&cols) {
-                let cell = by
-                    .get(&(c.id.as_str(), a.name.as_str()))
-                    .map_or("-".to_string(), |v| v.cell());
-                let _ = write!(s, "  {cell:<cw$}");
-            }
-            s.truncate(s.trim_end().len());
-            s.push('\n');
-        }
-        s.push('\n');
-    }
-    // Documented divergences, grouped by (case, note): LLVM's, then the
-    // ones offload-kit's release profiles reproduce on purpose.
-    for (role, heading) in [
-        (Role::Reference, "LLVM deviates from the spec as documented"),
-        (
-            Role::Subject,
-            "offload-kit reproduces documented release behaviour (profile notes)",
-        ),
-    ] {
-        let mut doc: BTreeMap<(String, String), Vec<&Verdict>> = BTreeMap::new();
-        for v in verdicts
-            .iter()
-            .filter(|v| v.status == Status::Documented && v.role == role)
-        {
-            let n = v
-                .note
-                .as_ref()
-                .expect("documented verdicts carry their note");
-            doc.entry((v.case.clone(), format!("[{}] {}", n.rule, n.note)))
-                .or_default()
-                .push(v);
-        }
-        let _ = writeln!(
-            s,
-            "== {heading} ({} results) ==",
-            doc.values().map(Vec::len).sum::<usize>()
-        );
-        for ((case, note), vs) in &doc {
-            let impls: Vec<String> = vs
-                .iter()
-                .map(|v| {
-                    if v.underlying == Some(Status::Crashed) {
-                        format!("{} (crash)", v.implementation)
-                    } else {
-                        v.implementation.clone()
-                    }
-                })
-                .collect();
-            let _ = writeln!(s, "  {case}: {} — {note}", impls.join(", "));
-        }
-        s.push('\n');
-    }
+    let mut s = if matrix {
+        matrix_text(cases, adapters, verdicts)
+    } else {
+        String::new()
+    };
+    s.push_str(&documented_text(verdicts));
     let bugs: Vec<&Verdict> = verdicts
         .iter()
         .filter(|v| v.status == Status::KnownBug)
@@ -257,6 +194,83 @@ pub fn text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict], matrix: 
         s,
         "  (crashed and timeout include documented ones; bug = failures of recorded offload-kit bugs;\n   NEW = undocumented divergences and runner errors)"
     );
+    s
+}
+
+/// The case × implementation matrix, one cell per verdict.
+fn matrix_text(cases: &[Case], adapters: &[Adapter], verdicts: &[Verdict]) -> String {
+    let mut s = String::new();
+    let by: BTreeMap<(&str, &str), &Verdict> = verdicts
+        .iter()
+        .map(|v| ((v.case.as_str(), v.implementation.as_str()), v))
+        .collect();
+    let w = cases.iter().map(|c| c.id.len()).max().unwrap_or(4).max(4);
+    let cols: Vec<usize> = adapters.iter().map(|a| a.name.len().max(9)).collect();
+    let _ = write!(s, "{:<w$}", "case");
+    for (a, cw) in adapters.iter().zip(&cols) {
+        let _ = write!(s, "  {:<cw$}", a.name);
+    }
+    s.truncate(s.trim_end().len());
+    s.push('\n');
+    for c in cases {
+        let _ = write!(s, "{:<w$}", c.id);
+        for (a, cw) in adapters.iter().zip(&cols) {
+            let cell = by
+                .get(&(c.id.as_str(), a.name.as_str()))
+                .map_or("-".to_string(), |v| v.cell());
+            let _ = write!(s, "  {cell:<cw$}");
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+    }
+    s.push('\n');
+    s
+}
+
+/// The documented divergences, grouped by (case, note): LLVM's, then the
+/// ones offload-kit's release profiles reproduce on purpose.
+fn documented_text(verdicts: &[Verdict]) -> String {
+    let mut s = String::new();
+    for (role, heading) in [
+        (Role::Reference, "LLVM deviates from the spec as documented"),
+        (
+            Role::Subject,
+            "offload-kit reproduces documented release behaviour (profile notes)",
+        ),
+    ] {
+        let mut doc: BTreeMap<(String, String), Vec<&Verdict>> = BTreeMap::new();
+        for v in verdicts
+            .iter()
+            .filter(|v| v.status == Status::Documented && v.role == role)
+        {
+            let n = v
+                .note
+                .as_ref()
+                .expect("documented verdicts carry their note");
+            doc.entry((v.case.clone(), format!("[{}] {}", n.rule, n.note)))
+                .or_default()
+                .push(v);
+        }
+        let _ = writeln!(
+            s,
+            "== {heading} ({} results) ==",
+            doc.values().map(Vec::len).sum::<usize>()
+        );
+        for ((case, note), vs) in &doc {
+            let impls: Vec<String> = vs
+                .iter()
+                .map(|v| {
+                    if v.underlying == Some(Status::Crashed) {
+                        format!("{} (crash)", v.implementation)
+                    } else {
+                        v.implementation.clone()
+                    }
+                })
+                .collect();
+            let _ = writeln!(s, "  {case}: {} — {note}", impls.join(", "));
+        }
+        s.push('\n');
+    }
     s
 }
 

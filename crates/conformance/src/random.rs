@@ -8,9 +8,9 @@
 //! Random samples are reproducible, valid cases over valid bundles.
 //!
 //! ```
-//! use offload_kit::bundle::binary::{parse_strict, Extent};
-//! use offload_kit::conformance::case::Op;
-//! use offload_kit::conformance::random::{sample, Rng};
+//! use offload_kit_llvm::bundle::binary::{parse_strict, Extent};
+//! use offload_kit_conformance::case::Op;
+//! use offload_kit_conformance::random::{sample, Rng};
 //!
 //! assert_eq!(Rng::new(42).next_u64(), Rng::new(42).next_u64());
 //! let cases = sample(42, 0);

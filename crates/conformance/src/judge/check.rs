@@ -3,119 +3,34 @@
 //! order), written IDs, compatibility, expected bundles, compressed
 //! bundles and ELF sections.
 
-use super::observe::{show, Observation};
+use super::observe::{show, Facts, Observation};
 use super::Ctx;
+use crate::adapter::ListOrder;
 use crate::bundle::{binary, ccob, object, text};
-use crate::conformance::adapter::ListOrder;
-use crate::conformance::case::{
-    BundleExpect, CompressedExpect, ElfFact, Expect, Fact, Op, PayloadSpec, SectionFact,
+use crate::case::{
+    BundleExpect, CompressedExpect, ElfFact, Expect, Fact, Located, LookupExpect, Op, PayloadSpec,
+    SectionFact,
 };
-use crate::conformance::codec::{decode_base64, decode_hex, encode_hex};
-use crate::conformance::recipe::{Data, IdSpec};
+use crate::codec::{decode_base64, decode_hex, encode_hex};
 use crate::host::elf::{self, Elf};
+use crate::recipe::{Data, IdSpec};
 use sha2::{Digest, Sha256};
 
 /// Compare an observation with an expectation adjusted for the adapter's
 /// release; `Err` holds a short diff.
 pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), String> {
     if let Some(rule) = &e.fail {
-        return match obs {
-            Observation::Failure {
-                rules,
-                message,
-                outputs_left,
-            } => {
-                let anything = rule == "*" || ctx.adapter.failures_name_no_rule;
-                if !anything && !rules.iter().any(|r| r == rule) {
-                    if rules.is_empty() {
-                        return Err(format!(
-                            "failed without naming a rule ('{message}'); expected a {rule} failure"
-                        ));
-                    }
-                    return Err(format!(
-                        "failed under [{}] ('{message}'); expected {rule}",
-                        rules.join(", ")
-                    ));
-                }
-                if e.no_outputs && !outputs_left.is_empty() {
-                    return Err(format!(
-                        "failed as expected but left output(s) {outputs_left:?} behind (CLI-5)"
-                    ));
-                }
-                Ok(())
-            }
-            other => Err(format!(
-                "{}; expected a {} failure",
-                other.summary(),
-                if rule == "*" { "" } else { rule }
-            )),
-        };
+        return check_failure(ctx, e, rule, obs);
     }
     let facts = match obs {
         Observation::Success(f) => f,
         other => return Err(format!("{}; expected success", other.summary())),
     };
     if let Some(want) = &e.lookup {
-        let got = facts.answers.clone().unwrap_or_default();
-        for (i, w) in want.iter().enumerate() {
-            let Some((r, o, s)) = got.get(i) else {
-                return Err(format!("no answer for request {i} '{}'", w.request));
-            };
-            if r != &w.request {
-                return Err(format!("answer {i} is for '{r}'; expected '{}'", w.request));
-            }
-            let ok = if w.candidates.is_empty() {
-                *s == 0
-            } else {
-                w.candidates.contains(&(*o, *s))
-            };
-            if !ok {
-                let c: Vec<String> = w
-                    .candidates
-                    .iter()
-                    .map(|(o, s)| format!("@{o}+{s}"))
-                    .collect();
-                return Err(format!(
-                    "'{r}' answered @{o}+{s}; the spec allows {}",
-                    if c.is_empty() {
-                        "none".to_string()
-                    } else {
-                        c.join(" or ")
-                    }
-                ));
-            }
-        }
-        return Ok(());
+        return check_lookup(want, facts);
     }
     if let Some(want) = &e.locate {
-        // What the implementation reports: offsets and sizes only if it
-        // prints them.
-        let bytes = ctx.adapter.locates_bytes();
-        let mut want: Vec<crate::conformance::adapter::Found> = want
-            .iter()
-            .map(|l| crate::conformance::adapter::Found {
-                id: l.id.clone(),
-                at: bytes.then_some((l.offset, l.size)),
-            })
-            .collect();
-        let mut got = facts.located.clone().unwrap_or_default();
-        want.sort();
-        got.sort();
-        return if want == got {
-            Ok(())
-        } else {
-            let show = |v: &[crate::conformance::adapter::Found]| {
-                v.iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            Err(format!(
-                "found [{}]; expected [{}]",
-                show(&got),
-                show(&want)
-            ))
-        };
+        return check_locate(ctx, want, facts);
     }
     if let Some(c) = e.compatible {
         return compare_value(&facts.compatible, &c, "no compatibility result", |got| {
@@ -198,6 +113,109 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
         };
     }
     Err("the expectation is empty".into())
+}
+
+/// The expectation that the input is refused under `rule` (`*`: any).
+fn check_failure(ctx: &Ctx<'_>, e: &Expect, rule: &str, obs: &Observation) -> Result<(), String> {
+    match obs {
+        Observation::Failure {
+            rules,
+            message,
+            outputs_left,
+        } => {
+            let anything = rule == "*" || ctx.adapter.failures_name_no_rule;
+            if !anything && !rules.iter().any(|r| r == rule) {
+                if rules.is_empty() {
+                    return Err(format!(
+                        "failed without naming a rule ('{message}'); expected a {rule} failure"
+                    ));
+                }
+                return Err(format!(
+                    "failed under [{}] ('{message}'); expected {rule}",
+                    rules.join(", ")
+                ));
+            }
+            if e.no_outputs && !outputs_left.is_empty() {
+                return Err(format!(
+                    "failed as expected but left output(s) {outputs_left:?} behind (CLI-5)"
+                ));
+            }
+            Ok(())
+        }
+        other => Err(format!(
+            "{}; expected a {} failure",
+            other.summary(),
+            if rule == "*" { "" } else { rule }
+        )),
+    }
+}
+
+/// Code object lookups: each request answered with one of the candidates
+/// the spec allows.
+fn check_lookup(want: &[LookupExpect], facts: &Facts) -> Result<(), String> {
+    let got = facts.answers.clone().unwrap_or_default();
+    for (i, w) in want.iter().enumerate() {
+        let Some((r, o, s)) = got.get(i) else {
+            return Err(format!("no answer for request {i} '{}'", w.request));
+        };
+        if r != &w.request {
+            return Err(format!("answer {i} is for '{r}'; expected '{}'", w.request));
+        }
+        let ok = if w.candidates.is_empty() {
+            *s == 0
+        } else {
+            w.candidates.contains(&(*o, *s))
+        };
+        if !ok {
+            let c: Vec<String> = w
+                .candidates
+                .iter()
+                .map(|(o, s)| format!("@{o}+{s}"))
+                .collect();
+            return Err(format!(
+                "'{r}' answered @{o}+{s}; the spec allows {}",
+                if c.is_empty() {
+                    "none".to_string()
+                } else {
+                    c.join(" or ")
+                }
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The code objects an implementation finds: the IDs, and offsets and
+/// sizes where it prints them.
+fn check_locate(ctx: &Ctx<'_>, want: &[Located], facts: &Facts) -> Result<(), String> {
+    // What the implementation reports: offsets and sizes only if it
+    // prints them.
+    let bytes = ctx.adapter.locates_bytes();
+    let mut want: Vec<crate::adapter::Found> = want
+        .iter()
+        .map(|l| crate::adapter::Found {
+            id: l.id.clone(),
+            at: bytes.then_some((l.offset, l.size)),
+        })
+        .collect();
+    let mut got = facts.located.clone().unwrap_or_default();
+    want.sort();
+    got.sort();
+    if want == got {
+        Ok(())
+    } else {
+        let show = |v: &[crate::adapter::Found]| {
+            v.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        Err(format!(
+            "found [{}]; expected [{}]",
+            show(&got),
+            show(&want)
+        ))
+    }
 }
 
 /// A single-valued fact (`got`: the value, the implementation's error, or

@@ -8,8 +8,8 @@
 //! The spec's verdicts next to what each release writes.
 //!
 //! ```
-//! use offload_kit::conformance::spec::{compatible, id_verdict, parse_id};
-//! use offload_kit::Release;
+//! use offload_kit_conformance::spec::{compatible, id_verdict, parse_id};
+//! use offload_kit_llvm::Release;
 //!
 //! let nv = "openmp-nvptx64-nvidia-cuda--sm_70";
 //! assert_eq!(parse_id(nv), Ok("openmp-nvptx64-nvidia-cuda-unknown-sm_70".to_string()));

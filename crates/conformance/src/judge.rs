@@ -11,7 +11,7 @@
 //! with `echo` (Unix).
 //!
 //! ```
-//! use offload_kit::conformance::{run_case, Adapter, Case, RunContext, Status};
+//! use offload_kit_conformance::{run_case, Adapter, Case, RunContext, Status};
 //!
 //! let case = Case::from_json(r#"{"title": "list one entry", "rules": ["BIN-12"], "op": "list",
 //!     "inputs": {"in": {"bundle": {"entries": [{"id": "host-x86_64-unknown-linux-gnu-"}]}}},
@@ -35,7 +35,7 @@ pub use check::build_bundle;
 pub use observe::{show, Facts, Observation};
 
 use super::adapter::{Adapter, DecompressResult, Invocation, Role};
-use super::case::{Case, KnownBug, KnownDivergence, NoteOutcome, Op};
+use super::case::{Args, Case, KnownBug, KnownDivergence, NoteOutcome, Op};
 use super::exec;
 use super::recipe::{BundleRecipe, Data, EntryRecipe, IdSpec, InputSpec};
 use crate::profile::Release;
@@ -219,36 +219,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
             format!("{} has no '{}' command", a.name, exec_op.name()),
         );
     }
-    // Inputs.
-    let mut specs: Vec<(String, InputSpec)> = Vec::new();
-    match case.op {
-        Op::ParseId => {
-            for (i, _) in args.targets.iter().enumerate() {
-                specs.push((
-                    format!("payload{i}"),
-                    InputSpec::Utf8(format!("PAYLOAD-{i}\n")),
-                ));
-            }
-        }
-        Op::Compatible => {
-            let entry = args.entry.clone().unwrap_or_default();
-            specs.push((
-                "bundle".into(),
-                InputSpec::Bundle(BundleRecipe::plain(
-                    vec![EntryRecipe::new(
-                        IdSpec::Literal(entry),
-                        Data::Utf8(COMPAT_PAYLOAD.into()),
-                    )],
-                    1,
-                )),
-            ));
-        }
-        _ => {
-            for n in &args.inputs {
-                specs.push((n.clone(), case.inputs[n].clone()));
-            }
-        }
-    }
+    let specs = input_specs(case);
     // An input the implementation cannot take: the case does not apply.
     let build = |name: &str, spec: &InputSpec| {
         spec.build(release)
@@ -297,57 +268,10 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     };
     // compress: the uncompressed bundle of the targets and inputs, for
     // implementations that compress an existing bundle (`{bundled}`).
-    let mut bundled = None;
-    let needs_bundled = a.commands[exec_op.name()]
-        .iter()
-        .any(|x| x.contains("{bundled}"));
-    if case.op == Op::Compress && needs_bundled {
-        if matches!(args.file_type.as_str(), "o" | "a") {
-            return na(
-                case,
-                a,
-                format!(
-                    "{} compresses an existing bundle; -type={} writes none",
-                    a.name, args.file_type
-                ),
-            );
-        }
-        let payloads: Vec<Vec<u8>> = args
-            .inputs
-            .iter()
-            .map(|n| inputs.get(n).cloned().flatten().unwrap_or_default())
-            .collect();
-        let built = args
-            .targets
-            .iter()
-            .map(|t| IdSpec::Written { written: t.clone() }.resolve(release))
-            .collect::<Result<Vec<_>, _>>()
-            .and_then(|ids| {
-                build_bundle(
-                    &args.file_type,
-                    &ids,
-                    &payloads,
-                    args.bundle_align.unwrap_or(1),
-                )
-            });
-        let b = match built {
-            Ok(b) => b,
-            Err(e) => {
-                return na(
-                    case,
-                    a,
-                    format!("the bundle to compress cannot be built: {e}"),
-                )
-            }
-        };
-        let path = dir.join("bundled");
-        if let Err(e) = std::fs::write(&path, b) {
-            let mut v = na(case, a, format!("cannot write {}: {e}", path.display()));
-            v.status = Status::Error;
-            return v;
-        }
-        bundled = Some(path);
-    }
+    let bundled = match bundled_input(case, a, exec_op, &inputs, dir) {
+        Ok(b) => b,
+        Err(v) => return *v,
+    };
     let outputs: Vec<PathBuf> = if case.op == Op::Unpackage {
         args.output_files.iter().map(|f| dir.join(f)).collect()
     } else {
@@ -374,28 +298,7 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         Op::Compatible => vec![args.request.clone().unwrap_or_default()],
         _ => args.targets.clone(),
     };
-    let mut options = Vec::new();
-    if args.allow_missing_bundles {
-        options.push(("allow_missing_bundles".to_string(), None));
-    }
-    if let Some(al) = args.bundle_align {
-        options.push(("bundle_align".to_string(), Some(al.to_string())));
-    }
-    if args.hip_openmp_compatible {
-        options.push(("hip_openmp_compatible".to_string(), None));
-    }
-    if args.check_input_archive {
-        options.push(("check_input_archive".to_string(), None));
-    }
-    if let Some(l) = args.compression_level {
-        options.push(("compression_level".to_string(), Some(l.to_string())));
-    }
-    if let Some(v) = args.format_version {
-        options.push(("format_version".to_string(), Some(v.to_string())));
-    }
-    if let Some(m) = &args.method {
-        options.push(("method".to_string(), Some(m.clone())));
-    }
+    let options = adapter_options(args);
     let uri = code_object_uri(args.uri.as_deref(), &input_paths);
     let inv = Invocation {
         uri,
@@ -444,6 +347,127 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     v.commands = vec![exec::shell_quote(&res.argv)];
     v.seconds = res.elapsed.as_secs_f64();
     v
+}
+
+/// The inputs `case` passes, by name: its own, or those its operation
+/// implies (`parse-id`: one payload per target; `compatible`: a bundle of
+/// its one entry).
+fn input_specs(case: &Case) -> Vec<(String, InputSpec)> {
+    let mut specs: Vec<(String, InputSpec)> = Vec::new();
+    match case.op {
+        Op::ParseId => {
+            for (i, _) in case.args.targets.iter().enumerate() {
+                specs.push((
+                    format!("payload{i}"),
+                    InputSpec::Utf8(format!("PAYLOAD-{i}\n")),
+                ));
+            }
+        }
+        Op::Compatible => {
+            let entry = case.args.entry.clone().unwrap_or_default();
+            specs.push((
+                "bundle".into(),
+                InputSpec::Bundle(BundleRecipe::plain(
+                    vec![EntryRecipe::new(
+                        IdSpec::Literal(entry),
+                        Data::Utf8(COMPAT_PAYLOAD.into()),
+                    )],
+                    1,
+                )),
+            ));
+        }
+        _ => {
+            for n in &case.args.inputs {
+                specs.push((n.clone(), case.inputs[n].clone()));
+            }
+        }
+    }
+    specs
+}
+
+/// The options of a case's arguments, as adapters name them.
+fn adapter_options(args: &Args) -> Vec<(String, Option<String>)> {
+    let mut options = Vec::new();
+    if args.allow_missing_bundles {
+        options.push(("allow_missing_bundles".to_string(), None));
+    }
+    if let Some(al) = args.bundle_align {
+        options.push(("bundle_align".to_string(), Some(al.to_string())));
+    }
+    if args.hip_openmp_compatible {
+        options.push(("hip_openmp_compatible".to_string(), None));
+    }
+    if args.check_input_archive {
+        options.push(("check_input_archive".to_string(), None));
+    }
+    if let Some(l) = args.compression_level {
+        options.push(("compression_level".to_string(), Some(l.to_string())));
+    }
+    if let Some(v) = args.format_version {
+        options.push(("format_version".to_string(), Some(v.to_string())));
+    }
+    if let Some(m) = &args.method {
+        options.push(("method".to_string(), Some(m.clone())));
+    }
+    options
+}
+
+/// For `compress` with an implementation that compresses an existing bundle
+/// (`{bundled}` in its command): the uncompressed bundle of the case's
+/// targets and inputs, written to `dir`; the verdict when it cannot be.
+fn bundled_input(
+    case: &Case,
+    a: &Adapter,
+    exec_op: Op,
+    inputs: &BTreeMap<String, Option<Vec<u8>>>,
+    dir: &Path,
+) -> Result<Option<PathBuf>, Box<Verdict>> {
+    let (args, release) = (&case.args, a.release);
+    let needs_bundled = a.commands[exec_op.name()]
+        .iter()
+        .any(|x| x.contains("{bundled}"));
+    if case.op != Op::Compress || !needs_bundled {
+        return Ok(None);
+    }
+    if matches!(args.file_type.as_str(), "o" | "a") {
+        let why = format!(
+            "{} compresses an existing bundle; -type={} writes none",
+            a.name, args.file_type
+        );
+        return Err(Box::new(na(case, a, why)));
+    }
+    let payloads: Vec<Vec<u8>> = args
+        .inputs
+        .iter()
+        .map(|n| inputs.get(n).cloned().flatten().unwrap_or_default())
+        .collect();
+    let built = args
+        .targets
+        .iter()
+        .map(|t| IdSpec::Written { written: t.clone() }.resolve(release))
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|ids| {
+            build_bundle(
+                &args.file_type,
+                &ids,
+                &payloads,
+                args.bundle_align.unwrap_or(1),
+            )
+        });
+    let b = built.map_err(|e| {
+        Box::new(na(
+            case,
+            a,
+            format!("the bundle to compress cannot be built: {e}"),
+        ))
+    })?;
+    let path = dir.join("bundled");
+    if let Err(e) = std::fs::write(&path, b) {
+        let mut v = na(case, a, format!("cannot write {}: {e}", path.display()));
+        v.status = Status::Error;
+        return Err(Box::new(v));
+    }
+    Ok(Some(path))
 }
 
 /// The payload of the one-entry bundle a `compatible` case unbundles.

@@ -167,13 +167,13 @@ type HeaderWrites<'a> = dyn Fn(&ElfSectionRecipe) -> Vec<(u64, u64, usize)> + 'a
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::codec::encode_base64;
+    use crate::codec::encode_base64;
 
     #[test]
     fn elf_recipe_appends_sections() {
         let host = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/conformance/fixtures/host-x86_64.o"
+            "/../../conformance/fixtures/host-x86_64.o"
         ))
         .unwrap();
         let r = ElfRecipe {

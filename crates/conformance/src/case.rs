@@ -9,7 +9,7 @@
 //! A case parsed from JSON, and one rejected by the checks.
 //!
 //! ```
-//! use offload_kit::conformance::case::{Case, Op};
+//! use offload_kit_conformance::case::{Case, Op};
 //!
 //! let json = r#"{
 //!   "title": "hip and hipv4 are the same kind",

@@ -15,9 +15,9 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::conformance::{html, load_corpus, Layout, Role, Status, Verdict};
+//! use offload_kit_conformance::{html, load_corpus, Layout, Role, Status, Verdict};
 //!
-//! let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"));
+//! let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance"));
 //! let cases: Vec<_> = load_corpus(&layout.corpus()).unwrap().into_iter()
 //!     .filter(|c| c.id == "locate/fatbin-0").collect();
 //! let v = Verdict { case: "locate/fatbin-0".into(), implementation: "x".into(), status: Status::Pass,
@@ -268,7 +268,7 @@ pub fn write_site(
         std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io(&p, e))?;
         std::fs::write(&p, text).map_err(|e| io(&p, e))
     };
-    let by: BTreeMap<(&str, &str), &Verdict> = verdicts
+    let by: Cells<'_> = verdicts
         .iter()
         .map(|v| ((v.case.as_str(), v.implementation.as_str()), v))
         .collect();
@@ -277,7 +277,61 @@ pub fn write_site(
     for c in cases {
         groups.entry(group(&c.id)).or_default().push(c);
     }
-    // index: outcomes per group and implementation, then the matrix.
+    let mut rules: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
+    for c in cases {
+        for r in &c.rules {
+            rules.entry(r.as_str()).or_default().push(c);
+        }
+    }
+    let body = index_body(&all, impls, &by, &groups, &rules);
+    write("index.html", page("offload-kit conformance", 0, &body))?;
+    for (g, cs) in &groups {
+        write(
+            &format!("group-{}.html", slug(g)),
+            page(&format!("group {g}"), 0, &matrix(cs, impls, &by, 0)),
+        )?;
+    }
+    for i in impls {
+        let b = implementation_body(cases, i, &by);
+        write(
+            &format!("impl-{}.html", slug(i)),
+            page(&format!("implementation {i}"), 0, &b),
+        )?;
+    }
+    for (r, cs) in &rules {
+        let mut b = String::new();
+        if let Some(rule) = crate::rules::by_id(r) {
+            let _ = write!(b, "<p>{} (spec/{})</p>", esc(rule.title), esc(rule.chapter));
+        }
+        b.push_str(&matrix(cs, impls, &by, 0));
+        write(
+            &format!("rule-{}.html", slug(r)),
+            page(&format!("rule {r}"), 0, &b),
+        )?;
+    }
+    for c in cases {
+        let depth = c.id.matches('/').count() + 1;
+        let b = case_body(c, impls, &by, depth);
+        write(
+            &format!("case/{}.html", c.id),
+            page(&format!("case {}", c.id), depth, &b),
+        )?;
+    }
+    Ok(())
+}
+
+/// The verdicts by (case, implementation).
+type Cells<'a> = BTreeMap<(&'a str, &'a str), &'a Verdict>;
+
+/// The index page: outcomes per group and implementation, the rules, then
+/// the matrix of every case.
+fn index_body(
+    all: &[&Case],
+    impls: &[String],
+    by: &Cells<'_>,
+    groups: &BTreeMap<&str, Vec<&Case>>,
+    rules: &BTreeMap<&str, Vec<&Case>>,
+) -> String {
     let mut body = String::from(
         "<h2>Outcomes per group</h2><p>Per cell: passes of the cases run; then the \
          divergences the cases document (crashes and hangs included), which are not \
@@ -287,7 +341,7 @@ pub fn write_site(
         let _ = write!(body, "<th scope=\"col\">{}</th>", esc(i));
     }
     body.push_str("</tr></thead><tbody>\n");
-    for (g, cs) in &groups {
+    for (g, cs) in groups {
         let _ = write!(
             body,
             "<tr><th scope=\"row\"><a href=\"group-{}.html\">{}</a> ({})</th>",
@@ -328,163 +382,139 @@ pub fn write_site(
         body.push_str("</tr>\n");
     }
     body.push_str("</tbody></table>\n<h2>Rules</h2><p>");
-    let mut rules: BTreeMap<&str, Vec<&Case>> = BTreeMap::new();
-    for c in cases {
-        for r in &c.rules {
-            rules.entry(r.as_str()).or_default().push(c);
-        }
-    }
     for r in rules.keys() {
         let _ = write!(body, "<a href=\"rule-{}.html\">{}</a> ", slug(r), esc(r));
     }
     body.push_str("</p>\n<h2>All cases</h2>\n");
-    body.push_str(&matrix(&all, impls, &by, 0));
-    write("index.html", page("offload-kit conformance", 0, &body))?;
-    for (g, cs) in &groups {
-        write(
-            &format!("group-{}.html", slug(g)),
-            page(&format!("group {g}"), 0, &matrix(cs, impls, &by, 0)),
-        )?;
+    body.push_str(&matrix(all, impls, by, 0));
+    body
+}
+
+/// The page of implementation `i`: its outcome for every case, failures
+/// first, with a filter by state.
+fn implementation_body(cases: &[Case], i: &str, by: &Cells<'_>) -> String {
+    let mut rows: Vec<(&Case, &Verdict)> = cases
+        .iter()
+        .filter_map(|c| Some((c, *by.get(&(c.id.as_str(), i))?)))
+        .collect();
+    // Failures first; the corpus order within each state.
+    rows.sort_by_key(|(_, v)| state(v).0);
+    let mut count: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, v) in &rows {
+        *count.entry(state(v).1).or_default() += 1;
     }
-    for i in impls {
-        let mut rows: Vec<(&Case, &Verdict)> = cases
-            .iter()
-            .filter_map(|c| Some((c, *by.get(&(c.id.as_str(), i.as_str()))?)))
-            .collect();
-        // Failures first; the corpus order within each state.
-        rows.sort_by_key(|(_, v)| state(v).0);
-        let mut count: BTreeMap<&str, usize> = BTreeMap::new();
-        for (_, v) in &rows {
-            *count.entry(state(v).1).or_default() += 1;
-        }
-        // The filter is CSS only (`:target`), so the page works from the
-        // file system without JavaScript.
-        let mut b = format!(
-            "<p class=\"show\">show: <a href=\"#\">all ({})</a>",
-            rows.len()
+    // The filter is CSS only (`:target`), so the page works from the
+    // file system without JavaScript.
+    let mut b = format!(
+        "<p class=\"show\">show: <a href=\"#\">all ({})</a>",
+        rows.len()
+    );
+    for (id, label) in [
+        ("failing", "failing"),
+        ("documented", "documented"),
+        ("bug", "known bugs"),
+        ("pass", "passing"),
+        ("na", "not applicable"),
+    ] {
+        let _ = write!(
+            b,
+            "<a href=\"#{id}\">{label} ({})</a>",
+            count.get(id).copied().unwrap_or(0)
         );
-        for (id, label) in [
-            ("failing", "failing"),
-            ("documented", "documented"),
-            ("bug", "known bugs"),
-            ("pass", "passing"),
-            ("na", "not applicable"),
-        ] {
+    }
+    b.push_str("</p>");
+    for id in ["failing", "documented", "bug", "pass", "na"] {
+        let _ = write!(b, "<span id=\"{id}\" class=\"sel\"></span>");
+    }
+    b.push_str("<table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">outcome</th><th scope=\"col\">detail</th></tr></thead><tbody>\n");
+    for (c, v) in rows {
+        let _ = writeln!(
+            b,
+            "<tr class=\"{}\"><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td class=\"{}\">{}</td><td>{}</td></tr>",
+            state(v).1,
+            c.id,
+            esc(&c.id),
+            class(v),
+            esc(&v.cell()),
+            esc(&v.detail)
+        );
+    }
+    b.push_str("</tbody></table>\n");
+    b
+}
+
+/// The page of case `c` (`depth` folders below the site's root): what the
+/// spec expects, its inputs dumped around the offsets at stake, and what
+/// each implementation did.
+fn case_body(c: &Case, impls: &[String], by: &Cells<'_>, depth: usize) -> String {
+    let mut b = String::new();
+    let _ = write!(
+        b,
+        "<p>{}</p><p>operation <code>{}</code>; rules {}</p>",
+        esc(&c.title),
+        c.op.name(),
+        c.rules
+            .iter()
+            .map(|r| format!(
+                "<a href=\"{}rule-{}.html\">{}</a>",
+                "../".repeat(depth),
+                slug(r),
+                esc(r)
+            ))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let expect = serde_json::to_string_pretty(&c.expect).expect("serialisable");
+    let _ = write!(b, "<h2>Expected (spec)</h2><pre>{}</pre>", esc(&expect));
+    // Offsets the expectation or the case title names are marked.
+    let marks: Vec<u64> = c
+        .title
+        .split("offset ")
+        .skip(1)
+        .filter_map(|t| {
+            t.split(|ch: char| !ch.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let rule = c.expect.fail.as_deref().filter(|r| *r != "*");
+    for (name, spec) in &c.inputs {
+        let _ = write!(b, "<h2>Input {}</h2>", esc(name));
+        match spec.build(None) {
+            Ok(Some(bytes)) => {
+                let mut marks = marks.clone();
+                marks.extend(offsets_at_stake(&bytes, rule));
+                marks.sort_unstable();
+                marks.dedup();
+                if !marks.is_empty() {
+                    let at: Vec<String> = marks.iter().map(|m| format!("0x{m:x}")).collect();
+                    let _ = write!(b, "<p>at stake: offset {}</p>", at.join(", "));
+                }
+                let _ = write!(b, "<pre>{}</pre>", hexdump(&bytes, &marks));
+            }
+            Ok(None) => b.push_str("<p>(a missing file)</p>"),
+            Err(e) => {
+                let _ = write!(b, "<p>cannot build: {}</p>", esc(&e));
+            }
+        }
+    }
+    b.push_str("<h2>Implementations</h2>");
+    for i in impls {
+        if let Some(v) = by.get(&(c.id.as_str(), i.as_str())) {
             let _ = write!(
                 b,
-                "<a href=\"#{id}\">{label} ({})</a>",
-                count.get(id).copied().unwrap_or(0)
-            );
-        }
-        b.push_str("</p>");
-        for id in ["failing", "documented", "bug", "pass", "na"] {
-            let _ = write!(b, "<span id=\"{id}\" class=\"sel\"></span>");
-        }
-        b.push_str("<table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">outcome</th><th scope=\"col\">detail</th></tr></thead><tbody>\n");
-        for (c, v) in rows {
-            let _ = writeln!(
-                b,
-                "<tr class=\"{}\"><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td class=\"{}\">{}</td><td>{}</td></tr>",
-                state(v).1,
-                c.id,
-                esc(&c.id),
+                "<h3 class=\"{}\">{}: {}</h3><pre>{}</pre><p>observed: {}</p><p>{}</p>",
                 class(v),
+                esc(i),
                 esc(&v.cell()),
+                esc(&v.commands.join("\n")),
+                esc(&v.observed),
                 esc(&v.detail)
             );
         }
-        b.push_str("</tbody></table>\n");
-        write(
-            &format!("impl-{}.html", slug(i)),
-            page(&format!("implementation {i}"), 0, &b),
-        )?;
     }
-    for (r, cs) in &rules {
-        let mut b = String::new();
-        if let Some(rule) = crate::rules::by_id(r) {
-            let _ = write!(b, "<p>{} (spec/{})</p>", esc(rule.title), esc(rule.chapter));
-        }
-        b.push_str(&matrix(cs, impls, &by, 0));
-        write(
-            &format!("rule-{}.html", slug(r)),
-            page(&format!("rule {r}"), 0, &b),
-        )?;
-    }
-    for c in cases {
-        let depth = c.id.matches('/').count() + 1;
-        let mut b = String::new();
-        let _ = write!(
-            b,
-            "<p>{}</p><p>operation <code>{}</code>; rules {}</p>",
-            esc(&c.title),
-            c.op.name(),
-            c.rules
-                .iter()
-                .map(|r| format!(
-                    "<a href=\"{}rule-{}.html\">{}</a>",
-                    "../".repeat(depth),
-                    slug(r),
-                    esc(r)
-                ))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-        let expect = serde_json::to_string_pretty(&c.expect).expect("serialisable");
-        let _ = write!(b, "<h2>Expected (spec)</h2><pre>{}</pre>", esc(&expect));
-        // Offsets the expectation or the case title names are marked.
-        let marks: Vec<u64> = c
-            .title
-            .split("offset ")
-            .skip(1)
-            .filter_map(|t| {
-                t.split(|ch: char| !ch.is_ascii_digit())
-                    .next()?
-                    .parse()
-                    .ok()
-            })
-            .collect();
-        let rule = c.expect.fail.as_deref().filter(|r| *r != "*");
-        for (name, spec) in &c.inputs {
-            let _ = write!(b, "<h2>Input {}</h2>", esc(name));
-            match spec.build(None) {
-                Ok(Some(bytes)) => {
-                    let mut marks = marks.clone();
-                    marks.extend(offsets_at_stake(&bytes, rule));
-                    marks.sort_unstable();
-                    marks.dedup();
-                    if !marks.is_empty() {
-                        let at: Vec<String> = marks.iter().map(|m| format!("0x{m:x}")).collect();
-                        let _ = write!(b, "<p>at stake: offset {}</p>", at.join(", "));
-                    }
-                    let _ = write!(b, "<pre>{}</pre>", hexdump(&bytes, &marks));
-                }
-                Ok(None) => b.push_str("<p>(a missing file)</p>"),
-                Err(e) => {
-                    let _ = write!(b, "<p>cannot build: {}</p>", esc(&e));
-                }
-            }
-        }
-        b.push_str("<h2>Implementations</h2>");
-        for i in impls {
-            if let Some(v) = by.get(&(c.id.as_str(), i.as_str())) {
-                let _ = write!(
-                    b,
-                    "<h3 class=\"{}\">{}: {}</h3><pre>{}</pre><p>observed: {}</p><p>{}</p>",
-                    class(v),
-                    esc(i),
-                    esc(&v.cell()),
-                    esc(&v.commands.join("\n")),
-                    esc(&v.observed),
-                    esc(&v.detail)
-                );
-            }
-        }
-        write(
-            &format!("case/{}.html", c.id),
-            page(&format!("case {}", c.id), depth, &b),
-        )?;
-    }
-    Ok(())
+    b
 }
 
 /// Write `compare.html` into `dir`: the cases whose outcome changed (see
@@ -515,7 +545,7 @@ pub fn write_compare(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::{load_corpus, Layout, Role};
+    use crate::{load_corpus, Layout, Role};
 
     fn verdict(case: &str, implementation: &str, status: Status) -> Verdict {
         Verdict {
@@ -554,7 +584,7 @@ mod tests {
 
     #[test]
     fn documented_divergences_are_their_own_state_and_failures_come_first() {
-        let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"));
+        let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance"));
         let cases: Vec<_> = load_corpus(&layout.corpus())
             .unwrap()
             .into_iter()

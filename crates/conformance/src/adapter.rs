@@ -7,8 +7,8 @@
 //! An adapter read from JSON, and the command it runs for `list`.
 //!
 //! ```
-//! use offload_kit::conformance::adapter::{cited_rules, Adapter, Invocation};
-//! use offload_kit::conformance::case::Op;
+//! use offload_kit_conformance::adapter::{cited_rules, Adapter, Invocation};
+//! use offload_kit_conformance::case::Op;
 //! use std::path::Path;
 //!
 //! let a: Adapter = serde_json::from_str(r#"{"name": "my-bundler", "role": "subject",
@@ -290,7 +290,8 @@ mod release_opt {
                 .map(Some)
                 .map_err(serde::de::Error::custom),
             Some(other) => Err(serde::de::Error::custom(format!(
-                "release must be 13, 14, 15, 16, 19 or 22, not {other}"
+                "release must be {}, not {other}",
+                Release::listed(", ", " or ")
             ))),
         }
     }

@@ -3,10 +3,10 @@
 //! the error names, crash (including memory disclosure), or time-out.
 
 use super::{Ctx, COMPAT_PAYLOAD};
+use crate::adapter::DecompressResult;
 use crate::bundle::{binary, ccob};
-use crate::conformance::adapter::DecompressResult;
-use crate::conformance::case::Op;
-use crate::conformance::exec::{self, Exit};
+use crate::case::Op;
+use crate::exec::{self, Exit};
 use std::path::PathBuf;
 
 /// What was observed, classified.
@@ -41,7 +41,7 @@ pub struct Facts {
     /// `compatible`: whether the payload came out.
     pub compatible: Option<Result<bool, String>>,
     /// `locate`: the code objects reported.
-    pub located: Option<Vec<crate::conformance::adapter::Found>>,
+    pub located: Option<Vec<crate::adapter::Found>>,
     /// `lookup`: per request, the `(offset, size)` answered (size 0: none).
     pub answers: Option<Vec<(String, u64, u64)>>,
 }

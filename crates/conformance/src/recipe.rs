@@ -7,9 +7,9 @@
 //! A text-bundle recipe whose ID is spelled as each implementation writes it.
 //!
 //! ```
-//! use offload_kit::bundle::text;
-//! use offload_kit::conformance::recipe::InputSpec;
-//! use offload_kit::Release;
+//! use offload_kit_llvm::bundle::text;
+//! use offload_kit_conformance::recipe::InputSpec;
+//! use offload_kit_llvm::Release;
 //!
 //! let spec: InputSpec = serde_json::from_str(r#"{"text": {"type": "s", "parts": [
 //!     {"entry": {"written": "openmp-nvptx64-nvidia-cuda--sm_70"}, "payload": {"utf8": "ptx"}}]}}"#).unwrap();
@@ -654,7 +654,7 @@ impl InputSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::codec::encode_hex;
+    use crate::codec::encode_hex;
 
     #[test]
     fn text_recipe_frames_parts() {

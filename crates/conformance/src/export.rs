@@ -12,9 +12,9 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::conformance::{export, load_corpus, Layout};
+//! use offload_kit_conformance::{export, load_corpus, Layout};
 //!
-//! let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"));
+//! let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance"));
 //! let cases = load_corpus(&layout.corpus()).unwrap();
 //! let one: Vec<_> = cases.into_iter().filter(|c| c.id == "locate/fatbin-0").collect();
 //! let dir = tempfile::tempdir().unwrap();

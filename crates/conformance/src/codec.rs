@@ -6,7 +6,7 @@
 //! Hex and base64 both ways.
 //!
 //! ```
-//! use offload_kit::conformance::codec::{decode_base64, decode_hex, encode_base64, encode_hex};
+//! use offload_kit_conformance::codec::{decode_base64, decode_hex, encode_base64, encode_hex};
 //!
 //! assert_eq!(decode_hex("10ff 10ad").unwrap(), [0x10, 0xff, 0x10, 0xad]); // whitespace ignored
 //! assert_eq!(encode_hex(b"\x10\xff"), "10ff");
