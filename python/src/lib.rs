@@ -657,7 +657,7 @@ fn bundle<'py>(
     };
     let v = job.validate().map_err(llvm)?;
     let opts = compress.then(|| ccob::WriteOptions {
-        version: format_version.unwrap_or(if release >= Release::L22 { 3 } else { 2 }),
+        version: format_version.unwrap_or(release.ccob_default_version()),
         method: ccob::Method::Zstd,
         level: level.unwrap_or(ccob::Method::Zstd.default_level()),
     });

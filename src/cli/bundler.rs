@@ -199,7 +199,7 @@ fn compression_config(r: Release, p: &cl::Parsed, _prog: &str) -> Result<Compres
         compress: false,
         verbose: false,
         level: None,
-        version: if r >= Release::L22 { 3 } else { 2 },
+        version: r.ccob_default_version(),
     };
     if r >= Release::L19 && std::env::var("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() != Ok("1") {
         if let Ok(v) = std::env::var("OFFLOAD_BUNDLER_VERBOSE") {

@@ -30,6 +30,7 @@ use super::codec::is_false;
 use super::codec::{decode_base64, decode_hex};
 use crate::bundle::{binary, ccob, text};
 use crate::format::bundle::{HEADER_SIZE, RECORD_FIXED_SIZE};
+use crate::format::ccob::{Field, Layout as CcobLayout};
 use crate::id::BundleEntryId;
 use crate::profile::Release;
 use serde::{Deserialize, Serialize};
@@ -260,10 +261,14 @@ pub struct CcobRecipe {
     pub patch: Vec<Patch>,
 }
 
-fn narrow_u32(x: u64, v: u16) -> Result<[u8; 4], String> {
-    u32::try_from(x)
-        .map(u32::to_le_bytes)
-        .map_err(|_| format!("{x} does not fit the 32-bit field of version {v}"))
+/// `x` in field `f` of a version `v` header; an error when it does not fit.
+fn field_bytes(f: Field, x: u64, v: u16) -> Result<Vec<u8>, String> {
+    f.encode(x).ok_or_else(|| {
+        format!(
+            "{x} does not fit the {}-bit field of version {v}",
+            8 * f.width
+        )
+    })
 }
 
 fn three() -> u16 {
@@ -296,29 +301,21 @@ impl CcobRecipe {
         )
         .map_err(|e| e.to_string())?;
         let v = self.version;
-        let hsize = match v {
-            1 => 20,
-            2 => 24,
-            _ => 32,
-        };
+        let layout = CcobLayout::of(v).ok_or_else(|| format!("unknown CCOB version {v}"))?;
+        let hsize = layout.size as usize;
         if let Some(n) = self.trim_data {
             let keep = out.len().saturating_sub(n as usize).max(hsize);
             out.truncate(keep);
-            let total = out.len() as u64;
-            match v {
-                2 => put(&mut out, 8, &(total as u32).to_le_bytes()),
-                3 => put(&mut out, 8, &total.to_le_bytes()),
-                _ => {}
+            if let Some(f) = layout.total_size {
+                let total = out.len() as u64;
+                put(&mut out, f.at, &total.to_le_bytes()[..f.width as usize]);
             }
         }
         if let Some(d) = self.uncompressed_size_delta {
             let now = content.len() as i64 + d;
             let now = u64::try_from(now).map_err(|_| "the uncompressed size would be negative")?;
-            match v {
-                1 => put(&mut out, 8, &narrow_u32(now, v)?),
-                2 => put(&mut out, 12, &narrow_u32(now, v)?),
-                _ => put(&mut out, 16, &now.to_le_bytes()),
-            }
+            let f = layout.uncompressed_size;
+            put(&mut out, f.at, &field_bytes(f, now, v)?);
         }
         if let Some(x) = self.version_field {
             put(&mut out, 4, &x.to_le_bytes());
@@ -326,32 +323,22 @@ impl CcobRecipe {
         if let Some(x) = self.method_field {
             put(&mut out, 6, &x.to_le_bytes());
         }
-        let narrow = |x: u64| narrow_u32(x, v);
         if let Some(t) = self.total_size {
-            match v {
-                2 => put(&mut out, 8, &narrow(t)?),
-                3 => put(&mut out, 8, &t.to_le_bytes()),
-                _ => return Err("version 1 has no total size field".into()),
-            }
+            let f = layout
+                .total_size
+                .ok_or(format!("version {v} has no total size field"))?;
+            put(&mut out, f.at, &field_bytes(f, t, v)?);
         }
         if let Some(u) = self.uncompressed_size {
-            match v {
-                1 => put(&mut out, 8, &narrow(u)?),
-                2 => put(&mut out, 12, &narrow(u)?),
-                _ => put(&mut out, 16, &u.to_le_bytes()),
-            }
+            let f = layout.uncompressed_size;
+            put(&mut out, f.at, &field_bytes(f, u, v)?);
         }
         if let Some(h) = &self.hash {
             let b = decode_hex(h)?;
             if b.len() != 8 {
                 return Err("the hash override must be 8 bytes".into());
             }
-            let at = match v {
-                1 => 12,
-                2 => 16,
-                _ => 24,
-            };
-            put(&mut out, at, &b);
+            put(&mut out, layout.hash, &b);
         }
         if let Some(t) = self.truncate {
             out.truncate(t as usize);

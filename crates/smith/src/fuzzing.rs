@@ -184,6 +184,7 @@ use crate::bundle::archive as hda;
 use crate::bundle::ccob;
 use crate::host::ar;
 use crate::host::symtab;
+use offload_kit_format::raw::ccob::VERSIONS;
 use offload_kit_format::source::{Source, Window};
 
 /// A source whose windows are copies held apart from [`Source::bytes`], as
@@ -264,7 +265,7 @@ pub enum MemberData {
     Raw(Vec<u8>),
     /// A binary bundle of these entries.
     Bundle(Vec<(Id, Vec<u8>)>),
-    /// The same, compressed (CCOB version 1 + `v % 3`, zstd).
+    /// The same, compressed (the `v`-th CCOB version, cyclically; zstd).
     Compressed(Vec<(Id, Vec<u8>)>, u8),
     /// A binary bundle with a byte changed: `(at, value)`.
     Damaged(Vec<(Id, Vec<u8>)>, u16, u8),
@@ -286,7 +287,7 @@ impl MemberData {
             MemberData::Bundle(es) => bundle(es),
             MemberData::Compressed(es, v) => {
                 let opts = ccob::WriteOptions {
-                    version: 1 + u16::from(*v % 3),
+                    version: VERSIONS[usize::from(*v) % VERSIONS.len()],
                     method: ccob::Method::Zstd,
                     level: 1,
                 };
@@ -656,7 +657,7 @@ pub fn roundtrip(data: &[u8]) {
     assert_eq!(back, entries, "entries read back differ");
     assert_eq!(binary::write_to_vec(&back, align).expect("lays out"), bytes);
     let opts = WriteOptions {
-        version: 1 + u16::from(input.ccob_version % 3),
+        version: VERSIONS[usize::from(input.ccob_version) % VERSIONS.len()],
         method: if input.zlib {
             Method::Zlib
         } else {

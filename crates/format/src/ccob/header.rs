@@ -4,7 +4,7 @@
 
 use super::{is_ccob, Header, Method};
 use crate::error::{Error, Result};
-use crate::raw::ccob::{header_size, RawPrefix, RawV1, RawV2, RawV3, MAGIC};
+use crate::raw::ccob::{header_size, versions_text, Layout, RawPrefix, RawV1, RawV2, RawV3, MAGIC};
 use crate::rules;
 use crate::source::Source;
 use binrw::BinRead;
@@ -35,7 +35,10 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
             return Err(Error::at(
                 rules::CCOB_2,
                 base + 4,
-                format!("unknown compressed bundle version {v} (known: 1, 2, 3)"),
+                format!(
+                    "unknown compressed bundle version {v} (known: {})",
+                    versions_text()
+                ),
             ));
         }
     }
@@ -55,17 +58,16 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
             rules::CCOB_2,
             base + 4,
             format!(
-                "unknown compressed bundle version {} (known: 1, 2, 3)",
-                prefix.version
+                "unknown compressed bundle version {} (known: {})",
+                prefix.version,
+                versions_text()
             ),
         ));
     };
     // The first field of this version's header that the data cuts short.
-    let fields: &[(u64, &str)] = match prefix.version {
-        1 => &[(8, "uncompressed size"), (12, "hash")],
-        2 => &[(8, "total size"), (12, "uncompressed size"), (16, "hash")],
-        _ => &[(8, "total size"), (16, "uncompressed size"), (24, "hash")],
-    };
+    let fields = Layout::of(prefix.version)
+        .expect("a known version")
+        .named_fields();
     let short = || {
         let len = data.len() as u64;
         let (at, name) = fields

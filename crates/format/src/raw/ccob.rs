@@ -32,6 +32,18 @@
 //! assert_eq!(u32_at(12) as usize, bundle.len()); // uncompressed size
 //! assert_eq!(header_size(2), Some(24));
 //! ```
+//!
+//! Each version's fields are one row of [`LAYOUTS`]:
+//!
+//! ```
+//! use offload_kit_format::raw::ccob::{Field, Layout, VERSIONS};
+//!
+//! assert_eq!(VERSIONS, [1, 2, 3]);
+//! let v3 = Layout::of(3).unwrap();
+//! assert_eq!(v3.total_size, Some(Field { at: 8, width: 8 }));
+//! assert_eq!(Field { at: 8, width: 4 }.encode(1 << 32), None);
+//! assert_eq!(v3.uncompressed_size.read(&[0; 24]), Some(0));
+//! ```
 
 use binrw::binrw;
 
@@ -91,12 +103,111 @@ pub struct RawV3 {
     pub hash: [u8; 8],
 }
 
+/// A header field: where it lies from the magic and how wide it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// Offset from the start of the header.
+    pub at: u64,
+    /// Width in bytes (4 or 8), little-endian.
+    pub width: u64,
+}
+
+impl Field {
+    /// The field's value in `header`; `None` when `header` ends before
+    /// the field does.
+    pub fn read(self, header: &[u8]) -> Option<u64> {
+        let bytes = header.get(self.at as usize..(self.at + self.width) as usize)?;
+        let mut le = [0u8; 8];
+        le[..bytes.len()].copy_from_slice(bytes);
+        Some(u64::from_le_bytes(le))
+    }
+
+    /// `value` in the field's width; `None` when it does not fit.
+    pub fn encode(self, value: u64) -> Option<Vec<u8>> {
+        let fits = self.width == 8 || value >> (8 * self.width) == 0;
+        fits.then(|| value.to_le_bytes()[..self.width as usize].to_vec())
+    }
+}
+
+/// Where the fields of one version's header lie: the table the readers,
+/// the writer, the generator and the corpus recipes all read, so that a
+/// new version is one more row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The format version.
+    pub version: u16,
+    /// The header's size in bytes.
+    pub size: u64,
+    /// Header plus compressed data; version 1 has none.
+    pub total_size: Option<Field>,
+    /// The size of the uncompressed bundle.
+    pub uncompressed_size: Field,
+    /// Where the 8-byte truncated MD5 lies.
+    pub hash: u64,
+}
+
+/// Every version's header layout, oldest first.
+pub const LAYOUTS: [Layout; 3] = [
+    Layout {
+        version: 1,
+        size: 20,
+        total_size: None,
+        uncompressed_size: Field { at: 8, width: 4 },
+        hash: 12,
+    },
+    Layout {
+        version: 2,
+        size: 24,
+        total_size: Some(Field { at: 8, width: 4 }),
+        uncompressed_size: Field { at: 12, width: 4 },
+        hash: 16,
+    },
+    Layout {
+        version: 3,
+        size: 32,
+        total_size: Some(Field { at: 8, width: 8 }),
+        uncompressed_size: Field { at: 16, width: 8 },
+        hash: 24,
+    },
+];
+
+/// The known versions, oldest first.
+pub const VERSIONS: [u16; LAYOUTS.len()] = {
+    let mut v = [0; LAYOUTS.len()];
+    let mut i = 0;
+    while i < LAYOUTS.len() {
+        v[i] = LAYOUTS[i].version;
+        i += 1;
+    }
+    v
+};
+
+impl Layout {
+    /// The layout of `version`, if it is known.
+    pub fn of(version: u16) -> Option<Layout> {
+        LAYOUTS.into_iter().find(|l| l.version == version)
+    }
+
+    /// The fields after magic, version and method, in order, with their
+    /// names: where a header cut short ends (the strict reader's message).
+    pub fn named_fields(&self) -> Vec<(u64, &'static str)> {
+        let mut out: Vec<(u64, &str)> = self
+            .total_size
+            .map(|f| (f.at, "total size"))
+            .into_iter()
+            .collect();
+        out.push((self.uncompressed_size.at, "uncompressed size"));
+        out.push((self.hash, "hash"));
+        out
+    }
+}
+
+/// The known versions as a message lists them ("1, 2, 3").
+pub fn versions_text() -> String {
+    VERSIONS.map(|v| v.to_string()).join(", ")
+}
+
 /// Header size of each version.
 pub fn header_size(version: u16) -> Option<u64> {
-    match version {
-        1 => Some(20),
-        2 => Some(24),
-        3 => Some(32),
-        _ => None,
-    }
+    Layout::of(version).map(|l| l.size)
 }

@@ -304,22 +304,28 @@ fn compressed_extent(rest: &[u8], at: u64) -> Result<(u16, u16, Option<u64>)> {
             "the compressed bundle header is truncated before its version and method",
         ));
     };
-    let total = match version {
-        2 => rest
-            .get(8..12)
-            .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
-        3 => rest.get(8..16).map(|b| {
-            let mut a = [0u8; 8];
-            a.copy_from_slice(b);
-            u64::from_le_bytes(a)
-        }),
-        1 => return Ok((1, method, None)),
-        v => {
+    let total = match ccob::Layout::of(version) {
+        Some(ccob::Layout {
+            total_size: Some(field),
+            ..
+        }) => field.read(rest),
+        Some(_) => return Ok((version, method, None)),
+        None => {
+            // The versions whose size a reader can bound: those with a
+            // total-size field.
+            let sized: Vec<String> = ccob::LAYOUTS
+                .iter()
+                .filter(|l| l.total_size.is_some())
+                .map(|l| l.version.to_string())
+                .collect();
             return Err(Error::at(
                 rules::FAT_3,
                 at + 4,
-                format!("compressed bundle version {v} is not 2 or 3"),
-            ))
+                format!(
+                    "compressed bundle version {version} is not {}",
+                    sized.join(" or ")
+                ),
+            ));
         }
     };
     let Some(total) = total else {

@@ -61,16 +61,8 @@ impl Job {
                 ),
             ));
         }
-        // What each release can write (-compress and
-        // COMPRESSED_BUNDLE_FORMAT_VERSION): none before 19, version 2 in
-        // 19, 2 or 3 in 22.
         if let Some(o) = compress {
-            let written = match self.release {
-                r if r <= Release::L16 => &[][..],
-                Release::L19 => &[2][..],
-                _ => &[2, 3][..],
-            };
-            if !written.contains(&o.version) {
+            if !self.release.ccob_versions_written().contains(&o.version) {
                 return Err(BundlerError::llvm(format!(
                     "LLVM {} does not write compressed bundles of version {}",
                     self.release, o.version

@@ -129,6 +129,23 @@ impl Release {
         self <= Release::L16
     }
 
+    /// The compressed bundle versions the bundler writes (`-compress`,
+    /// `COMPRESSED_BUNDLE_FORMAT_VERSION`): none before 19, version 2 in
+    /// 19, 2 or 3 from 22.
+    pub fn ccob_versions_written(self) -> &'static [u16] {
+        match self {
+            r if r <= Release::L16 => &[],
+            Release::L19 => &[2],
+            _ => &[2, 3],
+        }
+    }
+
+    /// The compressed bundle version the bundler writes unless told
+    /// otherwise: the newest it writes (2 where it writes none).
+    pub fn ccob_default_version(self) -> u16 {
+        self.ccob_versions_written().last().copied().unwrap_or(2)
+    }
+
     /// Whether unbundling a fat object's host entry runs `llvm-objcopy` to
     /// strip the bundle sections (19 and later), which `-###` prints
     /// instead of running.

@@ -3,7 +3,7 @@
 
 use super::{binary, Cx, Draft, Violation};
 use crate::bundle::ccob::{self, Method, WriteOptions};
-use crate::format::ccob::header_size;
+use crate::format::ccob::{header_size, Field, Layout, VERSIONS};
 use crate::rules::{self, Rule};
 
 /// Rules a compressed bundle can break one at a time.
@@ -81,33 +81,37 @@ pub(crate) fn compress(
             }
         }),
     };
-    let total = (header_size(version).expect("known version") as usize + payload.len()) as u64;
-    let mut blob = b"CCOB".to_vec();
-    blob.extend_from_slice(&version.to_le_bytes());
-    blob.extend_from_slice(&method.value().to_le_bytes());
-    match version {
-        1 => blob.extend_from_slice(&(bundle.len() as u32).to_le_bytes()),
-        2 => {
-            blob.extend_from_slice(&(total as u32).to_le_bytes());
-            blob.extend_from_slice(&(bundle.len() as u32).to_le_bytes());
-        }
-        _ => {
-            blob.extend_from_slice(&total.to_le_bytes());
-            blob.extend_from_slice(&(bundle.len() as u64).to_le_bytes());
-        }
+    let layout = Layout::of(version).expect("known version");
+    let total = layout.size + payload.len() as u64;
+    let mut blob = vec![0; layout.size as usize];
+    blob[..4].copy_from_slice(b"CCOB");
+    blob[4..6].copy_from_slice(&version.to_le_bytes());
+    blob[6..8].copy_from_slice(&method.value().to_le_bytes());
+    if let Some(f) = layout.total_size {
+        put(&mut blob, f, total);
     }
-    blob.extend_from_slice(&ccob::truncated_md5(bundle));
+    put(&mut blob, layout.uncompressed_size, bundle.len() as u64);
+    let hash = layout.hash as usize;
+    blob[hash..hash + 8].copy_from_slice(&ccob::truncated_md5(bundle));
     blob.extend_from_slice(&payload);
     (blob, opts)
 }
 
+/// `value` into field `f` of `blob`, cut to the field's width (a broken
+/// header may claim what the field cannot hold).
+fn put(blob: &mut [u8], f: Field, value: u64) {
+    let (at, w) = (f.at as usize, f.width as usize);
+    blob[at..at + w].copy_from_slice(&value.to_le_bytes()[..w]);
+}
+
 /// Offsets of the size and hash fields of a version's header.
 fn fields(version: u16) -> (Option<usize>, usize, usize) {
-    match version {
-        1 => (None, 8, 12),
-        2 => (Some(8), 12, 16),
-        _ => (Some(8), 16, 24),
-    }
+    let l = Layout::of(version).expect("known version");
+    (
+        l.total_size.map(|f| f.at as usize),
+        l.uncompressed_size.at as usize,
+        l.hash as usize,
+    )
 }
 
 /// One compressed bundle, valid or breaking `rule`.
@@ -120,7 +124,7 @@ pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     } else {
         binary::write(&entries, align).bytes
     };
-    let (mut blob, opts) = compress(&mut cx, &inner, &[1, 2, 3]);
+    let (mut blob, opts) = compress(&mut cx, &inner, &VERSIONS);
     let description = format!(
         "CCOB v{} {:?} level {} of a binary bundle, {}",
         opts.version,
@@ -128,13 +132,18 @@ pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
         opts.level,
         binary::describe(&entries, align)
     );
+    let layout = Layout::of(opts.version).expect("known version");
     let (total, usize_at, hash_at) = fields(opts.version);
     let h = header_size(opts.version).expect("known version") as usize;
     let v = |at: usize, what: &str| Some(Violation::new(rule?, at as u64, what));
     let violation = match rule {
         None => None,
         Some(rules::CCOB_2) => {
-            let ver = *cx.rng.pick(&[0u16, 4, 5, 0x100, 0xffff]);
+            let unknown: Vec<u16> = [0u16, 4, 5, 0x100, 0xffff]
+                .into_iter()
+                .filter(|v| Layout::of(*v).is_none())
+                .collect();
+            let ver = *cx.rng.pick(&unknown);
             blob[4..6].copy_from_slice(&ver.to_le_bytes());
             v(4, &format!("version {ver}"))
         }
@@ -151,35 +160,22 @@ pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
             } else {
                 cx.rng.below(h) as u64
             };
-            if opts.version == 2 {
-                blob[at..at + 4].copy_from_slice(&(bad as u32).to_le_bytes());
-            } else {
-                blob[at..at + 8].copy_from_slice(&bad.to_le_bytes());
-            }
+            put(&mut blob, layout.total_size?, bad);
             v(at, &format!("total size {bad} of a {len}-byte blob"))
         }
         Some(rules::CCOB_5) => {
             // The stream is cut short; v2/v3 say so in their total size.
             let cut = h + cx.rng.below(blob.len() - h);
             blob.truncate(cut);
-            if let Some(at) = total {
-                let t = cut as u64;
-                if opts.version == 2 {
-                    blob[at..at + 4].copy_from_slice(&(t as u32).to_le_bytes());
-                } else {
-                    blob[at..at + 8].copy_from_slice(&t.to_le_bytes());
-                }
+            if let Some(f) = layout.total_size {
+                put(&mut blob, f, cut as u64);
             }
             v(h, "compressed stream cut short")
         }
         Some(rules::CCOB_6) => {
             let real = inner.len() as u64;
             let bad = real + 1 + cx.rng.below(64) as u64;
-            if opts.version == 3 {
-                blob[usize_at..usize_at + 8].copy_from_slice(&bad.to_le_bytes());
-            } else {
-                blob[usize_at..usize_at + 4].copy_from_slice(&(bad as u32).to_le_bytes());
-            }
+            put(&mut blob, layout.uncompressed_size, bad);
             v(
                 usize_at,
                 &format!("uncompressed size {bad}, the stream holds {real}"),

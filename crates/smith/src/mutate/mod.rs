@@ -29,6 +29,7 @@ mod image;
 use crate::bundle::ccob::decompress_prefix;
 use crate::detect::{self, Container};
 use crate::format::bundle::{MAGIC, RECORD_FIXED_SIZE};
+use crate::format::ccob::VERSIONS;
 use crate::generate::binary as gen_binary;
 use crate::generate::pick::Ids;
 use crate::generate::{ccob as gen_ccob, host as gen_host, Cx, Payloads, Rng};
@@ -106,7 +107,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
                 small: true,
                 payloads: &Payloads::Random,
             };
-            let (blob, o) = gen_ccob::compress(&mut cx, &inner_m.bytes, &[1, 2, 3]);
+            let (blob, o) = gen_ccob::compress(&mut cx, &inner_m.bytes, &VERSIONS);
             inner_m.what = format!("{} inside, recompressed as v{}", inner_m.what, o.version);
             m(blob, inner_m.what)
         }
@@ -262,7 +263,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 small: true,
                 payloads: &Payloads::Random,
             };
-            let (blob, o) = gen_ccob::compress(&mut cx, data, &[1, 2, 3]);
+            let (blob, o) = gen_ccob::compress(&mut cx, data, &VERSIONS);
             done(
                 blob,
                 format!("compressed as CCOB v{} {:?}", o.version, o.method),

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::bundle::binary;
 use crate::error::Error;
-use crate::format::ccob::{header_size, METHOD_ZLIB, METHOD_ZSTD};
+use crate::format::ccob::{header_size, Layout, LAYOUTS, METHOD_ZLIB, METHOD_ZSTD};
 use crate::profile::Release;
 use crate::rules;
 use crate::source::{Prefix, Reader, Source};
@@ -59,13 +59,7 @@ fn main_payload_end(data: &[u8], version: u16, hsize: usize) -> usize {
 /// (which holds the whole header): v2's 32 bits or v3's 64 at offset 8,
 /// `None` for versions without one.
 fn total_size_field(data: &[u8], version: u16) -> Option<u64> {
-    match version {
-        2 => Some(u64::from(u32::from_le_bytes(
-            data[8..12].try_into().expect("4 bytes"),
-        ))),
-        3 => Some(u64::from_le_bytes(data[8..16].try_into().expect("8 bytes"))),
-        _ => None,
-    }
+    Layout::of(version)?.total_size?.read(data)
 }
 
 /// The shortest buffer `release`'s `decompress` looks at (shorter ones are
@@ -121,18 +115,17 @@ fn llvm_prepare(
             Error::at(rules::CCOB_2, data.len() as u64, "header truncated"),
         );
     }
-    let usize_off = match hsize {
-        20 => 8,
-        24 => 12,
-        _ => 16,
-    };
-    let claimed = if hsize == 32 {
-        u64::from_le_bytes(data[16..24].try_into().expect("8 bytes"))
-    } else {
-        u64::from(u32::from_le_bytes(
-            data[usize_off..usize_off + 4].try_into().expect("4 bytes"),
-        ))
-    };
+    // A release reads the fields of the header size it settled on (19
+    // reads a v3 header as v2's).
+    let read_as = LAYOUTS
+        .into_iter()
+        .find(|l| l.size == hsize as u64)
+        .expect("a known header size");
+    let usize_off = read_as.uncompressed_size.at as usize;
+    let claimed = read_as
+        .uncompressed_size
+        .read(data)
+        .expect("the header is whole");
     let m = match method {
         METHOD_ZLIB => Method::Zlib,
         METHOD_ZSTD => Method::Zstd,
