@@ -26,6 +26,13 @@ pub struct Cli {
     cmd: Cmd,
 }
 
+/// What `convert --to` takes: `none` (uncompressed), or `v` and a CCOB
+/// version.
+fn ccob_forms() -> clap::builder::PossibleValuesParser {
+    let versions = offload_kit::format::ccob::VERSIONS.map(|v| format!("v{v}"));
+    clap::builder::PossibleValuesParser::new(std::iter::once("none".to_string()).chain(versions))
+}
+
 fn parse_budget(text: &str) -> Result<u64, String> {
     offload_kit::budget::parse(text)
         .ok_or_else(|| format!("'{text}' is not a size (bytes, or with K, M or G)"))
@@ -163,7 +170,7 @@ enum Cmd {
         /// Input bundle or CCOB file.
         file: PathBuf,
         /// Target form.
-        #[arg(long, value_parser = ["none", "v1", "v2", "v3"])]
+        #[arg(long, value_parser = ccob_forms())]
         to: String,
         /// Output file.
         #[arg(short, long)]
