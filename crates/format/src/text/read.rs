@@ -10,6 +10,9 @@ use crate::source::Source;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+/// A bundle's own END marker and, if its line ends, where.
+type OwnEnd = (usize, Option<usize>);
+
 /// ID checks shared by the strict reader and [`check_entries`]: CR (TXT-6),
 /// empty (TXT-5), then the bundle-ID rules. Returns (rule, position inside
 /// `id`, message). `what` prefixes messages ("START line: ").
@@ -348,8 +351,7 @@ impl<'a> Strict<'a> {
     /// "\n" may be the END line's own), and the bundle's own END line before
     /// that marker with where its line ends, if any (then the content held
     /// an END marker, TXT-10).
-    #[allow(clippy::type_complexity)]
-    fn own_end(&mut self, n: usize, id: &[u8]) -> (Option<usize>, Option<(usize, Option<usize>)>) {
+    fn own_end(&mut self, n: usize, id: &[u8]) -> (Option<usize>, Option<OwnEnd>) {
         let len = self.scan.len;
         let q = self.scan.find(&self.m.start_f, n - 1, usize::MAX);
         let region_end = q.unwrap_or(len);

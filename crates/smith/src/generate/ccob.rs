@@ -3,7 +3,7 @@
 
 use super::{binary, Cx, Draft, Violation};
 use crate::bundle::ccob::{self, Method, WriteOptions};
-use crate::format::ccob::{header_size, Field, Layout, VERSIONS};
+use crate::format::ccob::{Field, Layout, VERSIONS};
 use crate::rules::{self, Rule};
 
 /// Rules a compressed bundle can break one at a time.
@@ -104,16 +104,6 @@ fn put(blob: &mut [u8], f: Field, value: u64) {
     blob[at..at + w].copy_from_slice(&value.to_le_bytes()[..w]);
 }
 
-/// Offsets of the size and hash fields of a version's header.
-fn fields(version: u16) -> (Option<usize>, usize, usize) {
-    let l = Layout::of(version).expect("known version");
-    (
-        l.total_size.map(|f| f.at as usize),
-        l.uncompressed_size.at as usize,
-        l.hash as usize,
-    )
-}
-
 /// One compressed bundle, valid or breaking `rule`.
 pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let entries = binary::entries(&mut cx, 70);
@@ -132,9 +122,11 @@ pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
         opts.level,
         binary::describe(&entries, align)
     );
+    // Where this version's size and hash fields lie.
     let layout = Layout::of(opts.version).expect("known version");
-    let (total, usize_at, hash_at) = fields(opts.version);
-    let h = header_size(opts.version).expect("known version") as usize;
+    let total = layout.total_size.map(|f| f.at as usize);
+    let (usize_at, hash_at) = (layout.uncompressed_size.at as usize, layout.hash as usize);
+    let h = layout.size as usize;
     let v = |at: usize, what: &str| Some(Violation::new(rule?, at as u64, what));
     let violation = match rule {
         None => None,
