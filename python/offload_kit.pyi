@@ -67,7 +67,7 @@ class Container:
     def __iter__(self) -> Iterator[Entry]: ...
 
 def open(source: Source, llvm_version: Optional[int] = None) -> Container:
-    """Open a container strictly (spec/), or as LLVM ``llvm_version`` (13, 14, 15, 16, 19, 22) reads it.
+    """Open a container strictly (spec/), or as LLVM ``llvm_version`` reads it (a release offload-kit models; others are refused with the list).
 
     A path that cannot be opened raises ``OSError`` (``FileNotFoundError``, ...);
     a file cut short by another process while open makes later reads raise ``OSError``."""
@@ -91,7 +91,7 @@ def bundle(
     type: str = "o",
     align: int = 1,
     compress: bool = False,
-    format_version: Optional[Literal[2, 3]] = None,
+    format_version: Optional[int] = None,
     level: Optional[int] = None,
     llvm_version: int = 22,
 ) -> bytes:

@@ -45,7 +45,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(ROOT, "conformance", "corpus")
-ALL = [13, 14, 15, 16, 19, 22]
+# The releases of tools/llvm-releases (one per line, '#' comments).
+ALL = [int(line) for line in open(os.path.join(ROOT, "tools", "llvm-releases")) if line.strip() and not line.startswith("#")]
 # The releases whose clang-built fixtures conformance/fixtures/ holds.
 FIXTURE_RELEASES = [14, 16, 19, 22]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate ground-truth bundle-entry-ID vectors by running the real LLVM
-clang-offload-bundler (versions 13, 14, 15, 16, 19, 22).
+clang-offload-bundler (each release of tools/llvm-releases).
 
 Writes tests/data/llvm-id-vectors.json (relative to the repository root).
 
@@ -36,7 +36,9 @@ import subprocess
 import sys
 import tempfile
 
-VERSIONS = ["13", "14", "15", "16", "19", "22"]
+# The releases of tools/llvm-releases (one per line, '#' comments).
+VERSIONS = [line.strip() for line in open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "llvm-releases"))
+            if line.strip() and not line.startswith("#")]
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 HOST = "host-x86_64-unknown-linux-gnu"
 HIP_COMPANION = "hip-amdgcn-amd-amdhsa--gfx906"

@@ -37,26 +37,28 @@ pub(super) const SPECS: &[Spec] = &[
 ];
 
 /// `--help` of each release, as its `clang-offload-bundler` prints it
-/// (13 = 14, 19 = 22; captured from Debian's builds).
+/// (13 = 14, 19 = 22 = main; captured from Debian's builds): a newer
+/// release prints 19's until it is captured.
 fn release_help(release: Release) -> &'static str {
     match release {
-        Release::L13 | Release::L14 => include_str!("help/clang-offload-bundler-13.txt"),
+        r if r <= Release::L14 => include_str!("help/clang-offload-bundler-13.txt"),
         Release::L15 => include_str!("help/clang-offload-bundler-15.txt"),
         Release::L16 => include_str!("help/clang-offload-bundler-16.txt"),
-        Release::L19 | Release::L22 | Release::Main => {
-            include_str!("help/clang-offload-bundler-19.txt")
-        }
+        _ => include_str!("help/clang-offload-bundler-19.txt"),
     }
 }
 
 /// offload-kit's own option, listed by `offload-kit bundler --help` only:
 /// under LLVM's name the help is the release's, line for line.
-const OWN_OPTIONS: &str = "
-offload-kit options:
-
-  --llvm-version=<13|14|15|16|19|22|main> - LLVM release whose behaviour is reproduced (default 22);
-                                            main is modelled from llvm-project source at 0629daa018e3
-";
+fn own_options() -> String {
+    let option = format!("  --llvm-version=<{}|main>", Release::listed("|", "|"));
+    let indent = " ".repeat(option.len() + 3);
+    format!(
+        "\noffload-kit options:\n\n{option} - LLVM release whose behaviour is reproduced (default 22);\n\
+         {indent}main is modelled from llvm-project source at {}\n",
+        offload_kit::profile::MAIN_COMMIT
+    )
+}
 
 /// `--help` for `prog`: the release's text with LLVM's program name
 /// (the basename it was invoked as), plus offload-kit's option when it
@@ -76,7 +78,7 @@ fn help(prog: &str, release: Release) -> String {
         1,
     );
     if native {
-        text.push_str(OWN_OPTIONS);
+        text.push_str(&own_options());
     }
     text
 }

@@ -269,7 +269,7 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version=13|14|15|16|19|22|main).
+    /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version picks the release).
     #[command(disable_help_flag = true)]
     Bundler {
         /// Options as clang-offload-bundler takes them.

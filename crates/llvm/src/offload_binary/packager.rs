@@ -461,9 +461,11 @@ pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<
         .filter(|k| *k != b"file" && *k != b"kind")
         .collect();
     match release {
-        Release::L13 | Release::L14 => None,
-        Release::L15 | Release::L16 => Some(stringmap_order(&dense, djb_hash)),
-        Release::L19 | Release::L22 | Release::Main => Some(dense),
+        r if r <= Release::L14 => None,
+        r if r <= Release::L16 => Some(stringmap_order(&dense, djb_hash)),
+        // 19 on: the DenseMap order, and so for a newer release unless
+        // the table says otherwise.
+        _ => Some(dense),
     }
 }
 

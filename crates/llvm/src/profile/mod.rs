@@ -499,6 +499,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn listed_in_tools() {
+        // tools/llvm-releases is the list tools/setup installs and the
+        // generator scripts run; it names the releases of ALL, in order.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/llvm-releases");
+        let text = std::fs::read_to_string(path).expect("tools/llvm-releases");
+        let listed: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect();
+        let all: Vec<String> = Release::ALL.iter().map(Release::to_string).collect();
+        assert_eq!(listed, all, "tools/llvm-releases and Release::ALL differ");
+    }
+
+    #[test]
     fn list_order_matches_observed() {
         // `-list` order printed by clang-offload-bundler 14/16 and 19/22.
         let keys = [
