@@ -11,6 +11,10 @@
 //! - [`bundler`]: the operations of `clang-offload-bundler` (bundle, unbundle, list);
 //! - [`detect`]: container auto-detection for the native CLI.
 //!
+//! This crate is a facade: each module is re-exported from the crate of
+//! its layer (`crates/format`, `io`, `llvm`, `inspect`, `smith`,
+//! `conformance`); the `offload-kit` binary is `crates/cli`'s.
+//!
 //! Every error carries the absolute byte offset and the spec rule it
 //! violates ([`error::Error`], [`rules`]).
 //!
@@ -38,9 +42,6 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod input;
-pub mod output;
-
 // The spec core, its own crate (crates/format): re-exported under the
 // names it always had.
 pub use offload_kit_format::raw as format;
@@ -54,6 +55,8 @@ pub use offload_kit_inspect as inspect;
 #[doc(hidden)]
 pub use offload_kit_smith::fuzzing;
 pub use offload_kit_smith::{generate, mutate};
+// Opening inputs and writing outputs as the front ends do (crates/io).
+pub use offload_kit_io::{input, output};
 // The conformance runner (crates/conformance).
 #[cfg(feature = "conformance")]
 pub use offload_kit_conformance as conformance;

@@ -111,7 +111,7 @@ fn main() {
                 Ok(())
             } else {
                 Err(format!(
-                    "rules without a conformance case (add one to tools/gen-conformance-corpus.py):\n  {}",
+                    "rules without a conformance case (add a case under conformance/corpus/):\n  {}",
                     missing.join("\n  ")
                 )
                 .into())

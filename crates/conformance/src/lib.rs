@@ -47,6 +47,7 @@ pub mod random;
 pub mod recipe;
 pub mod report;
 pub mod spec;
+pub mod vectors;
 
 pub use adapter::{Adapter, Role};
 pub use case::{load_corpus, Case};

@@ -73,7 +73,7 @@ pub fn for_terminal(stream: Stream, raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         Stream::Stderr => std::io::stderr().is_terminal(),
     };
     match tty {
-        true => offload_kit::output::escape_control_bytes(raw),
+        true => offload_kit_io::output::escape_control_bytes(raw),
         false => std::borrow::Cow::Borrowed(raw),
     }
 }

@@ -1,20 +1,32 @@
-//! Command-line front ends: a thin layer over the library.
+//! The `offload-kit` command line: a thin layer over the crates. The
+//! binary (the root package's `src/main.rs`) calls [`main`].
 //!
-//! - [`bundler`]: the drop-in `clang-offload-bundler` (LLVM option syntax);
-//! - [`native`]: `offload-kit list|extract|validate|demo` (clap);
-//! - [`conformance`]: `offload-kit conformance` (the runner's options and reports);
-//! - [`generate`]: `offload-kit generate` (corpora for fuzzing loaders).
+//! One module per command: `bundler` (the drop-in `clang-offload-bundler`,
+//! LLVM option syntax), `packager` (`clang-offload-packager` and
+//! `llvm-offload-binary`), `offloading` (`llvm-objdump`/`llvm-readobj
+//! --offloading`), `native` (the clap commands: list, extract, validate,
+//! convert, ...), `inspect` (inspect and check), `generate`, `conformance`
+//! (the runner's options and reports) and `man` (man pages, completions);
+//! `cl` is LLVM's option syntax and `term` the terminal's.
+//!
+//! # Example
+//!
+//! The binary is one line (`src/main.rs`):
+//!
+//! ```no_run
+//! offload_kit_cli::main()
+//! ```
 
 /// `println!` that never panics: a closed pipe (`offload-kit list … | head`)
 /// ends the program quietly; another write error ends it with status 1.
 macro_rules! outln {
     ($($t:tt)*) => {
-        $crate::cli::write_line(format_args!($($t)*))
+        $crate::write_line(format_args!($($t)*))
     };
 }
 
 /// Write one line to standard output (see `outln!`).
-pub fn write_line(args: std::fmt::Arguments<'_>) {
+pub(crate) fn write_line(args: std::fmt::Arguments<'_>) {
     use std::io::Write;
     let mut o = std::io::stdout().lock();
     if let Err(e) = o.write_fmt(args).and_then(|()| o.write_all(b"\n")) {
@@ -26,25 +38,27 @@ pub fn write_line(args: std::fmt::Arguments<'_>) {
     }
 }
 
-pub mod bundler;
-pub mod cl;
-pub mod conformance;
-pub mod generate;
-pub mod inspect;
-pub mod man;
-pub mod native;
-pub mod offloading;
-pub mod packager;
-pub mod term;
+mod bundler;
+mod ccob;
+mod cl;
+mod conformance;
+mod extract;
+mod generate;
+mod inspect;
+mod man;
+mod native;
+mod offloading;
+mod packager;
+mod term;
 
-use offload_kit::output::io_text;
-use offload_kit::Error;
+use offload_kit_format::Error;
+use offload_kit_io::output::io_text;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
 /// An input file: mapped when it is a regular file, read when it is stdin.
-pub struct Input {
+pub(crate) struct Input {
     map: Option<memmap2::Mmap>,
     buf: Vec<u8>,
     /// The open file, for kernel-side copies of payload ranges.
@@ -67,7 +81,7 @@ impl Input {
                 .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?;
             if len > room {
                 return Err(Error::rule(
-                    offload_kit::rules::CLI_6,
+                    offload_kit_format::rules::CLI_6,
                     format!(
                         "standard input: more than {room} bytes, what the temporary directory's \
                          file system can hold while keeping free what OFFLOAD_KIT_SPOOL_KEEP_FREE \
@@ -88,7 +102,7 @@ impl Input {
         }
         // Regular files only, opened without blocking (a FIFO would wait
         // for a writer for ever): the library's one rule for inputs.
-        let (file, len) = offload_kit::input::open_regular(path)
+        let (file, len) = offload_kit_io::input::open_regular(path)
             .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
         let map = if len == 0 {
             None
@@ -119,7 +133,7 @@ impl Input {
     }
 }
 
-impl offload_kit::source::Source for Input {
+impl offload_kit_format::source::Source for Input {
     fn bytes(&self) -> &[u8] {
         Input::bytes(self)
     }
@@ -142,8 +156,8 @@ impl offload_kit::source::Source for Input {
 
     /// A file-backed input maps each window separately: its pages leave
     /// the resident set when the window is dropped (see `source`).
-    fn window(&self, offset: u64, len: u64) -> Option<offload_kit::source::Window<'_>> {
-        use offload_kit::source::Window;
+    fn window(&self, offset: u64, len: u64) -> Option<offload_kit_format::source::Window<'_>> {
+        use offload_kit_format::source::Window;
         let end = offset.checked_add(len)?;
         if end > Input::bytes(self).len() as u64 {
             return None;
@@ -162,15 +176,15 @@ impl offload_kit::source::Source for Input {
 
 /// Print `errs` on stderr as `offload-kit: error: <prefix><error>`, at
 /// most `shown` of them and then a count of the rest, in one buffered write.
-pub fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
+pub(crate) fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
     use std::io::Write;
     let error = term::paint(term::Stream::Stderr, term::Color::Red, "error");
     let mut w = std::io::BufWriter::new(std::io::stderr().lock());
     // Names and IDs in messages come from inputs and the file system.
-    let prefix = offload_kit::output::escape_controls(prefix);
+    let prefix = offload_kit_io::output::escape_controls(prefix);
     for e in errs.iter().take(shown) {
         let text = e.to_string();
-        let text = offload_kit::output::escape_controls(&text);
+        let text = offload_kit_io::output::escape_controls(&text);
         let _ = writeln!(w, "offload-kit: {error}: {prefix}{text}");
     }
     if let Some(more) = errs.len().checked_sub(shown).filter(|&n| n > 0) {
@@ -192,7 +206,7 @@ const SHRANK: &str = "the input file shrank while it was read (truncated by anot
 /// are anonymous until committed (O_TMPFILE), so nothing is left behind.
 #[cfg(unix)]
 #[allow(unsafe_code)]
-pub fn exit_on_sigbus() {
+pub(crate) fn exit_on_sigbus() {
     extern "C" fn on_sigbus(_: libc::c_int) {
         const MSG: &[u8] = b"offload-kit: error: the input file shrank while it was read (truncated by another process?); no output was written\n";
         const _: () = assert!(MSG.len() > SHRANK.len());
@@ -214,7 +228,7 @@ pub fn exit_on_sigbus() {
 
 /// Elsewhere the default action stays.
 #[cfg(not(unix))]
-pub fn exit_on_sigbus() {}
+pub(crate) fn exit_on_sigbus() {}
 
 /// Mapping (part of) an input file read-only: with [`exit_on_sigbus`] and
 /// the C ABI, the only `unsafe` in offload-kit. A file truncated by another
@@ -234,11 +248,11 @@ fn map_range(file: &File, offset: u64, len: u64) -> Result<memmap2::Mmap, Error>
 
 /// Copy `size` bytes at `offset` of `input` to `out`: kernel-side copy
 /// (copy_file_range) when both are files, else from the mapped bytes.
-pub fn copy_range(
+pub(crate) fn copy_range(
     input: &Input,
     offset: u64,
     size: u64,
-    out: &mut offload_kit::output::OutputFile,
+    out: &mut offload_kit_io::output::OutputFile,
 ) -> Result<(), Error> {
     use std::io::{Seek, SeekFrom, Write};
     if let (Some(f), true) = (&input.file, out.file().is_some()) {
@@ -266,7 +280,7 @@ pub fn copy_range(
 fn spool_room(spool: &std::fs::File) -> u64 {
     let keep_free = std::env::var("OFFLOAD_KIT_SPOOL_KEEP_FREE")
         .ok()
-        .and_then(|v| offload_kit::budget::parse(&v))
+        .and_then(|v| offload_kit_llvm::budget::parse(&v))
         .unwrap_or(256 << 20);
     match rustix::fs::fstatvfs(spool) {
         Ok(st) => st
@@ -275,4 +289,51 @@ fn spool_room(spool: &std::fs::File) -> u64 {
             .saturating_sub(keep_free),
         Err(_) => u64::MAX - 1,
     }
+}
+
+/// The `offload-kit` process: the drop-in named by `argv[0]`
+/// (`clang-offload-bundler`, `clang-offload-packager`/`llvm-offload-binary`,
+/// `llvm-objdump`, `llvm-readobj`), else the native CLI. Exits with the
+/// command's status.
+pub fn main() -> ! {
+    exit_on_sigbus();
+    let args_os: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(b) = offload_kit_llvm::budget::from_env() {
+        offload_kit_llvm::budget::set(b);
+    }
+    let prog = args_os
+        .first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = std::path::Path::new(&prog)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // The drop-ins take text arguments, as LLVM's option parser does; the
+    // native commands take any path the OS can name.
+    let text = || -> Result<Vec<String>, i32> {
+        args_os[1..]
+            .iter()
+            .map(|a| {
+                a.to_str().map(str::to_string).ok_or_else(|| {
+                    eprintln!("{prog}: error: argument {a:?} is not valid UTF-8");
+                    1
+                })
+            })
+            .collect()
+    };
+    let drop_in = |run: &dyn Fn(Vec<String>) -> i32| text().map_or_else(|c| c, run);
+    let code = if name.starts_with("clang-offload-bundler") {
+        drop_in(&|a| bundler::main(&prog, a))
+    } else if name.starts_with("clang-offload-packager") || name.starts_with("llvm-offload-binary")
+    {
+        drop_in(&|a| packager::main(&prog, a, true))
+    } else if name.starts_with("llvm-objdump") {
+        drop_in(&|a| offloading::main(&prog, offloading::Tool::Objdump, a))
+    } else if name.starts_with("llvm-readobj") {
+        drop_in(&|a| offloading::main(&prog, offloading::Tool::Readobj, a))
+    } else {
+        native::main(args_os)
+    };
+    std::process::exit(code);
 }

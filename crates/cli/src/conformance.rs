@@ -1,10 +1,10 @@
 //! `offload-kit conformance`: option parsing and printing for the
-//! conformance runner ([`offload_kit::conformance`]), and `conformance spec …`,
+//! conformance runner ([`offload_kit_conformance`]), and `conformance spec …`,
 //! the strict verdicts the corpus generator asks for.
 
-use offload_kit::conformance::random::{self, RandomOptions};
-use offload_kit::conformance::spec::{self, IdVerdict};
-use offload_kit::conformance::{
+use offload_kit_conformance::random::{self, RandomOptions};
+use offload_kit_conformance::spec::{self, IdVerdict};
+use offload_kit_conformance::{
     case_selected, default_jobs, load_corpus, missing_message, report, run_matrix, select_adapters,
     Adapter, Case, Layout, Role, RunContext, Verdict,
 };
@@ -44,7 +44,7 @@ options:
                      write the corpus as plain files (inputs per release, case.json
                      with the spec's and each release's expectation) for other languages
   spec parse-id ID...|spec compatible ENTRY REQUEST [--hip-openmp]
-                     print the spec verdict (used by tools/gen-conformance-corpus.py)
+                     print the spec verdict (for tools that write cases)
 
 exit status: 0 no new divergence; 1 offload-kit failed a case or LLVM diverged
 in a way the corpus does not document; 2 usage or corpus error";
@@ -345,7 +345,7 @@ fn id_json(v: &IdVerdict) -> serde_json::Value {
 /// runtime's own policy on top) is not an answer. A malformed file fails
 /// with its rule.
 fn lookup(file: &str, requests: &[String]) -> i32 {
-    use offload_kit::inspect::{self, check};
+    use offload_kit_inspect::{self as inspect, check};
     let input = match super::Input::open(std::path::Path::new(file)) {
         Ok(i) => i,
         Err(e) => {
@@ -393,7 +393,7 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
 }
 
 /// `offload-kit conformance spec parse-id ID…` / `spec compatible ENTRY REQUEST [--hip-openmp]`:
-/// print the spec verdicts as JSON lines (used by tools/gen-conformance-corpus.py);
+/// print the spec verdicts as JSON lines (for tools that write cases);
 /// `parse-id` adds the ID each release profile writes.
 fn spec_main(args: &[String]) -> i32 {
     let out = |v: serde_json::Value| println!("{v}");
@@ -457,9 +457,9 @@ fn export_main(args: &[String]) -> i32 {
     };
     let cases: Vec<_> = cases
         .into_iter()
-        .filter(|c| globs.is_empty() || offload_kit::conformance::case_selected(&globs, &c.id))
+        .filter(|c| globs.is_empty() || offload_kit_conformance::case_selected(&globs, &c.id))
         .collect();
-    match offload_kit::conformance::export::export(&cases, &dir) {
+    match offload_kit_conformance::export::export(&cases, &dir) {
         Ok(n) => {
             println!("exported {n} cases to {}", dir.display());
             0
@@ -474,11 +474,11 @@ fn export_main(args: &[String]) -> i32 {
 /// `--compare`, `--compare-impls` and `--html` for a finished run.
 fn compare_and_site(
     cli: &Options,
-    cases: &[offload_kit::conformance::Case],
+    cases: &[offload_kit_conformance::Case],
     names: &[String],
     verdicts: &[Verdict],
 ) -> Result<(), String> {
-    use offload_kit::conformance::html;
+    use offload_kit_conformance::html;
     let mut shown = None;
     if let Some(old) = &cli.compare {
         let cs = report::changes(&report::load_results(old)?, verdicts);
@@ -530,7 +530,7 @@ fn merge_main(args: &[String]) -> i32 {
         return 2;
     }
     // Later parts win for a (case, implementation) run twice.
-    let mut by: std::collections::BTreeMap<(String, String), offload_kit::conformance::Verdict> =
+    let mut by: std::collections::BTreeMap<(String, String), offload_kit_conformance::Verdict> =
         std::collections::BTreeMap::new();
     for p in &parts {
         match report::load_results(p) {
@@ -582,7 +582,7 @@ fn merge_main(args: &[String]) -> i32 {
 
 /// The corpus of the conformance/ directory found from here, or `None`
 /// after saying why not.
-fn found_corpus() -> Option<Vec<offload_kit::conformance::Case>> {
+fn found_corpus() -> Option<Vec<offload_kit_conformance::Case>> {
     let Some(layout) = Layout::discover() else {
         eprintln!("offload-kit conformance: cannot find the conformance/ directory");
         return None;

@@ -1,13 +1,16 @@
-//! The native commands: `list`, `extract`, `validate`, `demo`.
+//! The native commands (clap): the command table, and `list`, `validate`,
+//! `demo`, `man` and the URI listing; `extract` and the compressed-bundle
+//! commands have their own files.
 
+use super::ccob::{compress_cmd, decompress_cmd, verify_cmd};
+use super::extract::{extract, Select};
 use super::term::ColorChoice;
 use super::{copy_range, Input};
 use clap::{CommandFactory, Parser, Subcommand};
-use offload_kit::bundle::{ccob, object};
-use offload_kit::detect::{self, Listing};
-use offload_kit::output::{self, OutputFile};
-use offload_kit::source::Sub;
-use offload_kit::{rules, Error, Release};
+use offload_kit_format::Error;
+use offload_kit_io::output::{self, OutputFile};
+use offload_kit_llvm::detect::{self, Listing};
+use offload_kit_llvm::Release;
 use std::path::{Path, PathBuf};
 
 /// offload-kit: read, check and write LLVM offload containers.
@@ -29,12 +32,12 @@ pub struct Cli {
 /// What `convert --to` takes: `none` (uncompressed), or `v` and a CCOB
 /// version.
 fn ccob_forms() -> clap::builder::PossibleValuesParser {
-    let versions = offload_kit::format::ccob::VERSIONS.map(|v| format!("v{v}"));
+    let versions = offload_kit_format::raw::ccob::VERSIONS.map(|v| format!("v{v}"));
     clap::builder::PossibleValuesParser::new(std::iter::once("none".to_string()).chain(versions))
 }
 
 fn parse_budget(text: &str) -> Result<u64, String> {
-    offload_kit::budget::parse(text)
+    offload_kit_llvm::budget::parse(text)
         .ok_or_else(|| format!("'{text}' is not a size (bytes, or with K, M or G)"))
 }
 
@@ -147,15 +150,8 @@ enum Cmd {
         /// CCOB format version (1, 2 or 3).
         #[arg(long = "format-version", default_value_t = 3)]
         version: u16,
-        /// Compression method.
-        #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
-        method: String,
-        /// Compression level (default: 3 for zstd, 6 for zlib).
-        #[arg(long, allow_hyphen_values = true)]
-        level: Option<i32>,
-        /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
-        #[arg(long, default_value_t = 0)]
-        threads: u32,
+        #[command(flatten)]
+        how: Compression,
     },
     /// Decompress a CCOB blob (verifying sizes and hash) into the bundle it holds.
     Decompress {
@@ -175,15 +171,8 @@ enum Cmd {
         /// Output file.
         #[arg(short, long)]
         output: PathBuf,
-        /// Compression method for v1/v2/v3.
-        #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
-        method: String,
-        /// Compression level.
-        #[arg(long, allow_hyphen_values = true)]
-        level: Option<i32>,
-        /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
-        #[arg(long, default_value_t = 0)]
-        threads: u32,
+        #[command(flatten)]
+        how: Compression,
     },
     /// Verify every compressed bundle in a file: sizes and hashes; exit 0 only if all check out.
     Verify {
@@ -288,7 +277,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         }
     };
     if let Some(b) = cli.max_memory {
-        offload_kit::budget::set(b);
+        offload_kit_llvm::budget::set(b);
     }
     super::term::set_color(cli.color);
     match run(cli.cmd) {
@@ -344,13 +333,13 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         paths,
         json,
         strict,
-    } => super::inspect::run(&paths, json, offload_kit::inspect::Options { strict }),
+    } => super::inspect::run(&paths, json, offload_kit_inspect::Options { strict }),
     Cmd::Check {
         paths,
         gpu,
         json,
         strict,
-    } => super::inspect::run_check(&paths, &gpu, json, offload_kit::inspect::Options { strict }),
+    } => super::inspect::run_check(&paths, &gpu, json, offload_kit_inspect::Options { strict }),
     Cmd::Extract {
         file,
         output: Some(out),
@@ -418,31 +407,41 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         file,
         output,
         version,
-        method,
-        level,
-        threads,
-    } => compress_cmd(&file, &output, version, &method, level, threads),
+        how,
+    } => compress_cmd(&file, &output, version, &how.method, how.level, how.threads),
     Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
     Cmd::Convert {
         file,
         to,
         output,
-        method,
-        level,
-        threads,
+        how,
     } => match to.as_str() {
         "none" => decompress_cmd(&file, &output),
         v => compress_cmd(
             &file,
             &output,
             v[1..].parse().expect("v1|v2|v3"),
-            &method,
-            level,
-            threads,
+            &how.method,
+            how.level,
+            how.threads,
         ),
     },
     Cmd::Verify { file } => verify_cmd(&file),
     }
+}
+
+/// How `compress` and `convert` compress.
+#[derive(clap::Args, Debug)]
+struct Compression {
+    /// Compression method.
+    #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
+    method: String,
+    /// Compression level (default: 3 for zstd, 6 for zlib).
+    #[arg(long, allow_hyphen_values = true)]
+    level: Option<i32>,
+    /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
+    #[arg(long, default_value_t = 0)]
+    threads: u32,
 }
 
 /// At most this many errors are printed; the rest are counted. A hostile
@@ -466,53 +465,6 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
             .into()
     } else {
         s.into()
-    }
-}
-
-/// Where an entry is: archive member index, bundle number, ID.
-type EntryPlace = (Option<usize>, usize, String);
-
-/// The entries `check --gpu` picks in `input`, as (member index, bundle,
-/// ID); an error naming the bundles where none fits.
-fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
-    use offload_kit::inspect::{self, check};
-    let g =
-        check::Gpu::parse(gpu).map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
-    let report = inspect::inspect(input)?;
-    let v = check::check(&report, &g);
-    let missing: Vec<String> = v
-        .bundles
-        .iter()
-        .filter_map(|b| Some(format!("bundle {}: {}", b.bundle, b.trouble()?)))
-        .collect();
-    if !missing.is_empty() || v.bundles.is_empty() {
-        let why = if v.bundles.is_empty() {
-            "no device code object at all".to_string()
-        } else {
-            missing.join("; ")
-        };
-        return Err(vec![Error::other(format!(
-            "no code object for {gpu} in every bundle ({why}); nothing was written"
-        ))]);
-    }
-    Ok(v.bundles
-        .into_iter()
-        .filter_map(|b| Some((b.member_index, b.bundle, b.entry?)))
-        .collect())
-}
-
-/// Which entries `extract` considers: `--bundle`, `--member`, `--member-index`.
-struct Select<'a> {
-    bundle: Option<usize>,
-    member: Option<&'a str>,
-    member_index: Option<usize>,
-}
-
-impl Select<'_> {
-    fn admits(&self, e: &detect::ListedEntry) -> bool {
-        self.bundle.is_none_or(|k| e.bundle == k)
-            && self.member.is_none_or(|m| e.member.as_deref() == Some(m))
-            && self.member_index.is_none_or(|k| e.member_index == Some(k))
     }
 }
 
@@ -585,7 +537,7 @@ fn list_uris(file: &Path) -> Result<i32, Vec<Error>> {
             outln!(
                 "{}\t{}",
                 shown(&e.id),
-                offload_kit::uri::file_uri(file, e.offset, e.size)
+                offload_kit_format::uri::file_uri(file, e.offset, e.size)
             );
         }
     }
@@ -599,7 +551,7 @@ fn list_uris(file: &Path) -> Result<i32, Vec<Error>> {
 
 /// `extract URI -o F`: the bytes a `file://` URI names.
 fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
-    use offload_kit::uri::{self, CodeObjectUri};
+    use offload_kit_format::uri::{self, CodeObjectUri};
     match uri::parse(text).map_err(|e| vec![e])? {
         CodeObjectUri::Memory { pid, .. } => Err(vec![Error::other(format!(
             "'{text}' names memory of process {pid}: read it with a debugger (rocgdb), not from a file"
@@ -610,7 +562,7 @@ fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
             let size = size.unwrap_or(len.saturating_sub(offset));
             if offset.checked_add(size).is_none_or(|end| end > len) {
                 return Err(vec![Error::rule(
-                    offload_kit::rules::URI_4,
+                    offload_kit_format::rules::URI_4,
                     format!(
                         "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
                         offset.saturating_add(size),
@@ -633,277 +585,6 @@ fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error
     Ok(0)
 }
 
-fn extract(
-    file: &Path,
-    id: Option<String>,
-    output: Option<PathBuf>,
-    all: bool,
-    dir: Option<PathBuf>,
-    gpu: Option<&str>,
-    select: Select<'_>,
-) -> Result<i32, Vec<Error>> {
-    if id.is_none() && !all && gpu.is_none() {
-        use clap::CommandFactory;
-        Cli::command()
-            .error(
-                clap::error::ErrorKind::MissingRequiredArgument,
-                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
-            )
-            .exit();
-    }
-    let input = Input::open(file).map_err(|e| vec![e])?;
-    // A file that is one compressed bundle: every entry lies in it, and
-    // extracting one verifies the whole stream (sizes, hash) as it goes, so
-    // the listing need not decode and verify it first.
-    let one_blob =
-        ccob::is_ccob(input.bytes()) && ccob::blobs(input.bytes(), 0).is_ok_and(|b| b.len() == 1);
-    let opts = detect::ListOptions {
-        release: None,
-        defer_ccob_verification: one_blob,
-    };
-    let mut l = detect::list(&input, opts)?;
-    let several_bundles = l.entries.iter().any(|e| e.bundle != 0);
-    l.entries.retain(|e| select.admits(e));
-    if let Some(g) = gpu {
-        let chosen = picked_for(&input, g)?;
-        l.entries
-            .retain(|e| chosen.contains(&(e.member_index, e.bundle, e.id.clone())));
-    }
-    // --id: an entry ID, or a target ID alone (`gfx90a:xnack+`: the entries
-    // whose target ID is exactly it, of any offload kind).
-    // Whether `--id` is a whole entry ID (only equal IDs match), told once.
-    let whole_id = id
-        .as_deref()
-        .is_some_and(|i| offload_kit::id::BundleEntryId::parse_strict(i).is_ok());
-    let wanted = |e: &detect::ListedEntry| {
-        id.as_deref()
-            .is_none_or(|i| e.id == i || (!whole_id && has_target_id(&e.id, i)))
-    };
-    if let Some(i) = id.as_deref() {
-        if !l.entries.iter().any(&wanted) {
-            let mut seen = std::collections::HashSet::new();
-            let known: Vec<&str> = l
-                .entries
-                .iter()
-                .map(|e| e.id.as_str())
-                .filter(|k| seen.insert(*k))
-                .collect();
-            return Err(vec![Error::other(format!(
-                "no entry with ID or target ID '{i}' (entries: {})",
-                known.join(", ")
-            ))]);
-        }
-    }
-    if id.is_some() && dir.is_some() {
-        l.entries.retain(|e| wanted(e));
-    }
-    let mut jobs = Vec::new();
-    // Names made from entry IDs go into a directory: never through a link.
-    let into_dir = all || dir.is_some();
-    if let (Some(_), Some(out), true) = (gpu, &output, dir.is_none()) {
-        // One bundle's pick to the file named.
-        if l.entries.len() != 1 {
-            return Err(vec![Error::other(format!(
-                "{} bundles hold a code object for {}: give --dir to extract them all",
-                l.entries.len(),
-                gpu.unwrap_or_default()
-            ))]);
-        }
-        jobs.push((l.entries[0].clone(), out.clone()));
-    } else if into_dir {
-        let dir = dir.clone().expect("clap requires --dir");
-        jobs = jobs_into_dir(&l.entries, &dir, several_bundles)?;
-    } else {
-        let id = id.clone().expect("clap requires --id");
-        jobs.push(one_entry_job(&l, &id, &wanted, output)?);
-    }
-    let mut staged = Vec::new();
-    for (e, path) in jobs {
-        // Names made from entry IDs never follow a link planted in the
-        // directory; an output the user named is written as LLVM would.
-        let o = if into_dir {
-            OutputFile::create_replacing(&path)
-        } else {
-            OutputFile::create(&path)
-        };
-        let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
-        write_entry(&input, &e, &mut o)?;
-        staged.push(o);
-    }
-    let written = staged.len();
-    output::commit_all(staged).map_err(|e| vec![e.with_rule_if_none(offload_kit::rules::CLI_5)])?;
-    if let (true, Some(d)) = (into_dir, &dir) {
-        eprintln!(
-            "offload-kit: wrote {written} file(s) into '{}'",
-            output::escape_controls(&d.display().to_string())
-        );
-    }
-    Ok(0)
-}
-
-/// `--id ID -o FILE`: the one entry `wanted` admits; when several bundles
-/// or archive members hold it, an error that says which and how to choose.
-fn one_entry_job(
-    l: &detect::Listing,
-    id: &str,
-    wanted: &dyn Fn(&detect::ListedEntry) -> bool,
-    output: Option<PathBuf>,
-) -> Result<(detect::ListedEntry, PathBuf), Vec<Error>> {
-    let matching: Vec<usize> = l
-        .entries
-        .iter()
-        .filter(|e| wanted(e))
-        .map(|e| e.bundle)
-        .collect();
-    if matching.len() > 1 && l.container == detect::Container::Archive {
-        let places: Vec<String> = l
-            .entries
-            .iter()
-            .filter(|e| wanted(e))
-            .map(|e| {
-                format!(
-                    "member #{} '{}' bundle {}",
-                    e.member_index.unwrap_or(0),
-                    e.member.as_deref().unwrap_or("").escape_debug(),
-                    e.bundle
-                )
-            })
-            .collect();
-        return Err(vec![Error::other(format!(
-            "'{id}' is in {}: choose one with --member-index (or --member) and --bundle",
-            places.join(", ")
-        ))]);
-    }
-    if matching.len() > 1 {
-        let bundles = if matching.windows(2).all(|w| w[0] == w[1]) {
-            format!("{} entries of bundle {}", matching.len(), matching[0])
-        } else if matching.len() > 8 {
-            format!(
-                "{} bundles ({}, {}, ... {})",
-                matching.len(),
-                matching[0],
-                matching[1],
-                matching[matching.len() - 1]
-            )
-        } else {
-            format!("bundles {matching:?}")
-        };
-        return Err(vec![Error::other(format!(
-            "'{id}' is in {bundles}: give --dir DIR to extract them all, or choose one with --bundle"
-        ))]);
-    }
-    let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
-        unreachable!("an entry matches: checked above");
-    };
-    let Some(out) = output else {
-        return Err(vec![Error::other(
-            "--id needs -o FILE (or use --all --dir)",
-        )]);
-    };
-    Ok((e.clone(), out))
-}
-
-/// `--all --dir DIR`: a file in `dir` per entry, named after it (its
-/// member's name first in an archive, its bundle's number first in a file
-/// of several bundles), each name unique and inside `dir` (CLI-5).
-fn jobs_into_dir(
-    entries: &[detect::ListedEntry],
-    dir: &Path,
-    several_bundles: bool,
-) -> Result<Vec<(detect::ListedEntry, PathBuf)>, Vec<Error>> {
-    let mut jobs = Vec::new();
-    if dir.exists() && !dir.is_dir() {
-        return Err(vec![Error::rule(
-            offload_kit::rules::CLI_5,
-            format!("'{}': not a directory (--dir)", dir.display()),
-        )]);
-    }
-    std::fs::create_dir_all(dir).map_err(|e| {
-        vec![Error::rule(
-            offload_kit::rules::CLI_5,
-            format!("'{}': {e}", dir.display()),
-        )]
-    })?;
-    // Names stay unique, also on case-insensitive file systems: a name
-    // already taken (two archive members of one name, `sm_70` and
-    // `SM_70`) gets the entry's number appended, and a name too long for
-    // a file system (255 bytes) is cut and numbered.
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, e) in entries.iter().enumerate() {
-        // In an archive: the member's name, then the entry ID; in a
-        // file of several bundles, the bundle's number first, as LLVM
-        // 22's `llvm-objdump --offloading` names its files.
-        let name = match &e.member {
-            Some(m) => format!("{m}-{}", e.id),
-            None if several_bundles => format!("{}.{}", e.bundle, e.id),
-            None => e.id.clone(),
-        };
-        let mut path = output::contained_path(dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
-        if !seen.insert(path.to_string_lossy().to_lowercase()) {
-            path = output::contained_path(dir, &fit_name(&format!("{name}-{i}"), i))
-                .map_err(|e| vec![e])?;
-            if !seen.insert(path.to_string_lossy().to_lowercase()) {
-                return Err(vec![Error::rule(
-                    offload_kit::rules::CLI_5,
-                    format!("entry {i} would be written to '{}' twice", path.display()),
-                )]);
-            }
-        }
-        jobs.push((e.clone(), path));
-    }
-    Ok(jobs)
-}
-
-/// The bytes of entry `e` of `input` into `o`: decoded from a compressed
-/// image, stripped of its bundle sections for a fat object's host entry,
-/// streamed from a compressed bundle, or copied.
-fn write_entry(
-    input: &Input,
-    e: &detect::ListedEntry,
-    o: &mut OutputFile,
-) -> Result<(), Vec<Error>> {
-    if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
-        let bytes = detect::image_bytes(input.bytes(), img)?;
-        std::io::Write::write_all(o, &bytes).map_err(|e| vec![e.into()])?;
-    } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
-        // The host entry of a fat object is the object without its
-        // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
-        // section only holds the one-byte host marker.
-        let data = input.bytes();
-        let (start, len) =
-            detect::archive_member_at(data, e.offset).unwrap_or((0, data.len() as u64));
-        let elf = &data[start as usize..(start + len) as usize];
-        let host = object::strip(elf).map_err(|err| vec![err])?;
-        std::io::Write::write_all(o, &host).map_err(|e| vec![e.into()])?;
-    } else if let Some(at) = e.ccob_offset {
-        // Streamed: verified as a whole, only the entry's bytes kept.
-        let blob = detect::ccob_blob(input, at).map_err(|e| vec![e])?;
-        ccob::extract_range(&blob, at, e.offset, e.size, o).map_err(|e| vec![e])?;
-    } else {
-        copy_range(input, e.offset, e.size, o).map_err(|e| vec![e])?;
-    }
-    Ok(())
-}
-
-/// Whether the entry ID `entry` has exactly the target ID `target`.
-fn has_target_id(entry: &str, target: &str) -> bool {
-    offload_kit::id::BundleEntryId::parse_strict(entry)
-        .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == target)
-}
-
-/// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
-fn fit_name(name: &str, index: usize) -> String {
-    const MAX: usize = 255;
-    if name.len() <= MAX {
-        return name.to_string();
-    }
-    let mut cut = MAX - 24;
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}-{index}", &name[..cut])
-}
-
 /// The `validate --json` document's schema name and version
 /// (docs/schema/offload-kit-validate-1.schema.json).
 const VALIDATE_SCHEMA: &str = "offload-kit-validate/1";
@@ -913,7 +594,7 @@ const VALIDATE_SCHEMA: &str = "offload-kit-validate/1";
 const LIST_SCHEMA: &str = "offload-kit-list/1";
 
 /// Write `bytes` to stdout; a closed pipe ends the program quietly.
-fn write_stdout(bytes: &[u8]) -> Result<i32, Vec<Error>> {
+pub(super) fn write_stdout(bytes: &[u8]) -> Result<i32, Vec<Error>> {
     use std::io::Write;
     match std::io::stdout().lock().write_all(bytes) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(vec![Error::other(format!(
@@ -935,7 +616,7 @@ fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let res = offload_kit::inspect::validate(&input);
+    let res = offload_kit_inspect::validate(&input);
     if json {
         let v = match &res {
             Ok(l) => {
@@ -969,7 +650,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
 }
 
 fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
-    use offload_kit::bundle::binary;
+    use offload_kit_llvm::bundle::binary;
     std::fs::create_dir_all(dir).map_err(|e| vec![e.into()])?;
     let entries: [(&[u8], &[u8]); 3] = [
         (b"host-x86_64-unknown-linux-gnu-", b"host object bytes\n"),
@@ -1029,147 +710,4 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         }
     }
     Ok(0)
-}
-
-fn method_of(m: &str) -> ccob::Method {
-    if m == "zlib" {
-        ccob::Method::Zlib
-    } else {
-        ccob::Method::Zstd
-    }
-}
-
-/// The uncompressed bytes of `data`: the bundle itself, or the verified
-/// content of a single CCOB blob.
-fn uncompressed(data: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Vec<Error>> {
-    if ccob::is_ccob(data) {
-        let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
-        if blobs.len() != 1 {
-            return Err(vec![Error::other(format!(
-                "the file holds {} compressed bundles; convert one at a time",
-                blobs.len()
-            ))]);
-        }
-        return Ok(ccob::decompress_strict(data, 0)
-            .map_err(|e| vec![e])?
-            .data
-            .into());
-    }
-    Ok(data.into())
-}
-
-fn compress_cmd(
-    file: &Path,
-    output: &Path,
-    version: u16,
-    method: &str,
-    level: Option<i32>,
-    threads: u32,
-) -> Result<i32, Vec<Error>> {
-    let input = Input::open(file).map_err(|e| vec![e])?;
-    let bundle = uncompressed(input.bytes())?;
-    if !detect::is_bundle(&bundle) {
-        use detect::Container as C;
-        let what = match detect::detect(&bundle) {
-            Some(C::Elf) => "an ELF file",
-            Some(C::Coff) => "a COFF object or PE image",
-            Some(C::OffloadBinary) => "an offload binary",
-            Some(C::Archive) => "an archive",
-            Some(C::CompressedBundle) => "already a compressed bundle",
-            Some(C::OtherObject) => "an object file",
-            _ => "no container",
-        };
-        eprintln!(
-            "offload-kit: warning: the input is {what}, not a bundle (rule CCOB-9): what it compresses to breaks CCOB-9, and LLVM 22 lists nothing in it and cannot unbundle it; compressing it anyway"
-        );
-    }
-    let m = method_of(method);
-    let opts = ccob::WriteOptions {
-        version,
-        method: m,
-        level: level.unwrap_or(m.default_level()),
-    };
-    let (header, payload) = ccob::compress_parts(&bundle, opts, threads).map_err(|e| vec![e])?;
-    let mut o = output::OutputFile::create(output).map_err(|e| vec![e])?;
-    std::io::Write::write_all(&mut o, &header)
-        .and_then(|()| std::io::Write::write_all(&mut o, &payload))
-        .map_err(|e| vec![Error::from(e)])?;
-    o.commit().map_err(|e| vec![e])?;
-    Ok(0)
-}
-
-fn decompress_cmd(file: &Path, output: &Path) -> Result<i32, Vec<Error>> {
-    let input = Input::open(file).map_err(|e| vec![e])?;
-    if !ccob::is_ccob(input.bytes()) {
-        return Err(vec![Error::at(
-            offload_kit::rules::CCOB_1,
-            0,
-            "not a compressed bundle",
-        )]);
-    }
-    let bundle = uncompressed(input.bytes())?;
-    output::write_file(output, &bundle).map_err(|e| vec![e])?;
-    Ok(0)
-}
-
-fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
-    let input = Input::open(file).map_err(|e| vec![e])?;
-    let data = input.bytes();
-    if !ccob::is_ccob(data) {
-        // Compressed bundles inside (a .hip_fatbin, an archive member) are
-        // verified as the strict reader lists them.
-        let l = offload_kit::inspect::validate(&input).map_err(Vec::from)?;
-        // CCOBs, and compressed version 3 offload binaries (OB-19).
-        let compressed: std::collections::BTreeSet<u64> = l
-            .entries
-            .iter()
-            .filter_map(|e| {
-                e.ccob_offset.or(e
-                    .image
-                    .as_ref()
-                    .filter(|i| i.compressed)
-                    .map(|i| i.binary_offset))
-            })
-            .collect();
-        let name = output::escape_controls(&file.to_string_lossy()).into_owned();
-        match compressed.len() {
-            0 => outln!(
-                "{name}: nothing to verify: nothing in it is compressed (a valid {} with {} entries)",
-                l.container,
-                l.entries.len()
-            ),
-            n => outln!(
-                "{name}: {n} compressed bundle(s) or offload binaries verified (a valid {} with {} entries)",
-                l.container,
-                l.entries.len()
-            ),
-        }
-        return Ok(0);
-    }
-    let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
-    let mut errs = Vec::new();
-    for b in &blobs {
-        // Streamed: sizes and hash are checked as the stream decodes, and
-        // nothing of the decompressed bundle is kept.
-        let verified = Sub::new(&input, b.offset, b.len)
-            .ok_or_else(|| Error::at(rules::CCOB_4, b.offset, "compressed bundle out of range"))
-            .and_then(|blob| ccob::verify_prefix(&blob, b.offset, 0));
-        match verified {
-            Ok((h, _)) => outln!(
-                "0x{:x}: CCOB v{} {:?}, {} -> {} bytes, hash 0x{:016x}: ok",
-                b.offset,
-                b.header.version,
-                b.header.method().expect("checked"),
-                b.len,
-                h.uncompressed_size,
-                b.header.hash_u64()
-            ),
-            Err(e) => errs.push(e),
-        }
-    }
-    if errs.is_empty() {
-        Ok(0)
-    } else {
-        Err(errs)
-    }
 }

@@ -6,7 +6,7 @@
 //! # Example
 //!
 //! ```
-//! use offload_kit::input::{open_regular, OpenError};
+//! use offload_kit_io::input::{open_regular, OpenError};
 //!
 //! let dir = std::env::temp_dir();
 //! assert!(matches!(open_regular(&dir), Err(OpenError::NotRegular("a directory"))));

@@ -3,12 +3,12 @@
 
 use super::cl::{self, Spec};
 use super::{copy_range, Input};
-use offload_kit::bundle::{archive, ccob, object, text};
-use offload_kit::bundler::{FileType, Job, Piece};
-use offload_kit::output::strip_os_error;
-use offload_kit::output::OutputFile;
-use offload_kit::source::{Prefix, Source};
-use offload_kit::Release;
+use offload_kit_format::source::{Prefix, Source};
+use offload_kit_io::output::strip_os_error;
+use offload_kit_io::output::OutputFile;
+use offload_kit_llvm::bundle::{archive, ccob, object, text};
+use offload_kit_llvm::bundler::{FileType, Job, Piece};
+use offload_kit_llvm::Release;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -56,7 +56,7 @@ fn own_options() -> String {
     format!(
         "\noffload-kit options:\n\n{option} - LLVM release whose behaviour is reproduced (default 22);\n\
          {indent}main is modelled from llvm-project source at {}\n",
-        offload_kit::profile::MAIN_COMMIT
+        offload_kit_llvm::profile::MAIN_COMMIT
     )
 }
 
@@ -472,7 +472,7 @@ fn run_list(job: &Job, comp: &Compression, header_only: bool) -> Result<(), Stri
 /// `-unbundle`: every output staged and renamed only when all are complete.
 fn run_unbundle(
     job: &Job,
-    v: &offload_kit::bundler::Validated,
+    v: &offload_kit_llvm::bundler::Validated,
     comp: &Compression,
     header_only: bool,
     prog: &str,
@@ -548,7 +548,7 @@ fn run_unbundle(
 /// or text bundle, compressed on request.
 fn run_bundle(
     job: &Job,
-    v: &offload_kit::bundler::Validated,
+    v: &offload_kit_llvm::bundler::Validated,
     comp: &Compression,
     prog: &str,
     dry_run: bool,
@@ -625,7 +625,7 @@ fn run_bundle(
         if sizes[i] == 0 && job.release.seeks_to_payloads() {
             continue;
         }
-        offload_kit::output::write_zeros(&mut o, layout.offsets[i] - pos)
+        offload_kit_io::output::write_zeros(&mut o, layout.offsets[i] - pos)
             .map_err(|e| e.to_string())?;
         copy_range(input, 0, sizes[i], &mut o).map_err(|e| e.to_string())?;
         pos = layout.offsets[i] + sizes[i];
@@ -645,7 +645,7 @@ fn run_bundle(
 /// same bytes and the same errors here, see `ccob::llvm_stream_ranges`).
 fn unbundle_streamed(
     job: &Job,
-    v: &offload_kit::bundler::Validated,
+    v: &offload_kit_llvm::bundler::Validated,
     raw: &Input,
     prefix: &Prefix,
 ) -> Result<(), String> {
@@ -677,7 +677,7 @@ fn unbundle_streamed(
             })
             .collect();
         ccob::llvm_stream_ranges(raw, job.release, &mut sinks).map_err(|f| match f {
-            ccob::StreamFailure::Llvm(m, e) => offload_kit::bundler::BundlerError {
+            ccob::StreamFailure::Llvm(m, e) => offload_kit_llvm::bundler::BundlerError {
                 message: format!("Failed to decompress input: {m}"),
                 detail: Some(e),
             }
@@ -762,7 +762,7 @@ fn open(p: &std::path::Path) -> Result<Input, String> {
 /// failing target stay, as LLVM leaves them (AR-6).
 fn unbundle_archive(
     job: &Job,
-    v: &offload_kit::bundler::Validated,
+    v: &offload_kit_llvm::bundler::Validated,
     comp: &Compression,
 ) -> Result<(), String> {
     let path = &job.inputs[0];

@@ -1,11 +1,11 @@
 //! `offload-kit generate`: write a corpus of generated containers (see
-//! [`offload_kit::generate`]), malformed ones with a JSON sidecar naming
+//! [`offload_kit_smith::generate`]), malformed ones with a JSON sidecar naming
 //! the rule they break and where.
 
-use offload_kit::generate::{generate, payloads_from_dir, Kind, Options, Payloads};
-use offload_kit::output;
-use offload_kit::rules::{self, Rule};
-use offload_kit::Error;
+use offload_kit_format::rules::{self, Rule};
+use offload_kit_format::Error;
+use offload_kit_io::output;
+use offload_kit_smith::generate::{generate, payloads_from_dir, Kind, Options, Payloads};
 use std::path::Path;
 
 /// The file extension of a kind's files.
@@ -91,7 +91,8 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
         malformed: None,
         payloads: payloads.clone(),
     };
-    offload_kit::generate::check_options(&probe).map_err(|e| vec![Error::other(e.to_string())])?;
+    offload_kit_smith::generate::check_options(&probe)
+        .map_err(|e| vec![Error::other(e.to_string())])?;
     std::fs::create_dir_all(req.out).map_err(|e| {
         vec![Error::other(format!(
             "cannot create directory '{}': {e}",

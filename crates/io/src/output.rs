@@ -11,7 +11,7 @@
 //! [`commit_all`] commits several outputs as a unit: all of them or none.
 //!
 //! ```
-//! use offload_kit::output::{commit_all, OutputFile};
+//! use offload_kit_io::output::{commit_all, OutputFile};
 //! use std::io::Write;
 //! let dir = std::env::temp_dir().join(format!("ok-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir).unwrap();
@@ -24,8 +24,8 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 
-use crate::error::{Error, Result};
-use crate::rules;
+use offload_kit_format::error::{Error, Result};
+use offload_kit_format::rules;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Component, Path, PathBuf};

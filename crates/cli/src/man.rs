@@ -2,8 +2,8 @@
 //! (clap_mangen) with two sections clap does not know: EXAMPLES and EXIT
 //! STATUS, written here once per command.
 
-use offload_kit::output::{self, OutputFile};
-use offload_kit::Error;
+use offload_kit_format::Error;
+use offload_kit_io::output::{self, OutputFile};
 use std::path::Path;
 
 /// What a page shows beyond the options: examples (what it does, the

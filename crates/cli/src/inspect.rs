@@ -9,11 +9,11 @@
 
 use super::term::{paint, Color, Stream};
 use super::Input;
-use offload_kit::detect;
-use offload_kit::inspect::check::{self, Gpu, Verdict};
-use offload_kit::inspect::code_object::{CodeObject, FeatureSetting};
-use offload_kit::inspect::{self, Options, Report};
-use offload_kit::Error;
+use offload_kit_format::Error;
+use offload_kit_inspect::check::{self, Gpu, Verdict};
+use offload_kit_inspect::code_object::{CodeObject, FeatureSetting};
+use offload_kit_inspect::{self as inspect, Options, Report};
+use offload_kit_llvm::detect;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -91,7 +91,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, bool)>) -> Result<(), Error> {
             Error::other(format!(
                 "'{}': {}",
                 d.display(),
-                offload_kit::output::io_text(&e)
+                offload_kit_io::output::io_text(&e)
             ))
         })?;
         for e in entries.flatten() {
@@ -163,7 +163,7 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
 
 fn print_file(path: &Path, o: &Outcome) {
     // A walked file's name is untrusted: it must not forge a line.
-    let name = offload_kit::output::escape_controls(&path.to_string_lossy()).into_owned();
+    let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
     let r = match o {
         Outcome::NoOffloadCode => return,
         Outcome::Failed(es) => {
@@ -331,7 +331,7 @@ pub fn run_check(
     // Per GPU: files checked, files on which it does not run.
     let mut tally = vec![(0usize, 0usize); gpus.len()];
     for ((path, _), o) in files.iter().zip(&outcomes) {
-        let name = offload_kit::output::escape_controls(&path.to_string_lossy()).into_owned();
+        let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
         let r = match o {
             Outcome::NoOffloadCode => continue,
             Outcome::Failed(es) => {

@@ -16,13 +16,14 @@
 //! with what is modelled.
 
 use super::Input;
-use offload_kit::bundle::llvm_object::{self, FoundEntry};
-use offload_kit::host::ar;
-use offload_kit::host::elf::Elf;
-use offload_kit::offload_binary::llvm::{self, InputKind};
-use offload_kit::output::{self, strip_os_error, OutputFile};
-use offload_kit::source::Sub;
-use offload_kit::{rules, Error, Release};
+use offload_kit_format::host::ar;
+use offload_kit_format::host::elf::Elf;
+use offload_kit_format::source::Sub;
+use offload_kit_format::{rules, Error};
+use offload_kit_io::output::{self, strip_os_error, OutputFile};
+use offload_kit_llvm::bundle::llvm_object::{self, FoundEntry};
+use offload_kit_llvm::offload_binary::llvm::{self, InputKind};
+use offload_kit_llvm::Release;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -434,7 +435,7 @@ struct CoffObject<'a> {
     readobj_format: &'static str,
     arch: &'static str,
     bits: u32,
-    coff: offload_kit::host::coff::Coff<'a>,
+    coff: offload_kit_format::host::coff::Coff<'a>,
 }
 
 /// A COFF object (not a PE image) of a machine whose names are modelled:
@@ -446,7 +447,7 @@ fn coff_object(data: &[u8]) -> Option<CoffObject<'_>> {
         0x14c => ("coff-i386", "COFF-i386", "i386", 32),
         _ => return None,
     };
-    let coff = offload_kit::host::coff::parse(data)
+    let coff = offload_kit_format::host::coff::parse(data)
         .ok()
         .filter(|c| !c.image)?;
     Some(CoffObject {
@@ -463,7 +464,7 @@ fn coff_object(data: &[u8]) -> Option<CoffObject<'_>> {
 /// COFF Support` in OffloadBundle.cpp). Its `.llvm.offloading` images are
 /// read apart (`llvm::extract_offload_binaries`).
 fn coff_offloading(c: &CoffObject, data: &[u8]) -> Result<(), String> {
-    use offload_kit::format::{bundle::MAGIC, ccob::MAGIC as CCOB_MAGIC};
+    use offload_kit_format::raw::{bundle::MAGIC, ccob::MAGIC as CCOB_MAGIC};
     for s in &c.coff.sections {
         let contents = usize::try_from(s.offset)
             .ok()

@@ -9,12 +9,12 @@
 
 use super::cl::{self, Spec};
 use super::Input;
-use offload_kit::host::symtab::{self, SymbolError};
-use offload_kit::offload_binary::llvm::{self, Failure, LlvmImage};
-use offload_kit::offload_binary::packager::{self, Action, ImageArgs};
-use offload_kit::output::{self, OutputFile};
-use offload_kit::output::{io_text, strip_os_error};
-use offload_kit::Release;
+use offload_kit_format::host::symtab::{self, SymbolError};
+use offload_kit_io::output::{self, OutputFile};
+use offload_kit_io::output::{io_text, strip_os_error};
+use offload_kit_llvm::offload_binary::llvm::{self, Failure, LlvmImage};
+use offload_kit_llvm::offload_binary::packager::{self, Action, ImageArgs};
+use offload_kit_llvm::Release;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -247,7 +247,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
 /// to half the memory budget, the other half being the output (CLI-6), so
 /// that `/dev/zero` or a FIFO fed for ever stops at the budget.
 fn read_file(path: &str) -> Result<Vec<u8>, String> {
-    let room = offload_kit::budget::get() / 2;
+    let room = offload_kit_llvm::budget::get() / 2;
     let mut b = Vec::new();
     let n = if path == "-" {
         std::io::stdin().lock().take(room + 1).read_to_end(&mut b)
@@ -278,7 +278,7 @@ fn staged_output(path: &str, bytes: &[u8]) -> Result<OutputFile, String> {
 }
 
 /// LLVM prints I/O errors without the path ("No such file or directory").
-fn llvm_io(e: &offload_kit::Error) -> String {
+fn llvm_io(e: &offload_kit_format::Error) -> String {
     let m = e.message();
     match m.rfind("': ") {
         Some(p) if m.starts_with('\'') => strip_os_error(&m[p + 3..]).to_string(),

@@ -4,7 +4,7 @@
 //! that exist only from a given release on, `@file` response files, and
 //! LLVM's messages for unknown options and bad values.
 
-use offload_kit::Release;
+use offload_kit_llvm::Release;
 use std::collections::BTreeMap;
 
 /// How an option takes values.
@@ -401,7 +401,7 @@ pub fn parse_uint(v: &str) -> Option<u32> {
 mod tests {
     use super::*;
     // The drop-in bundler's options: every kind of option, in LLVM's order.
-    use crate::cli::bundler::SPECS;
+    use crate::bundler::SPECS;
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

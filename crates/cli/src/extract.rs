@@ -1,0 +1,329 @@
+//! `offload-kit extract`: entries by ID, index or GPU, into a directory or
+//! standard output, from bundles, archives and code object URIs.
+
+use super::native::Cli;
+use super::{copy_range, Input};
+use offload_kit_format::Error;
+use offload_kit_io::output::{self, OutputFile};
+use offload_kit_llvm::bundle::{ccob, object};
+use offload_kit_llvm::detect;
+use std::path::{Path, PathBuf};
+
+/// Where an entry is: archive member index, bundle number, ID.
+type EntryPlace = (Option<usize>, usize, String);
+
+/// The entries `check --gpu` picks in `input`, as (member index, bundle,
+/// ID); an error naming the bundles where none fits.
+fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
+    use offload_kit_inspect::{self as inspect, check};
+    let g =
+        check::Gpu::parse(gpu).map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
+    let report = inspect::inspect(input)?;
+    let v = check::check(&report, &g);
+    let missing: Vec<String> = v
+        .bundles
+        .iter()
+        .filter_map(|b| Some(format!("bundle {}: {}", b.bundle, b.trouble()?)))
+        .collect();
+    if !missing.is_empty() || v.bundles.is_empty() {
+        let why = if v.bundles.is_empty() {
+            "no device code object at all".to_string()
+        } else {
+            missing.join("; ")
+        };
+        return Err(vec![Error::other(format!(
+            "no code object for {gpu} in every bundle ({why}); nothing was written"
+        ))]);
+    }
+    Ok(v.bundles
+        .into_iter()
+        .filter_map(|b| Some((b.member_index, b.bundle, b.entry?)))
+        .collect())
+}
+
+/// Which entries `extract` considers: `--bundle`, `--member`, `--member-index`.
+pub(super) struct Select<'a> {
+    pub(super) bundle: Option<usize>,
+    pub(super) member: Option<&'a str>,
+    pub(super) member_index: Option<usize>,
+}
+
+impl Select<'_> {
+    fn admits(&self, e: &detect::ListedEntry) -> bool {
+        self.bundle.is_none_or(|k| e.bundle == k)
+            && self.member.is_none_or(|m| e.member.as_deref() == Some(m))
+            && self.member_index.is_none_or(|k| e.member_index == Some(k))
+    }
+}
+
+pub(super) fn extract(
+    file: &Path,
+    id: Option<String>,
+    output: Option<PathBuf>,
+    all: bool,
+    dir: Option<PathBuf>,
+    gpu: Option<&str>,
+    select: Select<'_>,
+) -> Result<i32, Vec<Error>> {
+    if id.is_none() && !all && gpu.is_none() {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+            )
+            .exit();
+    }
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    // A file that is one compressed bundle: every entry lies in it, and
+    // extracting one verifies the whole stream (sizes, hash) as it goes, so
+    // the listing need not decode and verify it first.
+    let one_blob =
+        ccob::is_ccob(input.bytes()) && ccob::blobs(input.bytes(), 0).is_ok_and(|b| b.len() == 1);
+    let opts = detect::ListOptions {
+        release: None,
+        defer_ccob_verification: one_blob,
+    };
+    let mut l = detect::list(&input, opts)?;
+    let several_bundles = l.entries.iter().any(|e| e.bundle != 0);
+    l.entries.retain(|e| select.admits(e));
+    if let Some(g) = gpu {
+        let chosen = picked_for(&input, g)?;
+        l.entries
+            .retain(|e| chosen.contains(&(e.member_index, e.bundle, e.id.clone())));
+    }
+    // --id: an entry ID, or a target ID alone (`gfx90a:xnack+`: the entries
+    // whose target ID is exactly it, of any offload kind).
+    // Whether `--id` is a whole entry ID (only equal IDs match), told once.
+    let whole_id = id
+        .as_deref()
+        .is_some_and(|i| offload_kit_format::id::BundleEntryId::parse_strict(i).is_ok());
+    let wanted = |e: &detect::ListedEntry| {
+        id.as_deref()
+            .is_none_or(|i| e.id == i || (!whole_id && has_target_id(&e.id, i)))
+    };
+    if let Some(i) = id.as_deref() {
+        if !l.entries.iter().any(&wanted) {
+            let mut seen = std::collections::HashSet::new();
+            let known: Vec<&str> = l
+                .entries
+                .iter()
+                .map(|e| e.id.as_str())
+                .filter(|k| seen.insert(*k))
+                .collect();
+            return Err(vec![Error::other(format!(
+                "no entry with ID or target ID '{i}' (entries: {})",
+                known.join(", ")
+            ))]);
+        }
+    }
+    if id.is_some() && dir.is_some() {
+        l.entries.retain(|e| wanted(e));
+    }
+    let mut jobs = Vec::new();
+    // Names made from entry IDs go into a directory: never through a link.
+    let into_dir = all || dir.is_some();
+    if let (Some(_), Some(out), true) = (gpu, &output, dir.is_none()) {
+        // One bundle's pick to the file named.
+        if l.entries.len() != 1 {
+            return Err(vec![Error::other(format!(
+                "{} bundles hold a code object for {}: give --dir to extract them all",
+                l.entries.len(),
+                gpu.unwrap_or_default()
+            ))]);
+        }
+        jobs.push((l.entries[0].clone(), out.clone()));
+    } else if into_dir {
+        let dir = dir.clone().expect("clap requires --dir");
+        jobs = jobs_into_dir(&l.entries, &dir, several_bundles)?;
+    } else {
+        let id = id.clone().expect("clap requires --id");
+        jobs.push(one_entry_job(&l, &id, &wanted, output)?);
+    }
+    let mut staged = Vec::new();
+    for (e, path) in jobs {
+        // Names made from entry IDs never follow a link planted in the
+        // directory; an output the user named is written as LLVM would.
+        let o = if into_dir {
+            OutputFile::create_replacing(&path)
+        } else {
+            OutputFile::create(&path)
+        };
+        let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit_format::rules::CLI_5)])?;
+        write_entry(&input, &e, &mut o)?;
+        staged.push(o);
+    }
+    let written = staged.len();
+    output::commit_all(staged)
+        .map_err(|e| vec![e.with_rule_if_none(offload_kit_format::rules::CLI_5)])?;
+    if let (true, Some(d)) = (into_dir, &dir) {
+        eprintln!(
+            "offload-kit: wrote {written} file(s) into '{}'",
+            output::escape_controls(&d.display().to_string())
+        );
+    }
+    Ok(0)
+}
+
+/// `--id ID -o FILE`: the one entry `wanted` admits; when several bundles
+/// or archive members hold it, an error that says which and how to choose.
+fn one_entry_job(
+    l: &detect::Listing,
+    id: &str,
+    wanted: &dyn Fn(&detect::ListedEntry) -> bool,
+    output: Option<PathBuf>,
+) -> Result<(detect::ListedEntry, PathBuf), Vec<Error>> {
+    let matching: Vec<usize> = l
+        .entries
+        .iter()
+        .filter(|e| wanted(e))
+        .map(|e| e.bundle)
+        .collect();
+    if matching.len() > 1 && l.container == detect::Container::Archive {
+        let places: Vec<String> = l
+            .entries
+            .iter()
+            .filter(|e| wanted(e))
+            .map(|e| {
+                format!(
+                    "member #{} '{}' bundle {}",
+                    e.member_index.unwrap_or(0),
+                    e.member.as_deref().unwrap_or("").escape_debug(),
+                    e.bundle
+                )
+            })
+            .collect();
+        return Err(vec![Error::other(format!(
+            "'{id}' is in {}: choose one with --member-index (or --member) and --bundle",
+            places.join(", ")
+        ))]);
+    }
+    if matching.len() > 1 {
+        let bundles = if matching.windows(2).all(|w| w[0] == w[1]) {
+            format!("{} entries of bundle {}", matching.len(), matching[0])
+        } else if matching.len() > 8 {
+            format!(
+                "{} bundles ({}, {}, ... {})",
+                matching.len(),
+                matching[0],
+                matching[1],
+                matching[matching.len() - 1]
+            )
+        } else {
+            format!("bundles {matching:?}")
+        };
+        return Err(vec![Error::other(format!(
+            "'{id}' is in {bundles}: give --dir DIR to extract them all, or choose one with --bundle"
+        ))]);
+    }
+    let Some(e) = l.entries.iter().find(|e| wanted(e)) else {
+        unreachable!("an entry matches: checked above");
+    };
+    let Some(out) = output else {
+        return Err(vec![Error::other(
+            "--id needs -o FILE (or use --all --dir)",
+        )]);
+    };
+    Ok((e.clone(), out))
+}
+
+/// `--all --dir DIR`: a file in `dir` per entry, named after it (its
+/// member's name first in an archive, its bundle's number first in a file
+/// of several bundles), each name unique and inside `dir` (CLI-5).
+fn jobs_into_dir(
+    entries: &[detect::ListedEntry],
+    dir: &Path,
+    several_bundles: bool,
+) -> Result<Vec<(detect::ListedEntry, PathBuf)>, Vec<Error>> {
+    let mut jobs = Vec::new();
+    if dir.exists() && !dir.is_dir() {
+        return Err(vec![Error::rule(
+            offload_kit_format::rules::CLI_5,
+            format!("'{}': not a directory (--dir)", dir.display()),
+        )]);
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        vec![Error::rule(
+            offload_kit_format::rules::CLI_5,
+            format!("'{}': {e}", dir.display()),
+        )]
+    })?;
+    // Names stay unique, also on case-insensitive file systems: a name
+    // already taken (two archive members of one name, `sm_70` and
+    // `SM_70`) gets the entry's number appended, and a name too long for
+    // a file system (255 bytes) is cut and numbered.
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, e) in entries.iter().enumerate() {
+        // In an archive: the member's name, then the entry ID; in a
+        // file of several bundles, the bundle's number first, as LLVM
+        // 22's `llvm-objdump --offloading` names its files.
+        let name = match &e.member {
+            Some(m) => format!("{m}-{}", e.id),
+            None if several_bundles => format!("{}.{}", e.bundle, e.id),
+            None => e.id.clone(),
+        };
+        let mut path = output::contained_path(dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
+        if !seen.insert(path.to_string_lossy().to_lowercase()) {
+            path = output::contained_path(dir, &fit_name(&format!("{name}-{i}"), i))
+                .map_err(|e| vec![e])?;
+            if !seen.insert(path.to_string_lossy().to_lowercase()) {
+                return Err(vec![Error::rule(
+                    offload_kit_format::rules::CLI_5,
+                    format!("entry {i} would be written to '{}' twice", path.display()),
+                )]);
+            }
+        }
+        jobs.push((e.clone(), path));
+    }
+    Ok(jobs)
+}
+
+/// The bytes of entry `e` of `input` into `o`: decoded from a compressed
+/// image, stripped of its bundle sections for a fat object's host entry,
+/// streamed from a compressed bundle, or copied.
+fn write_entry(
+    input: &Input,
+    e: &detect::ListedEntry,
+    o: &mut OutputFile,
+) -> Result<(), Vec<Error>> {
+    if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
+        let bytes = detect::image_bytes(input.bytes(), img)?;
+        std::io::Write::write_all(o, &bytes).map_err(|e| vec![e.into()])?;
+    } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
+        // The host entry of a fat object is the object without its
+        // bundle sections (OBJ-11), as LLVM 19/22 unbundle it; its
+        // section only holds the one-byte host marker.
+        let data = input.bytes();
+        let (start, len) =
+            detect::archive_member_at(data, e.offset).unwrap_or((0, data.len() as u64));
+        let elf = &data[start as usize..(start + len) as usize];
+        let host = object::strip(elf).map_err(|err| vec![err])?;
+        std::io::Write::write_all(o, &host).map_err(|e| vec![e.into()])?;
+    } else if let Some(at) = e.ccob_offset {
+        // Streamed: verified as a whole, only the entry's bytes kept.
+        let blob = detect::ccob_blob(input, at).map_err(|e| vec![e])?;
+        ccob::extract_range(&blob, at, e.offset, e.size, o).map_err(|e| vec![e])?;
+    } else {
+        copy_range(input, e.offset, e.size, o).map_err(|e| vec![e])?;
+    }
+    Ok(())
+}
+
+/// Whether the entry ID `entry` has exactly the target ID `target`.
+fn has_target_id(entry: &str, target: &str) -> bool {
+    offload_kit_format::id::BundleEntryId::parse_strict(entry)
+        .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == target)
+}
+
+/// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
+fn fit_name(name: &str, index: usize) -> String {
+    const MAX: usize = 255;
+    if name.len() <= MAX {
+        return name.to_string();
+    }
+    let mut cut = MAX - 24;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{index}", &name[..cut])
+}
