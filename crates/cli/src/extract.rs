@@ -1,7 +1,6 @@
 //! `offload-kit extract`: entries by ID, index or GPU, into a directory or
 //! standard output, from bundles, archives and code object URIs.
 
-use super::native::Cli;
 use super::{copy_range, Input};
 use offload_kit_format::Error;
 use offload_kit_io::output::{self, OutputFile};
@@ -65,15 +64,6 @@ pub(super) fn extract(
     gpu: Option<&str>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
-    if id.is_none() && !all && gpu.is_none() {
-        use clap::CommandFactory;
-        Cli::command()
-            .error(
-                clap::error::ErrorKind::MissingRequiredArgument,
-                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
-            )
-            .exit();
-    }
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so

@@ -351,6 +351,20 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         "extracting a code object URI needs -o FILE",
     )]),
     Cmd::Extract {
+        id: None,
+        all: false,
+        gpu: None,
+        ..
+    } => {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+            )
+            .exit();
+    }
+    Cmd::Extract {
         file,
         id,
         output,
