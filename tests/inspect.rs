@@ -255,6 +255,63 @@ fn co_1_processor_and_features() {
     }
 }
 
+/// LLVM main's `amdgpu<subarch>` IDs (spec/bundle-id.md ID-7) over clang
+/// 22's code objects: the subarch names the processor CO-1 compares, and
+/// `check --gpu` says the HIP runtime does not recognise such entries.
+#[test]
+fn amdgpu_subarch_ids_against_their_code_objects() {
+    let Some(b) = built() else { return };
+    let code = |name: &str| std::fs::read(b.dir.join(name)).unwrap();
+    let (gfx906, gfx90a_on) = (code("gfx906.co"), code("gfx90a-xnack-on.co"));
+    // (ID, code object, what CO-1 names, or "" when they agree)
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("hipv4-amdgpu9.06-amd-amdhsa--", &gfx906, ""),
+        ("hipv4-amdgpu9.0a-amd-amdhsa--", &gfx906, "processor gfx90a"),
+        (
+            "hipv4-amdgpu9.0a-amd-amdhsa--",
+            &gfx90a_on,
+            "no xnack setting",
+        ),
+        ("hip-amdgpu9.0a-amd-amdhsa--gfx90a:xnack+", &gfx90a_on, ""),
+    ];
+    for (i, (id, object, names)) in cases.into_iter().enumerate() {
+        let name = format!("subarch-{i}.bundle");
+        let host = "host-x86_64-unknown-linux-gnu-";
+        std::fs::write(
+            b.dir.join(&name),
+            common::bundle(&[(host, b""), (id, object)]),
+        )
+        .unwrap();
+        let (status, doc) = inspect(&b.dir, &[&name]);
+        let findings = doc["files"][0]["report"]["findings"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let what = format!("{id}: {doc:#}");
+        if names.is_empty() {
+            assert_eq!((status, findings.len()), (0, 0), "{what}");
+        } else {
+            assert_eq!((status, findings.len()), (1, 1), "{what}");
+            assert_eq!(findings[0]["rule"], "CO-1", "{what}");
+            assert!(
+                findings[0]["message"].as_str().unwrap().contains(names),
+                "{what}"
+            );
+        }
+        let check = Command::new(EXE)
+            .current_dir(&b.dir)
+            .args(["check", "--gpu", "gfx906", &name])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&check.stdout);
+        assert_eq!(check.status.code(), Some(1), "{id}: {text}");
+        assert!(
+            text.contains("does not recognise amdgpu<subarch>") && text.contains(id),
+            "{id}: {text}"
+        );
+    }
+}
+
 #[test]
 fn directories_are_walked() {
     let Some(b) = built() else { return };

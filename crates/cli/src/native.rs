@@ -355,15 +355,7 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         all: false,
         gpu: None,
         ..
-    } => {
-        use clap::CommandFactory;
-        Cli::command()
-            .error(
-                clap::error::ErrorKind::MissingRequiredArgument,
-                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
-            )
-            .exit();
-    }
+    } => extract_usage(),
     Cmd::Extract {
         file,
         id,
@@ -442,6 +434,17 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
     },
     Cmd::Verify { file } => verify_cmd(&file),
     }
+}
+
+/// `extract` given nothing to choose by: clap's usage error, exit 2.
+fn extract_usage() -> ! {
+    use clap::CommandFactory;
+    Cli::command()
+        .error(
+            clap::error::ErrorKind::MissingRequiredArgument,
+            "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+        )
+        .exit()
 }
 
 /// How `compress` and `convert` compress.

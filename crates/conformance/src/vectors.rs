@@ -756,6 +756,46 @@ mod tests {
         );
     }
 
+    /// Every `parse-id` and `compatible` case of the corpus, generated or
+    /// written by hand, expects what the strict layer says.
+    #[test]
+    fn id_cases_expect_the_spec_verdict() {
+        let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/corpus");
+        let mut checked = 0;
+        for group in std::fs::read_dir(corpus).unwrap() {
+            for file in std::fs::read_dir(group.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                let c: Value =
+                    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+                let (args, expect) = (&c["args"], &c["expect"]);
+                let spec_fail = |rule: Option<&str>| rule.map(|r| serde_json::json!({ "fail": r }));
+                let want = match c["op"].as_str() {
+                    Some("parse-id") => match spec::parse_id(args["id"].as_str().unwrap()) {
+                        Err(rule) => spec_fail(Some(rule)),
+                        Ok(_) if expect.get("fail").is_some() => continue, // CLI-3: the list
+                        Ok(_) => Some(serde_json::json!({ "id": { "written": args["id"] } })),
+                    },
+                    Some("compatible") => {
+                        let hip_openmp = args["hip_openmp_compatible"].as_bool().unwrap_or(false);
+                        let (e, r) = (
+                            args["entry"].as_str().unwrap(),
+                            args["request"].as_str().unwrap(),
+                        );
+                        match spec::compatible(e, r, hip_openmp) {
+                            Ok(b) => Some(serde_json::json!({ "compatible": b })),
+                            Err(rule) => spec_fail(Some(rule)),
+                        }
+                    }
+                    _ => None,
+                };
+                let Some(want) = want else { continue };
+                assert_eq!(expect, &want, "{}", path.display());
+                checked += 1;
+            }
+        }
+        assert!(checked > 257, "only {checked} ID cases checked");
+    }
+
     #[test]
     fn names_and_quotes() {
         assert_eq!(

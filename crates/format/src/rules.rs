@@ -61,6 +61,7 @@ rules! {
     ID_4 = "ID-4", "bundle-id.md", "Canonical spelling: six fields, 4-field triple, normalized components";
     ID_5 = "ID-5", "bundle-id.md", "A five-field ID whose fifth field names a processor is ambiguous";
     ID_6 = "ID-6", "bundle-id.md", "A host entry has no target ID";
+    ID_7 = "ID-7", "bundle-id.md", "An amdgpu triple names its subarch, and the entry's processor agrees with it";
     TID_1 = "TID-1", "bundle-id.md", "Target ID syntax: processor (':' feature ('+'|'-'))*";
     TID_2 = "TID-2", "bundle-id.md", "A target feature appears at most once";
     TID_3 = "TID-3", "bundle-id.md", "The processor is known for the triple and each feature is supported by it";
@@ -68,6 +69,7 @@ rules! {
     COMPAT_1 = "COMPAT-1", "bundle-id.md", "Offload kinds are compatible: equal, hip~hipv4, and hip*~openmp when requested";
     COMPAT_2 = "COMPAT-2", "bundle-id.md", "Target triples are compatible: equal components, an empty environment equals unknown";
     COMPAT_3 = "COMPAT-3", "bundle-id.md", "Target IDs are compatible: same processor, every feature of the code object set the same way in the target";
+    COMPAT_4 = "COMPAT-4", "bundle-id.md", "AMDGPU subarches are compatible: the same, or the code object's is the major of the target's family";
     COMPOSE_1 = "COMPOSE-1", "bundle-id.md", "Entries for one processor either all leave a feature Any or none does";
     CCOB_1 = "CCOB-1", "ccob.md", "A compressed bundle starts with the magic `CCOB`";
     CCOB_2 = "CCOB-2", "ccob.md", "The version is 1, 2 or 3 and the whole header of that version is present";

@@ -8,7 +8,10 @@
 //! same processor, each feature the entry sets set the same way on the
 //! GPU), else, from ROCm 6.2, one built for the generic processor of the
 //! GPU's family (AMDGPUUsage, "AMDGPU Generic Processors", LLVM 22). A
-//! bundle with no device entry at all is not counted.
+//! bundle with no device entry at all is not counted. Entries whose
+//! triple is LLVM main's `amdgpu<subarch>` (spec/bundle-id.md ID-7) are
+//! never picked: the runtime's lookup knows only `amdgcn`, and `check`
+//! says so.
 //!
 //! # Example
 //!
@@ -37,6 +40,7 @@
 use super::Report;
 use crate::error::Error;
 use crate::id::compat::{kinds_compatible, strict_id, triples_compatible};
+use crate::id::subarch::Subarch;
 use crate::id::target_id::{canonical_processor, features_compatible, Feature, TargetId};
 use crate::id::BundleEntryId;
 use serde::Serialize;
@@ -416,6 +420,7 @@ pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
         let mut best: Option<(Pick, usize, &super::InspectedEntry)> = None;
         let mut device = Vec::new();
         let mut near = Vec::new();
+        let mut unrecognised = Vec::new();
         for e in entries {
             // An ID as clang 14–16 wrote it is read as the runtime reads it.
             let Ok((id, _)) = BundleEntryId::parse_tolerant(&e.entry.id) else {
@@ -425,6 +430,10 @@ pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
                 continue;
             }
             device.push(e.entry.id.clone());
+            if Subarch::parse(&id.triple.arch).is_some() {
+                unrecognised.push(e.entry.id.clone());
+                continue;
+            }
             let Some(tid) = &id.parsed_target_id else {
                 continue;
             };
@@ -487,6 +496,7 @@ pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
                 pick: None,
                 why_not: Some(match near.first() {
                     Some(gap) => format!("{gap} (entries: {})", ids.join(", ")),
+                    None if !unrecognised.is_empty() => unrecognised_text(&unrecognised),
                     None => format!("no entry for {processor} (entries: {})", ids.join(", ")),
                 }),
                 refused_by_loader: false,
@@ -508,6 +518,15 @@ pub fn check_as_named(report: &Report, gpu: &Gpu) -> Verdict {
         bundles,
         modes: Vec::new(),
     }
+}
+
+/// Why entries with LLVM main's `amdgpu<subarch>` triples (ID-7) are no
+/// answer: the runtime's lookup knows `amdgcn` only.
+fn unrecognised_text(ids: &[String]) -> String {
+    format!(
+        "the HIP runtime does not recognise amdgpu<subarch> triples as LLVM main writes them ({}): CLR matches entry IDs by the prefix 'hipv4-amdgcn-amd-amdhsa--' and comgr 5.2 parses only amdgcn ISA names (spec/bundle-id.md ID-7)",
+        ids.join(", ")
+    )
 }
 
 /// What `e` holds when no runtime loads it: the entries of text bundles (IR,

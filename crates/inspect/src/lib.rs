@@ -504,20 +504,23 @@ fn summarise(bundles: &[BundleFacts], entries: &[InspectedEntry]) -> Summary {
 }
 
 /// CO-1: an AMDGPU code object's processor and feature settings agree with
-/// its entry ID's target ID. `None` when they agree or when either side
-/// says too little to compare (no target ID, code object V2, an unknown
+/// its entry ID's target ID (or, for LLVM main's `amdgpu<subarch>`
+/// triples, its subarch). `None` when they agree or when either side says
+/// too little to compare (no target ID, code object V2, an unknown
 /// `mach`).
 fn id_disagreement(e: &ListedEntry, object: &CodeObject) -> Option<Error> {
     let CodeObject::Amdgpu(o) = object else {
         return None;
     };
     let (id, _) = BundleEntryId::parse_tolerant(&e.id).ok()?;
-    let tid = id.parsed_target_id.as_ref()?;
-    if !id.triple.is_amdgcn() {
+    if !id.triple.is_amdgpu() {
         return None;
     }
+    // Its target ID's processor, or its amdgpu subarch's (ID-7).
+    let named = id.amdgpu_processor()?;
+    let no_features = crate::id::target_id::TargetId::default();
+    let tid = id.parsed_target_id.as_ref().unwrap_or(&no_features);
     let processor = o.processor?;
-    let named = crate::id::target_id::canonical_processor(&id.triple, &tid.processor)?;
     // The e_flags field: byte 36 of an ELF32 header, 48 of an ELF64 one.
     let at = e.offset + if o.class.bits() == 32 { 36 } else { 48 };
     let disagree = |what: String| {

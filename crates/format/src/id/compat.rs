@@ -21,6 +21,7 @@
 //! assert_eq!(err.rule_id(), Some("ID-5"));
 //! ```
 
+use super::subarch::Subarch;
 use super::target_id::{canonical_processor, features_compatible};
 use super::triple::Triple;
 use super::BundleEntryId;
@@ -44,16 +45,37 @@ pub fn kinds_compatible(code_object: &str, target: &str, hip_openmp: bool) -> bo
 /// [`Triple::is_compatible_with`]).
 pub fn triples_compatible(code_object: &Triple, target: &Triple) -> bool {
     let env = |e: &str| if e.is_empty() { "unknown" } else { e }.to_string();
-    code_object.arch == target.arch
+    arches_compatible(&code_object.arch, &target.arch)
         && code_object.vendor == target.vendor
         && code_object.os == target.os
         && env(&code_object.env) == env(&target.env)
 }
 
+/// The arch fields under COMPAT-2 and COMPAT-4: equal text; or, for AMDGPU,
+/// subarches the code object's serves ([`Subarch::serves`]), the legacy
+/// `amdgcn` (no subarch) on either side leaving it to the processors.
+fn arches_compatible(code_object: &str, target: &str) -> bool {
+    if code_object == target {
+        return true;
+    }
+    match (Subarch::parse(code_object), Subarch::parse(target)) {
+        (Some(c), Some(t)) => c.serves(t),
+        (Some(_), None) => target == "amdgcn",
+        (None, Some(_)) => code_object == "amdgcn",
+        (None, None) => false,
+    }
+}
+
 /// COMPAT-3: whether the target IDs of two strictly parsed entry IDs are
 /// compatible: both absent, or the same canonical processor (TID-4) with
-/// every feature the code object sets set the same way in the target.
+/// every feature the code object sets set the same way in the target. An
+/// AMDGPU entry's processor is its subarch's when its target ID is empty
+/// (ID-7), and a generic processor serves its family's (COMPAT-4).
 pub fn target_ids_compatible(code_object: &BundleEntryId, target: &BundleEntryId) -> bool {
+    let subarch_named = |e: &BundleEntryId| Subarch::parse(&e.triple.arch).is_some();
+    if subarch_named(code_object) || subarch_named(target) {
+        return amdgpu_processors_compatible(code_object, target);
+    }
     match (&code_object.parsed_target_id, &target.parsed_target_id) {
         (None, None) => true,
         (Some(cp), Some(tp)) => {
@@ -64,6 +86,22 @@ pub fn target_ids_compatible(code_object: &BundleEntryId, target: &BundleEntryId
         }
         _ => false,
     }
+}
+
+/// COMPAT-3 and COMPAT-4 where either entry names a subarch: both name a
+/// processor (their own or their subarch's), the code object's is the
+/// target's or the generic processor of its family, and the features the
+/// code object sets are set the same way in the target.
+fn amdgpu_processors_compatible(code_object: &BundleEntryId, target: &BundleEntryId) -> bool {
+    let (Some(cp), Some(tp)) = (code_object.amdgpu_processor(), target.amdgpu_processor()) else {
+        return false;
+    };
+    let serves = cp == tp
+        || Subarch::of_processor(&cp)
+            .zip(Subarch::of_processor(&tp))
+            .is_some_and(|(c, t)| c.serves(t));
+    let features = |e: &BundleEntryId| e.parsed_target_id.clone().unwrap_or_default();
+    serves && features_compatible(&features(code_object), &features(target))
 }
 
 /// COMPAT-1 … COMPAT-3 together: whether a code object with entry ID
@@ -105,6 +143,8 @@ pub fn is_compatible(entry: &str, request: &str, hip_openmp: bool) -> Result<boo
 /// and by `conformance::spec`'s through its `compatible`.
 pub const TEST_VECTORS: &[(&str, &str, bool, Result<bool, &str>)] = {
     const GFX906: &str = "hip-amdgcn-amd-amdhsa--gfx906";
+    const AMDGPU94: &str = "hipv4-amdgpu9.4-amd-amdhsa--";
+    const AMDGPU942: &str = "hipv4-amdgpu9.42-amd-amdhsa--";
     &[
         (GFX906, GFX906, false, Ok(true)),
         (GFX906, "hipv4-amdgcn-amd-amdhsa--gfx906", false, Ok(true)),
@@ -131,6 +171,51 @@ pub const TEST_VECTORS: &[(&str, &str, bool, Result<bool, &str>)] = {
         (GFX906, "hip-amdgcn-amd-amdhsa", false, Ok(false)),
         (GFX906, "hip-amdgcn-amd-amdhsa-gfx906", false, Err("ID-5")),
         ("hip-amdgcn-amd-amdhsa-gfx906", "bogus", false, Err("ID-1")),
+        // amdgpu<subarch> triples (ID-7, COMPAT-4): generic code serves
+        // its family, a minor subarch only itself.
+        (AMDGPU94, AMDGPU942, false, Ok(true)),
+        (AMDGPU942, AMDGPU94, false, Ok(false)),
+        (AMDGPU942, AMDGPU942, false, Ok(true)),
+        (
+            "hipv4-amdgpu9.00-amd-amdhsa--",
+            "hipv4-amdgpu9.06-amd-amdhsa--",
+            false,
+            Ok(false),
+        ),
+        (
+            "hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+",
+            "hip-amdgpu9.42-amd-amdhsa--gfx942:xnack+",
+            false,
+            Ok(true),
+        ),
+        (
+            "hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+",
+            AMDGPU942,
+            false,
+            Ok(false),
+        ),
+        ("hip-amdgcn-amd-amdhsa--gfx942", AMDGPU942, false, Ok(true)),
+        (AMDGPU942, "hip-amdgcn-amd-amdhsa--gfx942", false, Ok(true)),
+        (AMDGPU942, "hip-amdgcn-amd-amdhsa--gfx90a", false, Ok(false)),
+        (
+            "hipv4-amdgpufoo-amd-amdhsa--",
+            AMDGPU942,
+            false,
+            Err("ID-3"),
+        ),
+        (
+            "hip-amdgpu-amd-amdhsa--gfx942",
+            AMDGPU942,
+            false,
+            Err("ID-7"),
+        ),
+        (
+            "hip-amdgpu9.42-amd-amdhsa--gfx90a",
+            AMDGPU942,
+            false,
+            Err("ID-7"),
+        ),
+        ("hipv4-amdgpu8-amd-amdhsa--", AMDGPU942, false, Err("ID-7")),
     ]
 };
 

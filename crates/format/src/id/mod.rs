@@ -24,6 +24,7 @@
 
 pub mod compat;
 pub mod processor;
+pub mod subarch;
 pub mod target_id;
 pub mod triple;
 
@@ -113,7 +114,7 @@ fn split(text: &str) -> Result<(&str, [&str; 3], Option<&str>, Option<&str>), Id
 fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
     let arch = triple.arch_kind();
     let ok = match arch {
-        Some("amdgcn") => processor::canonical_amdgpu(proc_).is_some(),
+        _ if triple.is_amdgpu() => processor::canonical_amdgpu(proc_).is_some(),
         Some("nvptx" | "nvptx64") => processor::is_cuda(proc_),
         Some("spirv64") => proc_ == "amdgcnspirv",
         _ => {
@@ -126,6 +127,37 @@ fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
     (!ok).then(|| {
         format!(
             "processor '{proc_}' is not known for architecture '{}'",
+            triple.arch
+        )
+    })
+}
+
+/// ID-7 for an `amdgpu<subarch>` triple: an empty target ID takes the
+/// subarch's processor, so the subarch must name one; a named processor
+/// must be the subarch's own or, for a major subarch, one of its family's.
+fn subarch_violation(triple: &Triple, tid_text: &str) -> Option<String> {
+    let sub = subarch::Subarch::parse(&triple.arch)?;
+    let named = tid_text.split(':').next().unwrap_or("");
+    if named.is_empty() {
+        let what = sub.processor().is_none().then(|| {
+            format!(
+                "'{}' names a family without a generic processor: the target ID must name the processor",
+                triple.arch
+            )
+        });
+        return what.or_else(|| {
+            tid_text.contains(':').then(|| {
+                format!(
+                    "target features need a processor: write '{}' before them",
+                    sub.processor().unwrap_or("")
+                )
+            })
+        });
+    }
+    let primary = processor::canonical_amdgpu(named)?;
+    (!sub.admits(primary)).then(|| {
+        format!(
+            "processor '{named}' does not belong to subarch '{}'",
             triple.arch
         )
     })
@@ -251,7 +283,13 @@ impl BundleEntryId {
         }
         let triple = Triple::from_parts(arch, vendor, os, env.unwrap_or(""));
         let arch_pos = kind.len() + 1;
-        if triple::parse_arch(arch).is_none() {
+        if arch == "amdgpu" {
+            errs.push(IdError {
+                rule: rules::ID_7,
+                pos: arch_pos,
+                message: "an amdgpu triple names its subarch ('amdgpu9.42', 'amdgpu9.4'), or is written 'amdgcn'".into(),
+            });
+        } else if triple::parse_arch(arch).is_none() && subarch::Subarch::parse(arch).is_none() {
             errs.push(IdError {
                 rule: rules::ID_3,
                 pos: arch_pos,
@@ -303,9 +341,20 @@ impl BundleEntryId {
             }
         }
         let tid_text = tid.unwrap_or("");
+        let tid_pos = env_pos + env.map_or(0, str::len) + 1;
+        if let Some(e) = subarch_violation(&triple, tid_text) {
+            errs.push(IdError {
+                rule: rules::ID_7,
+                pos: if tid_text.is_empty() {
+                    arch_pos
+                } else {
+                    tid_pos
+                },
+                message: e,
+            });
+        }
         let mut parsed = None;
         if !tid_text.is_empty() {
-            let tid_pos = env_pos + env.map_or(0, str::len) + 1;
             if kind == "host" {
                 errs.push(IdError {
                     rule: rules::ID_6,
@@ -355,7 +404,12 @@ impl BundleEntryId {
     pub fn canonical(&self) -> String {
         let t = &self.triple;
         let text = format!("{}-{}-{}-{}", t.arch, t.vendor, t.os, t.env);
-        let norm = if t.os_kind() == Some("amdhsa") {
+        let norm = if let Some(sub) = subarch::Subarch::parse(&t.arch) {
+            // The subarch is not a component `normalize` knows: the triple
+            // keeps its place, spelt as LLVM main's table spells it.
+            let env = if t.env == "unknown" { "" } else { &t.env };
+            format!("{}-{}-{}-{env}", sub.arch(), t.vendor, t.os)
+        } else if t.os_kind() == Some("amdhsa") {
             format!("{}-", triple::normalize(&text, CanonicalForm::Three))
         } else {
             triple::normalize(&text, CanonicalForm::Four)
@@ -366,6 +420,20 @@ impl BundleEntryId {
         };
         format!("{}-{}-{}", self.kind, norm, tid)
     }
+
+    /// The AMDGPU processor the entry is for: its target ID's, canonical
+    /// (TID-4), or, when that is empty, its subarch's (ID-7).
+    pub fn amdgpu_processor(&self) -> Option<String> {
+        match &self.parsed_target_id {
+            Some(t) if self.triple.is_amdgpu() => {
+                target_id::canonical_processor(&self.triple, &t.processor)
+            }
+            Some(_) => None,
+            None => subarch::Subarch::parse(&self.triple.arch)
+                .and_then(subarch::Subarch::processor)
+                .map(str::to_string),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -374,6 +442,46 @@ mod tests {
 
     fn canon(s: &str) -> String {
         BundleEntryId::parse_strict(s).unwrap().canonical()
+    }
+
+    #[test]
+    fn amdgpu_subarch_ids() {
+        // As LLVM main writes them (clang/test/Driver/linker-wrapper-hip-no-rdc.c).
+        for id in [
+            "hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+",
+            "hip-amdgpu12.00-amd-amdhsa--gfx1200",
+            "hipv4-amdgpu9.42-amd-amdhsa--",
+        ] {
+            assert_eq!(canon(id), id);
+        }
+        // Aliases are written with the table's spelling.
+        assert_eq!(
+            canon("hipv4-amdgpu9.5-amd-amdhsa--"),
+            "hipv4-amdgpu9.4-amd-amdhsa--"
+        );
+        let p = |id: &str| BundleEntryId::parse_strict(id).unwrap().amdgpu_processor();
+        assert_eq!(
+            p("hipv4-amdgpu9.42-amd-amdhsa--").as_deref(),
+            Some("gfx942")
+        );
+        assert_eq!(
+            p("hipv4-amdgpu9.4-amd-amdhsa--").as_deref(),
+            Some("gfx9-4-generic")
+        );
+        assert_eq!(
+            p("hip-amdgpu9.4-amd-amdhsa--gfx942").as_deref(),
+            Some("gfx942")
+        );
+        assert_eq!(p("hip-amdgcn-amd-amdhsa--fiji").as_deref(), Some("gfx803"));
+        let first = |id: &str| {
+            let e = BundleEntryId::parse_strict(id).unwrap_err().remove(0);
+            (e.rule.id, e.pos)
+        };
+        assert_eq!(first("hip-amdgpu-amd-amdhsa--gfx942"), ("ID-7", 4));
+        assert_eq!(first("hip-amdgpufoo-amd-amdhsa--"), ("ID-3", 4));
+        assert_eq!(first("hip-amdgpu8-amd-amdhsa--"), ("ID-7", 4));
+        assert_eq!(first("hip-amdgpu9.42-amd-amdhsa--gfx90a"), ("ID-7", 27));
+        assert_eq!(first("hip-amdgpu9.42-amd-amdhsa--:xnack+"), ("ID-7", 27));
     }
 
     #[test]

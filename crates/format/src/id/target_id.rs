@@ -44,7 +44,7 @@ pub enum Feature {
 }
 
 /// A parsed target ID.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TargetId {
     /// The processor as written.
     pub processor: String,
@@ -132,7 +132,7 @@ impl TargetId {
                 triple.as_str()
             ),
         })?;
-        let allowed: &[&str] = if triple.is_amdgcn() {
+        let allowed: &[&str] = if triple.is_amdgpu() {
             processor::amdgpu_features(&canon)
         } else {
             &[]
@@ -185,7 +185,7 @@ pub fn canonical_processor(triple: &Triple, name: &str) -> Option<String> {
     if name.is_empty() {
         return None;
     }
-    if triple.is_amdgcn() {
+    if triple.is_amdgpu() {
         processor::canonical_amdgpu(name).map(str::to_string)
     } else {
         Some(name.to_string())

@@ -342,6 +342,12 @@ impl Triple {
         parse_arch(&self.arch) == Some("amdgcn")
     }
 
+    /// Whether this is an AMDGPU triple of either spelling: `amdgcn`, or
+    /// `amdgpu<subarch>` as LLVM main writes it ([`super::subarch`]).
+    pub fn is_amdgpu(&self) -> bool {
+        self.is_amdgcn() || super::subarch::Subarch::parse(&self.arch).is_some()
+    }
+
     /// Whether this is an NVPTX triple.
     pub fn is_nvptx(&self) -> bool {
         matches!(parse_arch(&self.arch), Some("nvptx" | "nvptx64"))
