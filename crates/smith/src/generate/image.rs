@@ -44,6 +44,7 @@
 use super::Rng;
 use crate::format::code_object::*;
 use crate::host::elf::SHT_PROGBITS;
+use crate::id::subarch::Subarch;
 use crate::id::target_id::{self, Feature};
 use crate::id::triple::Triple;
 
@@ -125,7 +126,14 @@ fn host_machine(arch: &str) -> Option<u16> {
 /// What `triple` and `arch` (a target ID, `sm_N`, or empty) ask for.
 pub fn target_of(triple: &str, arch: &str) -> Result<ImageTarget, ImageError> {
     let t = Triple::parse(triple);
-    if t.is_amdgcn() {
+    if t.is_amdgpu() {
+        // LLVM main's `amdgpu<subarch>` with an empty target ID: the
+        // subarch's processor (spec/bundle-id.md ID-7).
+        let subarch = Subarch::parse(&t.arch).and_then(Subarch::processor);
+        let arch = match subarch {
+            Some(p) if arch.is_empty() => p,
+            _ => arch,
+        };
         let tid = target_id::parse(arch)
             .map_err(|e| ImageError(format!("target ID '{arch}': {}", e.message)))?;
         let name = target_id::canonical_processor(&t, &tid.processor)

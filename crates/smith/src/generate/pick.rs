@@ -51,10 +51,13 @@ impl Ids {
             if parsed.kind == "host" {
                 ids.hosts.push(id.to_string());
             } else {
-                let proc_ = parsed.parsed_target_id.as_ref().map_or_else(
-                    || parsed.triple.as_str().to_string(),
-                    |t| t.processor.clone(),
-                );
+                // An amdgpu<subarch> ID with no target ID is for its
+                // subarch's processor (ID-7).
+                let proc_ = match (&parsed.parsed_target_id, parsed.amdgpu_processor()) {
+                    (None, Some(p)) => p,
+                    (Some(t), _) => t.processor.clone(),
+                    (None, None) => parsed.triple.as_str().to_string(),
+                };
                 ids.devices.push((id.to_string(), proc_));
             }
         }
@@ -256,4 +259,47 @@ pub(crate) fn text_content(rng: &mut Rng, small: bool, comment: &str) -> Vec<u8>
         out.push(b'\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::generate::{generate, Kind, Options};
+    use crate::inspect::code_object::CodeObject;
+    use crate::inspect::inspect;
+
+    /// LLVM main's `amdgpu<subarch>` IDs (spec/bundle-id.md ID-7) given as
+    /// the pool: the bundles validate strictly and each entry holds a code
+    /// object for its subarch's processor.
+    #[test]
+    fn amdgpu_subarch_pools() {
+        let ids = [
+            "host-x86_64-unknown-linux-gnu-",
+            "hipv4-amdgpu9.42-amd-amdhsa--",
+            "hipv4-amdgpu9.4-amd-amdhsa--",
+            "hip-amdgpu12.00-amd-amdhsa--gfx1200",
+        ];
+        let opts = Options {
+            target_ids: ids.iter().map(|s| s.to_string()).collect(),
+            ..Options::default()
+        };
+        for seed in 0..20 {
+            let g = generate(Kind::Binary, seed, &opts).unwrap();
+            let report = inspect(&g.bytes).unwrap();
+            for e in &report.entries {
+                let id = crate::id::BundleEntryId::parse_strict(&e.entry.id).unwrap();
+                let Some(want) = id.amdgpu_processor() else {
+                    continue;
+                };
+                let CodeObject::Amdgpu(o) = &e.object else {
+                    panic!("seed {seed}: {} holds no AMDGPU code object", e.entry.id);
+                };
+                assert_eq!(
+                    o.processor,
+                    Some(want.as_str()),
+                    "seed {seed}: {}",
+                    e.entry.id
+                );
+            }
+        }
+    }
 }

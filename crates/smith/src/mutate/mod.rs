@@ -336,7 +336,7 @@ fn respell(id: &str, rng: &mut Rng) -> String {
     ];
     let parts: Vec<&str> = id.splitn(6, '-').collect();
     let mut p: Vec<String> = parts.iter().map(|s| s.to_string()).collect();
-    match rng.below(6) {
+    match rng.below(7) {
         0 if !p.is_empty() => p[0] = rng.pick(KINDS).to_string(),
         1 if p.len() == 6 => {
             let feats = p[5].find(':').map_or("", |i| &p[5][i..]).to_string();
@@ -356,9 +356,33 @@ fn respell(id: &str, rng: &mut Rng) -> String {
                 .pick(&["amdgcn", "nvptx64", "spirv64", "x86_64", "AMDGCN"])
                 .to_string()
         }
+        5 if p.len() == 6 => subarch_spelling(&mut p, rng),
         _ => return format!("{id}{}", rng.pick(FEATS)),
     }
     p.join("-")
+}
+
+/// LLVM main's spelling of an AMDGPU ID (spec/bundle-id.md ID-7): the
+/// processor in an `amdgpu<subarch>` arch field, the target ID kept or
+/// left empty; or a subarch of a family, of no GPU, or of none known.
+fn subarch_spelling(p: &mut [String], rng: &mut Rng) {
+    use crate::id::subarch::Subarch;
+    let named = p[5].split(':').next().unwrap_or("").to_string();
+    let own = crate::id::processor::canonical_amdgpu(&named)
+        .and_then(Subarch::of_processor)
+        .map(Subarch::arch);
+    p[1] = match rng.below(4) {
+        0 => own.unwrap_or_else(|| "amdgpu9.42".to_string()),
+        1 => rng.pick(&["amdgpu9.4", "amdgpu9", "amdgpu12"]).to_string(),
+        2 => rng.pick(&["amdgpu", "amdgpu8", "amdgpufoo"]).to_string(),
+        _ => rng
+            .pick(&["amdgpu9.06", "amdgpu10.30", "amdgpu9.5"])
+            .to_string(),
+    };
+    if rng.chance(50) {
+        // The processor carried by the subarch alone.
+        p[5] = p[5].find(':').map_or("", |i| &p[5][i..]).to_string();
+    }
 }
 
 /// A text bundle: respell an ID in one marker line, or drop one line.
@@ -506,6 +530,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn ids_are_respelled_as_llvm_main_writes_them() {
+        let g = generate(Kind::Binary, 1, &Options::default()).unwrap();
+        let main: Vec<String> = (0..3000)
+            .map(|s| mutate(&g.bytes, 1 << 16, s).what)
+            .filter(|w| w.contains("respelled") && w.contains("-amdgpu"))
+            .collect();
+        assert!(main.iter().any(|w| w.contains("amdhsa--'")), "{main:?}");
+        assert!(main.iter().any(|w| w.contains("-amdgpu-amd")), "{main:?}");
     }
 
     #[test]
