@@ -26,7 +26,10 @@ use std::sync::{Arc, Mutex};
 /// Spec chapters whose rules the corpus does not cover yet, with the issue
 /// that adds them. The coverage trial fails for every other uncovered rule.
 /// Remove a chapter from this list in the change that adds its cases.
-const PENDING_CHAPTERS: &[(&str, &str)] = &[];
+const PENDING_CHAPTERS: &[(&str, &str)] = &[(
+    "kpack.md",
+    "no conformance operation reads kpack archives yet (issue 31): tests/kpack.rs and the unit tests of crates/format/src/kpack.rs cover KPAK-1..5",
+)];
 
 fn layout() -> Layout {
     Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/conformance"))

@@ -65,6 +65,12 @@ pub(super) fn extract(
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
+    if let (true, Some(dir)) = (
+        super::kpack::is_kpack(&input),
+        dir.as_deref().filter(|_| all),
+    ) {
+        return super::kpack::extract_all(&input, dir);
+    }
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so
     // the listing need not decode and verify it first.

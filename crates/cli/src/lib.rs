@@ -45,6 +45,7 @@ mod conformance;
 mod extract;
 mod generate;
 mod inspect;
+mod kpack;
 mod man;
 mod native;
 mod offloading;

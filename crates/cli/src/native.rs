@@ -597,6 +597,9 @@ fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
 
 fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
+    if super::kpack::is_kpack(&input) {
+        return super::kpack::list(file, &input, json);
+    }
     let l = detect::list(&input, llvm)?;
     print_listing(&l, json);
     Ok(0)
@@ -633,11 +636,24 @@ fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
 
 fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let res = offload_kit_inspect::validate(&input);
+    let kpack = super::kpack::is_kpack(&input);
+    if kpack && !json {
+        return super::kpack::validate(file, &input);
+    }
+    let res = if kpack {
+        super::kpack::check(&input).map(|_| None)
+    } else {
+        offload_kit_inspect::validate(&input)
+            .map(Some)
+            .map_err(Vec::from)
+    };
     if json {
         let v = match &res {
             Ok(l) => {
-                serde_json::json!({"schema": VALIDATE_SCHEMA, "file": file.to_string_lossy(), "valid": true, "container": l.container, "violations": []})
+                let container = l.as_ref().map_or(serde_json::json!("kpack"), |l| {
+                    serde_json::json!(l.container)
+                });
+                serde_json::json!({"schema": VALIDATE_SCHEMA, "file": file.to_string_lossy(), "valid": true, "container": container, "violations": []})
             }
             Err(es) => serde_json::json!({
                 "schema": VALIDATE_SCHEMA,
@@ -654,15 +670,18 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     }
     match res {
         Ok(l) => {
-            outln!(
-                "{}: valid {} with {} entries",
-                file.display(),
-                l.container,
-                l.entries.len()
-            );
+            // A kpack archive was answered above; `l` is a listing here.
+            if let Some(l) = l {
+                outln!(
+                    "{}: valid {} with {} entries",
+                    file.display(),
+                    l.container,
+                    l.entries.len()
+                );
+            }
             Ok(0)
         }
-        Err(es) => Err(es.into()),
+        Err(es) => Err(es),
     }
 }
 

@@ -39,6 +39,7 @@ pub mod error;
 pub mod escape;
 pub mod host;
 pub mod id;
+pub mod kpack;
 pub mod limits;
 pub mod raw;
 pub mod rules;

@@ -155,6 +155,11 @@ rules! {
     URI_2 = "URI-2", "uri.md", "The path is percent-encoded: every byte outside `A-Z a-z 0-9 / _ . ~ -` is written `%XX`";
     URI_3 = "URI-3", "uri.md", "A range specifier is `offset=N&size=M` after `#` or `?`; numbers are C literals";
     URI_4 = "URI-4", "uri.md", "A file range lies inside the file";
+    KPAK_1 = "KPAK-1", "kpack.md", "A kpack archive starts with `KPAK`, format version 1 and a TOC offset after the 0x40-byte header area";
+    KPAK_2 = "KPAK-2", "kpack.md", "The TOC is one MessagePack map from the TOC offset to the end of the file, with the keys of its format version";
+    KPAK_3 = "KPAK-3", "kpack.md", "Every blob lies between the header area and the TOC";
+    KPAK_4 = "KPAK-4", "kpack.md", "zstd-per-kernel blobs are size-prefixed frames within the zstd region, each decoding to its original size";
+    KPAK_5 = "KPAK-5", "kpack.md", "The TOC maps each kernel name and architecture to an existing blob";
 }
 
 /// Look a rule up by its ID.

@@ -1,0 +1,614 @@
+//! kpack archives (`KPAK`, spec/kpack.md): ROCm's per-architecture device
+//! code split out of fat binaries (ROCm/rocm-kpack; TheRock RFC0008), read
+//! strictly: a 16-byte header, blobs, and a MessagePack table of contents
+//! from the header's TOC offset to the end of the file, mapping each kernel
+//! name (`<path>#<index>`) and architecture to a blob stored plain or as
+//! one zstd frame.
+//!
+//! ```text
+//! 0   "KPAK"
+//! 4   u32 format version (1)
+//! 8   u64 TOC offset
+//! 16  zeros up to 0x40, then blob data
+//! TOC MessagePack map: format_version, compression_scheme ("none" |
+//!     "zstd-per-kernel"), group_name, gfx_arch_family, gfx_arches,
+//!     blobs [{offset, size}] (none) or zstd_offset/zstd_size (zstd),
+//!     toc {kernel name: {arch: {ordinal, original_size, type}}}
+//! zstd-per-kernel: at zstd_offset, u32 count, then count × (u32 size, frame)
+//! ```
+//!
+//! The TOC is decoded with `rmpv` (its preallocation is bounded, and the TOC
+//! is at most [`MAX_TOC`] bytes); every offset, size and ordinal is checked
+//! against the file before a byte is read, and a zstd frame is decoded only
+//! up to the size the TOC records for it.
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit_format::kpack;
+//!
+//! let archive = kpack::write_plain("test", "gfx906", &[("lib/libk.so#0", "gfx906", b"\x7fELF code")]);
+//! let k = kpack::parse(&archive).unwrap();
+//! assert_eq!(k.kernels[0].name, "lib/libk.so#0");
+//! assert_eq!(&*k.code_object(&archive, &k.kernels[0], 1 << 20).unwrap(), b"\x7fELF code");
+//! assert_eq!(kpack::parse(b"KPAK").unwrap_err().rule_id(), Some("KPAK-1"));
+//! ```
+
+use crate::error::Error;
+use crate::rules;
+use rmpv::Value;
+use std::borrow::Cow;
+
+/// The archive magic.
+pub const MAGIC: &[u8; 4] = b"KPAK";
+/// The fixed header: magic, version, TOC offset.
+pub const HEADER_SIZE: u64 = 16;
+/// Where blob data starts in the archives ROCm writes.
+pub const DATA_START: u64 = 0x40;
+/// The largest TOC read (ROCm's newer `toc_parser.cpp` bounds it too).
+pub const MAX_TOC: u64 = 16 << 20;
+
+/// How the blobs are stored (KPAK-3, KPAK-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scheme {
+    /// `none`: each blob at its (offset, size).
+    Plain(Vec<(u64, u64)>),
+    /// `zstd-per-kernel`: each blob one zstd frame at (offset, size).
+    ZstdPerKernel(Vec<(u64, u64)>),
+}
+
+/// One code object of the archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    /// The kernel name, `<path>#<index>` as the runtime looks it up.
+    pub name: String,
+    /// The architecture (`gfx906`).
+    pub arch: String,
+    /// Its blob.
+    pub ordinal: u64,
+    /// The code object's size.
+    pub original_size: u64,
+    /// `hsaco`.
+    pub kind: String,
+    /// The entry ID it had in the fat binary, when the TOC records it.
+    pub target: Option<String>,
+}
+
+/// A parsed archive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Archive {
+    /// The header's format version (1).
+    pub version: u32,
+    /// Absolute offset of the TOC.
+    pub toc_offset: u64,
+    /// `group_name`.
+    pub group_name: String,
+    /// `gfx_arch_family`.
+    pub gfx_arch_family: String,
+    /// `gfx_arches`.
+    pub gfx_arches: Vec<String>,
+    /// The blobs.
+    pub scheme: Scheme,
+    /// Every (kernel name, arch) of the TOC, in TOC order.
+    pub kernels: Vec<Kernel>,
+}
+
+/// Whether `data` starts like a kpack archive.
+pub fn is_kpack(data: &[u8]) -> bool {
+    data.starts_with(MAGIC)
+}
+
+fn u32_at(data: &[u8], at: u64) -> Option<u32> {
+    let b = data.get(at as usize..at as usize + 4)?;
+    Some(u32::from_le_bytes(b.try_into().ok()?))
+}
+
+/// Parse and check an archive (KPAK-1 … KPAK-5).
+pub fn parse(data: &[u8]) -> Result<Archive, Error> {
+    let len = data.len() as u64;
+    if !is_kpack(data) || len < HEADER_SIZE {
+        return Err(Error::at(
+            rules::KPAK_1,
+            0,
+            "not a kpack archive: no 16-byte header starting with 'KPAK'",
+        ));
+    }
+    let version = u32_at(data, 4).unwrap_or(0);
+    if version != 1 {
+        return Err(Error::at(
+            rules::KPAK_1,
+            4,
+            format!("kpack format version {version}; only 1 is defined"),
+        ));
+    }
+    let toc_offset = u64::from_le_bytes(data[8..16].try_into().expect("8 bytes"));
+    if toc_offset < DATA_START || toc_offset >= len {
+        return Err(Error::at(
+            rules::KPAK_1,
+            8,
+            format!("TOC offset 0x{toc_offset:x} is not within the file after the 0x40-byte header area (size 0x{len:x})"),
+        ));
+    }
+    if len - toc_offset > MAX_TOC {
+        return Err(Error::at(
+            rules::KPAK_2,
+            toc_offset,
+            format!(
+                "TOC of {} bytes is over the {MAX_TOC}-byte limit",
+                len - toc_offset
+            ),
+        ));
+    }
+    let mut rd = &data[toc_offset as usize..];
+    let toc = rmpv::decode::read_value_with_max_depth(&mut rd, 16).map_err(|e| {
+        Error::at(
+            rules::KPAK_2,
+            toc_offset,
+            format!("TOC is not one MessagePack value: {e}"),
+        )
+    })?;
+    if !rd.is_empty() {
+        let at = len - rd.len() as u64;
+        return Err(Error::at(
+            rules::KPAK_2,
+            at,
+            "bytes after the TOC's MessagePack map",
+        ));
+    }
+    let toc = Toc {
+        map: &toc,
+        at: toc_offset,
+    };
+    let format_version = toc.uint("format_version")?;
+    if format_version != 1 {
+        return Err(toc.err(
+            rules::KPAK_2,
+            format!("TOC format_version {format_version}; only 1 is defined"),
+        ));
+    }
+    let scheme = match toc.str("compression_scheme")? {
+        "none" => Scheme::Plain(plain_blobs(&toc)?),
+        "zstd-per-kernel" => Scheme::ZstdPerKernel(zstd_frames(&toc, data)?),
+        other => {
+            return Err(toc.err(
+                rules::KPAK_2,
+                format!("unknown compression_scheme '{other}'"),
+            ))
+        }
+    };
+    let blobs = match &scheme {
+        Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b,
+    };
+    for &(offset, size) in blobs {
+        if offset < DATA_START || offset.checked_add(size).is_none_or(|end| end > toc_offset) {
+            return Err(toc.err(
+                rules::KPAK_3,
+                format!("blob at 0x{offset:x} of {size} bytes is not between the header area and the TOC (0x{toc_offset:x})"),
+            ));
+        }
+    }
+    let kernels = kernels(&toc, blobs.len())?;
+    let arches = toc
+        .get("gfx_arches")?
+        .as_array()
+        .ok_or_else(|| toc.err(rules::KPAK_2, "gfx_arches is not an array"))?;
+    let gfx_arches = (arches.iter())
+        .map(|a| {
+            a.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| toc.err(rules::KPAK_2, "gfx_arches holds a non-string"))
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Archive {
+        version,
+        toc_offset,
+        group_name: toc.str("group_name")?.to_string(),
+        gfx_arch_family: toc.str("gfx_arch_family")?.to_string(),
+        gfx_arches,
+        scheme,
+        kernels,
+    })
+}
+
+/// The TOC map and where it starts, for errors.
+struct Toc<'v> {
+    map: &'v Value,
+    at: u64,
+}
+
+impl<'v> Toc<'v> {
+    fn err(&self, rule: rules::Rule, message: impl Into<String>) -> Error {
+        Error::at(rule, self.at, message.into())
+    }
+
+    fn get(&self, key: &str) -> Result<&'v Value, Error> {
+        field(self.map, key).ok_or_else(|| self.err(rules::KPAK_2, format!("TOC has no '{key}'")))
+    }
+
+    fn str(&self, key: &str) -> Result<&'v str, Error> {
+        self.get(key)?
+            .as_str()
+            .ok_or_else(|| self.err(rules::KPAK_2, format!("TOC '{key}' is not a string")))
+    }
+
+    fn uint(&self, key: &str) -> Result<u64, Error> {
+        self.get(key)?.as_u64().ok_or_else(|| {
+            self.err(
+                rules::KPAK_2,
+                format!("TOC '{key}' is not an unsigned integer"),
+            )
+        })
+    }
+}
+
+/// `map[key]` of a MessagePack map with string keys.
+fn field<'v>(map: &'v Value, key: &str) -> Option<&'v Value> {
+    map.as_map()?
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
+}
+
+/// `blobs` of a `none` archive (KPAK-3).
+fn plain_blobs(toc: &Toc<'_>) -> Result<Vec<(u64, u64)>, Error> {
+    let list = toc
+        .get("blobs")?
+        .as_array()
+        .ok_or_else(|| toc.err(rules::KPAK_3, "blobs is not an array"))?;
+    (list.iter())
+        .map(|b| {
+            let n = |k: &str| field(b, k).and_then(Value::as_u64);
+            n("offset")
+                .zip(n("size"))
+                .ok_or_else(|| toc.err(rules::KPAK_3, format!("blob {b} has no offset and size")))
+        })
+        .collect()
+}
+
+/// The frames of a `zstd-per-kernel` archive (KPAK-4): at `zstd_offset`, a
+/// u32 count, then (u32 size, frame) each, all within `zstd_size`.
+fn zstd_frames(toc: &Toc<'_>, data: &[u8]) -> Result<Vec<(u64, u64)>, Error> {
+    let (start, size) = (toc.uint("zstd_offset")?, toc.uint("zstd_size")?);
+    let end = start
+        .checked_add(size)
+        .filter(|&e| e <= toc.at && start >= DATA_START);
+    let end = end.ok_or_else(|| {
+        toc.err(
+            rules::KPAK_4,
+            format!("zstd region at 0x{start:x} of {size} bytes is not before the TOC"),
+        )
+    })?;
+    let count = u32_at(data, start).filter(|_| start + 4 <= end);
+    let count =
+        count.ok_or_else(|| Error::at(rules::KPAK_4, start, "zstd region has no frame count"))?;
+    let mut frames = Vec::new();
+    let mut at = start + 4;
+    for i in 0..count {
+        let n = u32_at(data, at).filter(|_| at + 4 <= end);
+        let n = u64::from(n.ok_or_else(|| {
+            Error::at(
+                rules::KPAK_4,
+                at,
+                format!("frame {i} of {count}: no size within the zstd region"),
+            )
+        })?);
+        if at + 4 + n > end {
+            return Err(Error::at(
+                rules::KPAK_4,
+                at,
+                format!("frame {i} of {n} bytes runs past the zstd region's end (0x{end:x})"),
+            ));
+        }
+        frames.push((at + 4, n));
+        at += 4 + n;
+    }
+    Ok(frames)
+}
+
+/// The kernels of `toc` (KPAK-5): each (name, arch) with an ordinal below
+/// `blobs`.
+fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
+    let map = toc
+        .get("toc")?
+        .as_map()
+        .ok_or_else(|| toc.err(rules::KPAK_5, "toc is not a map"))?;
+    let mut out = Vec::new();
+    for (name, arches) in map {
+        let name = name
+            .as_str()
+            .ok_or_else(|| toc.err(rules::KPAK_5, "a kernel name is not a string"))?;
+        let arches = arches.as_map().ok_or_else(|| {
+            toc.err(
+                rules::KPAK_5,
+                format!("'{name}' does not map architectures"),
+            )
+        })?;
+        for (arch, e) in arches {
+            let arch = arch.as_str().ok_or_else(|| {
+                toc.err(
+                    rules::KPAK_5,
+                    format!("'{name}': an architecture is not a string"),
+                )
+            })?;
+            let n = |k: &str| field(e, k).and_then(Value::as_u64);
+            let (Some(ordinal), Some(original_size)) = (n("ordinal"), n("original_size")) else {
+                return Err(toc.err(
+                    rules::KPAK_5,
+                    format!("'{name}' {arch}: no ordinal and original_size"),
+                ));
+            };
+            if ordinal >= blobs as u64 {
+                return Err(toc.err(
+                    rules::KPAK_5,
+                    format!("'{name}' {arch}: ordinal {ordinal} names no blob ({blobs} stored)"),
+                ));
+            }
+            let target = field(e, "metadata")
+                .and_then(|m| field(m, "target"))
+                .and_then(Value::as_str);
+            out.push(Kernel {
+                name: name.to_string(),
+                arch: arch.to_string(),
+                ordinal,
+                original_size,
+                kind: field(e, "type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                target: target.map(str::to_string),
+            });
+        }
+    }
+    Ok(out)
+}
+
+impl Archive {
+    /// The (offset, size) of kernel `k`'s blob.
+    pub fn blob(&self, k: &Kernel) -> (u64, u64) {
+        match &self.scheme {
+            Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b[k.ordinal as usize],
+        }
+    }
+
+    /// The code object of `k` from the archive's bytes `data`: its blob, or
+    /// the blob's frame decoded, which must give `original_size` bytes
+    /// (KPAK-4), at most `limit`.
+    pub fn code_object<'d>(
+        &self,
+        data: &'d [u8],
+        k: &Kernel,
+        limit: u64,
+    ) -> Result<Cow<'d, [u8]>, Error> {
+        let (offset, size) = self.blob(k);
+        // `data` is the archive parsed; another slice is refused, not indexed.
+        let blob = (data.get(offset as usize..(offset + size) as usize))
+            .ok_or_else(|| Error::at(rules::KPAK_3, offset, "blob outside the data given"))?;
+        if let Scheme::Plain(_) = self.scheme {
+            if size != k.original_size {
+                return Err(Error::at(
+                    rules::KPAK_3,
+                    offset,
+                    format!(
+                        "blob of {size} bytes for '{}' {}, whose original_size is {}",
+                        k.name, k.arch, k.original_size
+                    ),
+                ));
+            }
+            return Ok(Cow::Borrowed(blob));
+        }
+        if k.original_size > limit {
+            return Err(Error::at(
+                rules::CLI_6,
+                offset,
+                format!(
+                    "'{}' {} decompresses to {} bytes, over the budget of {limit}",
+                    k.name, k.arch, k.original_size
+                ),
+            ));
+        }
+        let mut out = Vec::new();
+        let mut dec = zstd::stream::read::Decoder::with_buffer(blob)
+            .map_err(|e| Error::at(rules::KPAK_4, offset, format!("zstd frame: {e}")))?
+            .single_frame();
+        let mut want = std::io::Read::take(&mut dec, k.original_size + 1);
+        std::io::Read::read_to_end(&mut want, &mut out).map_err(|e| {
+            Error::at(
+                rules::KPAK_4,
+                offset,
+                format!("zstd frame for '{}' {}: {e}", k.name, k.arch),
+            )
+        })?;
+        if out.len() as u64 != k.original_size {
+            return Err(Error::at(
+                rules::KPAK_4,
+                offset,
+                format!(
+                    "zstd frame for '{}' {} decodes to {} bytes, not its original_size {}",
+                    k.name,
+                    k.arch,
+                    out.len(),
+                    k.original_size
+                ),
+            ));
+        }
+        Ok(Cow::Owned(out))
+    }
+}
+
+/// A `none` archive of `kernels` (name, arch, code object), laid out as
+/// ROCm's `split_artifacts` writes one: for tests and the generator.
+pub fn write_plain(group: &str, family: &str, kernels: &[(&str, &str, &[u8])]) -> Vec<u8> {
+    let mut out = vec![0u8; DATA_START as usize];
+    out[..4].copy_from_slice(MAGIC);
+    out[4..8].copy_from_slice(&1u32.to_le_bytes());
+    let mut blobs = Vec::new();
+    let mut toc: Vec<(&str, Vec<(Value, Value)>)> = Vec::new();
+    for (i, (name, arch, code)) in kernels.iter().enumerate() {
+        blobs.push(Value::Map(vec![
+            ("offset".into(), (out.len() as u64).into()),
+            ("size".into(), (code.len() as u64).into()),
+        ]));
+        out.extend_from_slice(code);
+        let entry = Value::Map(vec![
+            ("ordinal".into(), (i as u64).into()),
+            ("original_size".into(), (code.len() as u64).into()),
+            ("type".into(), "hsaco".into()),
+        ]);
+        match toc.iter_mut().find(|(n, _)| n == name) {
+            Some((_, arches)) => arches.push(((*arch).into(), entry)),
+            None => toc.push((name, vec![((*arch).into(), entry)])),
+        }
+    }
+    let mut arches: Vec<&str> = kernels.iter().map(|k| k.1).collect();
+    arches.dedup();
+    let map = Value::Map(vec![
+        ("blobs".into(), Value::Array(blobs)),
+        ("compression_scheme".into(), "none".into()),
+        ("format_version".into(), 1u64.into()),
+        ("gfx_arch_family".into(), family.into()),
+        (
+            "gfx_arches".into(),
+            Value::Array(arches.into_iter().map(Value::from).collect()),
+        ),
+        ("group_name".into(), group.into()),
+        (
+            "toc".into(),
+            Value::Map(
+                toc.into_iter()
+                    .map(|(n, a)| (n.into(), Value::Map(a)))
+                    .collect(),
+            ),
+        ),
+    ]);
+    let toc_offset = out.len() as u64;
+    out[8..16].copy_from_slice(&toc_offset.to_le_bytes());
+    rmpv::encode::write_value(&mut out, &map).expect("writing to a Vec");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(data: &[u8]) -> Option<&'static str> {
+        parse(data).err().and_then(|e| e.rule_id())
+    }
+
+    #[test]
+    fn header_and_toc_rules() {
+        let good = write_plain("g", "gfx906", &[("a.so#0", "gfx906", b"CODE")]);
+        assert!(parse(&good).is_ok());
+        assert_eq!(rule(b"KPAK\x01\0\0\0"), Some("KPAK-1"));
+        let mut v2 = good.clone();
+        v2[4] = 2;
+        assert_eq!(rule(&v2), Some("KPAK-1"));
+        for toc in [0u64, 0x3f, good.len() as u64, u64::MAX] {
+            let mut b = good.clone();
+            b[8..16].copy_from_slice(&toc.to_le_bytes());
+            assert_eq!(
+                rule(&b),
+                Some(if toc < 0x40 || toc >= good.len() as u64 {
+                    "KPAK-1"
+                } else {
+                    "KPAK-2"
+                }),
+                "{toc}"
+            );
+        }
+        let mut trailing = good.clone();
+        trailing.push(0xc0);
+        assert_eq!(rule(&trailing), Some("KPAK-2"));
+        let mut cut = good.clone();
+        cut.pop();
+        assert_eq!(rule(&cut), Some("KPAK-2"));
+    }
+
+    #[test]
+    fn blobs_and_ordinals() {
+        let good = write_plain("g", "gfx906", &[("a.so#0", "gfx906", b"CODE")]);
+        let a = parse(&good).unwrap();
+        // A blob size that is not the kernel's (KPAK-3) is found when read.
+        let mut k = a.kernels[0].clone();
+        k.original_size = 5;
+        assert_eq!(
+            a.code_object(&good, &k, 1 << 20).unwrap_err().rule_id(),
+            Some("KPAK-3")
+        );
+        // An ordinal past the blobs (KPAK-5): rewrite the TOC's 0 ordinal.
+        let at = good.len() - good.iter().rev().position(|&b| b == 0xa7).unwrap() - 1;
+        let mut bad = good.clone();
+        assert_eq!(&bad[at..at + 8], b"\xa7ordinal");
+        bad[at + 8] = 0x07;
+        assert_eq!(rule(&bad), Some("KPAK-5"));
+    }
+
+    /// Every truncation and every single-byte change of an archive of each
+    /// scheme is read or refused, never a panic.
+    #[test]
+    fn hostile_bytes_never_panic() {
+        let plain = write_plain(
+            "g",
+            "gfx9",
+            &[("a#0", "gfx906", b"ONE"), ("a#0", "gfx90a", b"TWO!")],
+        );
+        let mut zstd = plain[..0x40].to_vec();
+        let frame = zstd::bulk::compress(b"ZSTD-CODE", 3).unwrap();
+        let mut region = 1u32.to_le_bytes().to_vec();
+        region.extend((frame.len() as u32).to_le_bytes());
+        region.extend(&frame);
+        zstd.extend(&region);
+        let toc = Value::Map(vec![
+            ("compression_scheme".into(), "zstd-per-kernel".into()),
+            ("format_version".into(), 1u64.into()),
+            ("gfx_arch_family".into(), "gfx9".into()),
+            ("gfx_arches".into(), Value::Array(vec!["gfx906".into()])),
+            ("group_name".into(), "g".into()),
+            ("zstd_offset".into(), 0x40u64.into()),
+            ("zstd_size".into(), (region.len() as u64).into()),
+            (
+                "toc".into(),
+                Value::Map(vec![(
+                    "a".into(),
+                    Value::Map(vec![(
+                        "gfx906".into(),
+                        Value::Map(vec![
+                            ("ordinal".into(), 0u64.into()),
+                            ("original_size".into(), 9u64.into()),
+                            ("type".into(), "hsaco".into()),
+                        ]),
+                    )]),
+                )]),
+            ),
+        ]);
+        let toc_at = zstd.len() as u64;
+        zstd[8..16].copy_from_slice(&toc_at.to_le_bytes());
+        rmpv::encode::write_value(&mut zstd, &toc).unwrap();
+        let z = parse(&zstd).unwrap();
+        assert_eq!(
+            &*z.code_object(&zstd, &z.kernels[0], 1 << 20).unwrap(),
+            b"ZSTD-CODE"
+        );
+        assert_eq!(
+            z.code_object(&zstd, &z.kernels[0], 4)
+                .unwrap_err()
+                .rule_id(),
+            Some("CLI-6")
+        );
+        for archive in [plain, zstd] {
+            for n in 0..archive.len() {
+                let _ = parse(&archive[..n]);
+            }
+            for at in 0..archive.len() {
+                for v in [0u8, 0xff, 0x7f, 0x80, 1] {
+                    let mut b = archive.clone();
+                    b[at] = v;
+                    if let Ok(a) = parse(&b) {
+                        for k in &a.kernels {
+                            let _ = a.code_object(&b, k, 1 << 20);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
