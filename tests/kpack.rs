@@ -92,6 +92,42 @@ fn rocm_written_archives_hold_the_fat_binarys_code_objects() {
     let _ = std::fs::remove_dir_all(&tmp);
 }
 
+/// The hosts ROCm's splitter rewrote (HIPK-1): their `.hip_fatbin` is
+/// NOBITS or keeps a small compressed bundle, and `list` says where the
+/// device code went; the same host with the wrapper's `HIPF` back is held
+/// to FAT-4, and a damaged reference is refused.
+#[test]
+fn hipk_hosts_name_their_archives() {
+    for (host, kernel) in [
+        ("split-host-libk.so", "'stage/lib/libk.so'"),
+        ("pack_tree-host-libk.so", "'lib/libk.so'"),
+        ("pack_tree-compressed-host-libk.so", "'lib/libk.so'"),
+    ] {
+        let path = data(host);
+        let (code, out, err) = offload_kit(&["validate", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{host}: {out}{err}");
+        let (code, out, err) = offload_kit(&["list", path.to_str().unwrap()]);
+        assert_eq!(code, 0, "{host}: {err}");
+        assert!(
+            out.contains("kpack archives (HIPK host)") && out.contains(kernel),
+            "{host}: {out}"
+        );
+    }
+    let good = std::fs::read(data("split-host-libk.so")).unwrap();
+    let find = |what: &[u8]| good.windows(what.len()).rposition(|w| w == what).unwrap();
+    let tmp = std::env::temp_dir().join(format!("ok-hipk-{}.so", std::process::id()));
+    let (hipk, reference) = (find(b"HIPK"), find(b"kpack_search_paths"));
+    for (at, value, rule) in [(hipk + 3, b'F', "FAT-4"), (reference, b'X', "HIPK-1")] {
+        let mut b = good.clone();
+        b[at] = value;
+        std::fs::write(&tmp, &b).unwrap();
+        let (code, out, err) = offload_kit(&["validate", tmp.to_str().unwrap()]);
+        assert_eq!(code, 1, "{rule}: {out}{err}");
+        assert!(err.contains(&format!("rule {rule}")), "{rule}: {err}");
+    }
+    let _ = std::fs::remove_file(&tmp);
+}
+
 #[test]
 fn damaged_archives_are_refused_with_their_rule() {
     let good = std::fs::read(data("split-test_lib_gfx906.kpack")).unwrap();

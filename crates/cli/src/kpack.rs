@@ -51,6 +51,24 @@ pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Er
     Ok(0)
 }
 
+/// For a HIPK host (spec/kpack.md HIPK-1), the line saying where its device
+/// code went; `None` for any other input.
+pub(super) fn host_note(input: &Input) -> Option<Result<String, Error>> {
+    let data = input.bytes();
+    let elf = offload_kit_format::host::elf::Elf::parse(data).ok()?;
+    let r = offload_kit_llvm::bundle::fatbin::kpack_ref(&elf, data)?;
+    Some(r.map(|r| {
+        let paths: Vec<String> = (r.search_paths.iter())
+            .map(|p| format!("'{}'", offload_kit_format::escape::escape_controls(p)))
+            .collect();
+        format!(
+            "device code split into kpack archives (HIPK host): kernel '{}', searched in {} (@GFXARCH@: the GPU's architecture)",
+            offload_kit_format::escape::escape_controls(&r.kernel_name),
+            paths.join(", ")
+        )
+    }))
+}
+
 /// Keys the ROCm runtime does not find: it looks up `<name>#<index>`.
 fn unindexed(a: &Archive) -> Vec<&str> {
     let mut names: Vec<&str> = (a.kernels.iter())

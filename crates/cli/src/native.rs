@@ -602,6 +602,9 @@ fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error
     }
     let l = detect::list(&input, llvm)?;
     print_listing(&l, json);
+    if let (false, Some(note)) = (json, super::kpack::host_note(&input)) {
+        outln!("{}", note.map_err(|e| vec![e])?);
+    }
     Ok(0)
 }
 

@@ -435,6 +435,54 @@ impl Archive {
     }
 }
 
+/// The wrapper magic of a host whose device code was split into kpack
+/// archives (HIPK-1): ROCm's splitter turns `HIPF` into `HIPK`.
+pub const HOST_MAGIC: &[u8; 4] = b"HIPK";
+/// The fat-binary wrapper section whose magic says so.
+pub const WRAPPER_SECTION: &str = ".hipFatBinSegment";
+/// The section naming the archives (HIPK-1).
+pub const REF_SECTION: &str = ".rocm_kpack_ref";
+
+/// What a HIPK host's `.rocm_kpack_ref` says: where its archives are and
+/// the kernel name its code objects are filed under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostRef {
+    /// `kpack_search_paths`, relative to the host; `@GFXARCH@` stands for
+    /// the GPU's architecture.
+    pub search_paths: Vec<String>,
+    /// `kernel_name`; the runtime looks up `<kernel_name>#<index>`.
+    pub kernel_name: String,
+}
+
+/// Read a `.rocm_kpack_ref` section's bytes, at absolute offset `at`
+/// (HIPK-1): one MessagePack map with `kpack_search_paths` (strings) and
+/// `kernel_name`.
+pub fn parse_host_ref(bytes: &[u8], at: u64) -> Result<HostRef, Error> {
+    let bad = |m: String| Error::at(rules::HIPK_1, at, m);
+    if bytes.len() as u64 > MAX_TOC {
+        return Err(bad(format!(
+            "{REF_SECTION} of {} bytes is over the limit",
+            bytes.len()
+        )));
+    }
+    let mut rd = bytes;
+    let v = rmpv::decode::read_value_with_max_depth(&mut rd, 8)
+        .map_err(|e| bad(format!("{REF_SECTION} is not one MessagePack value: {e}")))?;
+    let paths = field(&v, "kpack_search_paths").and_then(Value::as_array);
+    let paths: Option<Vec<String>> =
+        paths.and_then(|p| p.iter().map(|s| s.as_str().map(str::to_string)).collect());
+    let name = field(&v, "kernel_name").and_then(Value::as_str);
+    match (paths, name) {
+        (Some(search_paths), Some(kernel_name)) => Ok(HostRef {
+            search_paths,
+            kernel_name: kernel_name.to_string(),
+        }),
+        _ => Err(bad(format!(
+            "{REF_SECTION} has no kpack_search_paths list of strings and kernel_name string"
+        ))),
+    }
+}
+
 /// A `none` archive of `kernels` (name, arch, code object), laid out as
 /// ROCm's `split_artifacts` writes one: for tests and the generator.
 pub fn write_plain(group: &str, family: &str, kernels: &[(&str, &str, &[u8])]) -> Vec<u8> {

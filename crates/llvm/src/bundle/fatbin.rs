@@ -38,9 +38,10 @@ use crate::bundle::object;
 use crate::error::{Error, Errors, Result};
 use crate::format::bundle::MAGIC as BUNDLE_MAGIC;
 use crate::format::ccob;
-use crate::host::elf::{Elf, SHT_PROGBITS};
+use crate::host::elf::{Elf, SHT_NOBITS, SHT_PROGBITS};
 use crate::rules;
 use crate::source::{Source, Window};
+use offload_kit_format::kpack;
 use std::fmt;
 
 /// The section HIP host code embeds its device code in.
@@ -124,6 +125,8 @@ pub struct Listing {
     pub bundles: Vec<Span>,
     /// Every strict violation found (FAT-*, BIN-*, OBJ-*, ID-*), sorted by offset.
     pub problems: Vec<Error>,
+    /// A HIPK host's reference to its kpack archives (spec/kpack.md HIPK-1).
+    pub kpack_ref: Option<kpack::HostRef>,
 }
 
 /// Walk the bytes of one `.hip_fatbin` section (or a file dumped from one):
@@ -365,12 +368,16 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
         ..Listing::default()
     };
     let mut walked = Walked::default();
+    let hipk = kpack_host(&elf, data, &mut out);
     for s in elf
         .sections
         .iter()
         .filter(|s| s.name == HIP_FATBIN.as_bytes())
     {
-        if s.sh_type != SHT_PROGBITS || s.align == 0 || s.align % FATBIN_ALIGN != 0 {
+        // A HIPK host's device code is in kpack archives (HIPK-1): ROCm's
+        // splitter leaves `.hip_fatbin` NOBITS.
+        let emptied = hipk && s.sh_type == SHT_NOBITS;
+        if (s.sh_type != SHT_PROGBITS && !emptied) || s.align == 0 || s.align % FATBIN_ALIGN != 0 {
             out.problems.push(Error::at(
                 rules::FAT_4,
                 s.header_pos + 4,
@@ -415,6 +422,46 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
     }
     out.problems.sort_by_key(|e| e.offset());
     Ok(out)
+}
+
+/// Whether `elf` is a HIPK host (spec/kpack.md HIPK-1); its
+/// `.rocm_kpack_ref` is read into `out.kpack_ref`, or is a problem.
+fn kpack_host(elf: &Elf<'_>, data: &[u8], out: &mut Listing) -> bool {
+    match kpack_ref(elf, data) {
+        None => false,
+        Some(Ok(r)) => {
+            out.kpack_ref = Some(r);
+            true
+        }
+        Some(Err(e)) => {
+            out.problems.push(e);
+            true
+        }
+    }
+}
+
+/// A HIPK host's reference to its kpack archives (spec/kpack.md HIPK-1):
+/// `None` unless the fat-binary wrapper's magic is `HIPK`; then what its
+/// `.rocm_kpack_ref` says, or why it cannot be read.
+pub fn kpack_ref(elf: &Elf<'_>, data: &[u8]) -> Option<Result<kpack::HostRef>> {
+    let section = |name: &str| elf.sections.iter().find(|s| s.name == name.as_bytes());
+    let wrapper = section(kpack::WRAPPER_SECTION).and_then(|s| s.data(data));
+    if !wrapper.is_some_and(|w| w.starts_with(kpack::HOST_MAGIC)) {
+        return None;
+    }
+    Some(
+        match section(kpack::REF_SECTION).map(|s| (s.data(data), s.offset)) {
+            Some((Some(bytes), at)) => kpack::parse_host_ref(bytes, at),
+            _ => Err(Error::at(
+                rules::HIPK_1,
+                0,
+                format!(
+                    "the wrapper says HIPK but there is no {} section with contents",
+                    kpack::REF_SECTION
+                ),
+            )),
+        },
+    )
 }
 
 /// The fat binary sections of a COFF object (`.hip_fatbin`) or PE image
