@@ -4,7 +4,7 @@ use super::Input;
 use offload_kit_format::kpack::{self, Archive, Scheme};
 use offload_kit_format::Error;
 use offload_kit_io::output::{self, commit_all, OutputFile};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Whether `input` is a kpack archive (it starts with `KPAK`).
 pub(super) fn is_kpack(input: &Input) -> bool {
@@ -42,9 +42,9 @@ pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Er
     for k in &a.kernels {
         let (offset, size) = a.blob(k);
         let name = offload_kit_format::escape::escape_controls(&k.name);
+        let arch = offload_kit_format::escape::escape_controls(&k.arch);
         outln!(
-            "{name} {:<12} offset 0x{offset:x} size {size} (code object {} bytes)",
-            k.arch,
+            "{name} {arch:<12} offset 0x{offset:x} size {size} (code object {} bytes)",
             k.original_size
         );
     }
@@ -112,7 +112,7 @@ pub(super) fn validate(file: &Path, input: &Input) -> Result<i32, Vec<Error>> {
         file.display(),
         scheme_name(&a),
         a.kernels.len(),
-        a.gfx_arches.join(", ")
+        offload_kit_format::escape::escape_controls(&a.gfx_arches.join(", "))
     );
     Ok(0)
 }
@@ -133,11 +133,21 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
         let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
         let name = format!("{}.{}.hsaco", k.name, k.arch);
         let path = output::contained_path(dir, &name).map_err(|e| vec![e])?;
+        // Two kernels whose names differ only where a path cannot (`a/b`,
+        // `a_b`) would write one file: refused, nothing is lost silently.
+        if outs.iter().any(|(p, _): &(PathBuf, OutputFile)| *p == path) {
+            return Err(vec![Error::rule(
+                offload_kit_format::rules::CLI_5,
+                format!("two kernels would both be written to '{}'", path.display()),
+            )]);
+        }
         let mut o = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut o, &code).map_err(|e| vec![e.into()])?;
-        outln!("{}", path.display());
-        outs.push(o);
+        outs.push((path, o));
     }
-    commit_all(outs).map_err(|e| vec![e])?;
+    for (path, _) in &outs {
+        outln!("{}", path.display());
+    }
+    commit_all(outs.into_iter().map(|o| o.1).collect()).map_err(|e| vec![e])?;
     Ok(0)
 }

@@ -45,8 +45,12 @@ pub const MAGIC: &[u8; 4] = b"KPAK";
 pub const HEADER_SIZE: u64 = 16;
 /// Where blob data starts in the archives ROCm writes.
 pub const DATA_START: u64 = 0x40;
-/// The largest TOC read (ROCm's newer `toc_parser.cpp` bounds it too).
-pub const MAX_TOC: u64 = 16 << 20;
+/// The largest TOC read (ROCm's newer `toc_parser.cpp` bounds it too):
+/// decoded, each MessagePack element costs about 48 bytes, so 4 MiB of TOC
+/// stays within the default memory budget.
+pub const MAX_TOC: u64 = 4 << 20;
+/// The most bytes of kernel names and architectures the kernel list holds.
+pub const MAX_NAMES: u64 = 64 << 20;
 
 /// How the blobs are stored (KPAK-3, KPAK-4).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,6 +317,9 @@ fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
         .as_map()
         .ok_or_else(|| toc.err(rules::KPAK_5, "toc is not a map"))?;
     let mut out = Vec::new();
+    let mut held = 0u64;
+    let mut pairs: std::collections::HashSet<(&str, &str)> = Default::default();
+    let mut ordinals: std::collections::HashSet<u64> = Default::default();
     for (name, arches) in map {
         let name = name
             .as_str()
@@ -343,6 +350,24 @@ fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
                     format!("'{name}' {arch}: ordinal {ordinal} names no blob ({blobs} stored)"),
                 ));
             }
+            // Each copy of a name is held: bounded, and no pair or blob twice.
+            held += (name.len() + arch.len()) as u64 + 64;
+            if held > MAX_NAMES {
+                let m = format!("the TOC names over {MAX_NAMES} bytes of kernels");
+                return Err(toc.err(rules::KPAK_5, m));
+            }
+            if !pairs.insert((name, arch)) {
+                let m = format!("'{name}' {arch} is listed twice");
+                return Err(toc.err(rules::KPAK_5, m));
+            }
+            if !ordinals.insert(ordinal) {
+                let m = format!("'{name}' {arch}: blob {ordinal} is another kernel's");
+                return Err(toc.err(rules::KPAK_5, m));
+            }
+            let Some(kind) = field(e, "type").and_then(Value::as_str) else {
+                let m = format!("'{name}' {arch}: no type");
+                return Err(toc.err(rules::KPAK_5, m));
+            };
             let target = field(e, "metadata")
                 .and_then(|m| field(m, "target"))
                 .and_then(Value::as_str);
@@ -351,10 +376,7 @@ fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
                 arch: arch.to_string(),
                 ordinal,
                 original_size,
-                kind: field(e, "type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
+                kind: kind.to_string(),
                 target: target.map(str::to_string),
             });
         }
@@ -363,11 +385,16 @@ fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
 }
 
 impl Archive {
-    /// The (offset, size) of kernel `k`'s blob.
+    /// The (offset, size) of kernel `k`'s blob; (0, 0) for a kernel of
+    /// another archive whose ordinal names none here.
     pub fn blob(&self, k: &Kernel) -> (u64, u64) {
-        match &self.scheme {
-            Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b[k.ordinal as usize],
-        }
+        let blobs = match &self.scheme {
+            Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b,
+        };
+        usize::try_from(k.ordinal)
+            .ok()
+            .and_then(|i| blobs.get(i).copied())
+            .unwrap_or((0, 0))
     }
 
     /// The code object of `k` from the archive's bytes `data`: its blob, or
@@ -381,7 +408,7 @@ impl Archive {
     ) -> Result<Cow<'d, [u8]>, Error> {
         let (offset, size) = self.blob(k);
         // `data` is the archive parsed; another slice is refused, not indexed.
-        let blob = (data.get(offset as usize..(offset + size) as usize))
+        let blob = (data.get(offset as usize..offset.saturating_add(size) as usize))
             .ok_or_else(|| Error::at(rules::KPAK_3, offset, "blob outside the data given"))?;
         if let Scheme::Plain(_) = self.scheme {
             if size != k.original_size {
@@ -396,7 +423,8 @@ impl Archive {
             }
             return Ok(Cow::Borrowed(blob));
         }
-        if k.original_size > limit {
+        // The decoder's window is held besides the output (as for CCOB).
+        if k.original_size > limit.saturating_sub(ZSTD_WINDOW) {
             return Err(Error::at(
                 rules::CLI_6,
                 offset,
@@ -406,11 +434,21 @@ impl Archive {
                 ),
             ));
         }
+        // One frame filling the blob, not one followed by other bytes.
+        if zstd::zstd_safe::find_frame_compressed_size(blob) != Ok(blob.len()) {
+            let m = format!(
+                "blob of '{}' {} is not exactly one zstd frame",
+                k.name, k.arch
+            );
+            return Err(Error::at(rules::KPAK_4, offset, m));
+        }
+        let zstd_err =
+            |e: std::io::Error| Error::at(rules::KPAK_4, offset, format!("zstd frame: {e}"));
+        let mut dec = zstd::stream::read::Decoder::with_buffer(blob).map_err(zstd_err)?;
+        dec.window_log_max(27).map_err(zstd_err)?;
+        let mut dec = dec.single_frame();
         let mut out = Vec::new();
-        let mut dec = zstd::stream::read::Decoder::with_buffer(blob)
-            .map_err(|e| Error::at(rules::KPAK_4, offset, format!("zstd frame: {e}")))?
-            .single_frame();
-        let mut want = std::io::Read::take(&mut dec, k.original_size + 1);
+        let mut want = std::io::Read::take(&mut dec, k.original_size.saturating_add(1));
         std::io::Read::read_to_end(&mut want, &mut out).map_err(|e| {
             Error::at(
                 rules::KPAK_4,
@@ -468,6 +506,11 @@ pub fn parse_host_ref(bytes: &[u8], at: u64) -> Result<HostRef, Error> {
     let mut rd = bytes;
     let v = rmpv::decode::read_value_with_max_depth(&mut rd, 8)
         .map_err(|e| bad(format!("{REF_SECTION} is not one MessagePack value: {e}")))?;
+    if !rd.is_empty() {
+        return Err(bad(format!(
+            "bytes after the MessagePack map of {REF_SECTION}"
+        )));
+    }
     let paths = field(&v, "kpack_search_paths").and_then(Value::as_array);
     let paths: Option<Vec<String>> =
         paths.and_then(|p| p.iter().map(|s| s.as_str().map(str::to_string)).collect());
@@ -482,6 +525,10 @@ pub fn parse_host_ref(bytes: &[u8], at: u64) -> Result<HostRef, Error> {
         ))),
     }
 }
+
+/// What a zstd decoder holds besides its output: LLVM's and ROCm's frames
+/// use windows of at most 2^27 bytes, and no larger one is accepted.
+pub const ZSTD_WINDOW: u64 = 1 << 27;
 
 /// A `none` archive of `kernels` (name, arch, code object), laid out as
 /// ROCm's `split_artifacts` writes one: for tests and the generator.
@@ -590,6 +637,57 @@ mod tests {
         assert_eq!(rule(&bad), Some("KPAK-5"));
     }
 
+    /// Two kernels on one blob, a kernel without a type, a frame followed
+    /// by other bytes: each refused by its rule.
+    #[test]
+    fn shared_blobs_and_frame_tails() {
+        let two = write_plain(
+            "g",
+            "gfx9",
+            &[("a#0", "gfx906", b"ONE"), ("a#0", "gfx90a", b"TWO")],
+        );
+        let at = two
+            .windows(9)
+            .position(|w| w == b"\xa7ordinal\x01")
+            .unwrap();
+        let mut shared = two.clone();
+        shared[at + 8] = 0;
+        assert_eq!(rule(&shared), Some("KPAK-5"));
+        let at = two.windows(5).position(|w| w == b"\xa4type").unwrap();
+        let mut untyped = two.clone();
+        untyped[at + 1] = b'T';
+        assert_eq!(rule(&untyped), Some("KPAK-5"));
+        let frame = zstd::bulk::compress(b"CODE", 3).unwrap();
+        let mut blob = frame.clone();
+        blob.push(0);
+        let a = Archive {
+            version: 1,
+            toc_offset: 0,
+            group_name: String::new(),
+            gfx_arch_family: String::new(),
+            gfx_arches: Vec::new(),
+            scheme: Scheme::ZstdPerKernel(vec![(0, blob.len() as u64)]),
+            kernels: Vec::new(),
+        };
+        let k = Kernel {
+            name: "a#0".into(),
+            arch: "gfx906".into(),
+            ordinal: 0,
+            original_size: 4,
+            kind: "hsaco".into(),
+            target: None,
+        };
+        assert_eq!(
+            a.code_object(&blob, &k, 1 << 28).unwrap_err().rule_id(),
+            Some("KPAK-4")
+        );
+        let exact = Archive {
+            scheme: Scheme::ZstdPerKernel(vec![(0, frame.len() as u64)]),
+            ..a.clone()
+        };
+        assert_eq!(&*exact.code_object(&frame, &k, 1 << 28).unwrap(), b"CODE");
+    }
+
     /// Every truncation and every single-byte change of an archive of each
     /// scheme is read or refused, never a panic.
     #[test]
@@ -633,7 +731,7 @@ mod tests {
         rmpv::encode::write_value(&mut zstd, &toc).unwrap();
         let z = parse(&zstd).unwrap();
         assert_eq!(
-            &*z.code_object(&zstd, &z.kernels[0], 1 << 20).unwrap(),
+            &*z.code_object(&zstd, &z.kernels[0], 1 << 28).unwrap(),
             b"ZSTD-CODE"
         );
         assert_eq!(
@@ -652,7 +750,7 @@ mod tests {
                     b[at] = v;
                     if let Ok(a) = parse(&b) {
                         for k in &a.kernels {
-                            let _ = a.code_object(&b, k, 1 << 20);
+                            let _ = a.code_object(&b, k, 1 << 28);
                         }
                     }
                 }

@@ -114,7 +114,7 @@ fn split(text: &str) -> Result<(&str, [&str; 3], Option<&str>, Option<&str>), Id
 fn strict_processor_violation(triple: &Triple, proc_: &str) -> Option<String> {
     let arch = triple.arch_kind();
     let ok = match arch {
-        _ if triple.is_amdgpu() => processor::canonical_amdgpu(proc_).is_some(),
+        _ if triple.is_amdgpu() => target_id::canonical_processor(triple, proc_).is_some(),
         Some("nvptx" | "nvptx64") => processor::is_cuda(proc_),
         Some("spirv64") => proc_ == "amdgcnspirv",
         _ => {
@@ -154,8 +154,8 @@ fn subarch_violation(triple: &Triple, tid_text: &str) -> Option<String> {
             })
         });
     }
-    let primary = processor::canonical_amdgpu(named)?;
-    (!sub.admits(primary)).then(|| {
+    let primary = target_id::canonical_processor(triple, named)?;
+    (!sub.admits(&primary)).then(|| {
         format!(
             "processor '{named}' does not belong to subarch '{}'",
             triple.arch
@@ -451,6 +451,8 @@ mod tests {
             "hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+",
             "hip-amdgpu12.00-amd-amdhsa--gfx1200",
             "hipv4-amdgpu9.42-amd-amdhsa--",
+            // Newer than 22's processor table, named by main's subarches.
+            "hip-amdgpu11.70-amd-amdhsa--gfx1170",
         ] {
             assert_eq!(canon(id), id);
         }

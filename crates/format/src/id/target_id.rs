@@ -186,7 +186,13 @@ pub fn canonical_processor(triple: &Triple, name: &str) -> Option<String> {
         return None;
     }
     if triple.is_amdgpu() {
-        processor::canonical_amdgpu(name).map(str::to_string)
+        // LLVM main's subarch table names processors newer than 22's table.
+        let of_subarch = super::subarch::Subarch::parse(&triple.arch)
+            .and_then(|_| super::subarch::Subarch::of_processor(name))
+            .and_then(super::subarch::Subarch::processor);
+        processor::canonical_amdgpu(name)
+            .or(of_subarch)
+            .map(str::to_string)
     } else {
         Some(name.to_string())
     }
