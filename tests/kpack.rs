@@ -130,21 +130,33 @@ fn hipk_hosts_name_their_archives() {
 
 #[test]
 fn damaged_archives_are_refused_with_their_rule() {
-    let good = std::fs::read(data("split-test_lib_gfx906.kpack")).unwrap();
+    let plain = std::fs::read(data("split-test_lib_gfx906.kpack")).unwrap();
+    let zstd = std::fs::read(data("pack_tree-test-gfx9.kpack")).unwrap();
+    let ordinal = plain
+        .windows(9)
+        .position(|w| w == b"\xa7ordinal\x00")
+        .unwrap()
+        + 8;
     let tmp = std::env::temp_dir().join(format!("ok-kpack-bad-{}.kpack", std::process::id()));
-    // (byte changed, value, rule)
-    for (at, value, rule) in [
-        (4, 2u8, "KPAK-1"),
-        (15, 0x80, "KPAK-1"),
-        (8, 0x10, "KPAK-2"),
-        (good.len() - 1, 0xc1, "KPAK-3"),
+    // (archive, byte changed, value, rule): split_artifacts' plain archive,
+    // and pack_tree's zstd one with its first frame's magic broken.
+    for (archive, at, value, rule) in [
+        (&plain, 4, 2u8, "KPAK-1"),
+        (&plain, 15, 0x80, "KPAK-1"),
+        (&plain, 8, 0x10, "KPAK-2"),
+        (&plain, plain.len() - 1, 0xc1, "KPAK-3"),
+        (&zstd, 0x48, 0, "KPAK-4"),
+        (&plain, ordinal, 7, "KPAK-5"),
     ] {
-        let mut b = good.clone();
+        let mut b = archive.clone();
         b[at] = value;
         std::fs::write(&tmp, &b).unwrap();
         let (code, out, err) = offload_kit(&["validate", tmp.to_str().unwrap()]);
-        assert_eq!(code, 1, "{at}: {out}{err}");
-        assert!(err.contains(&format!("rule {rule}")), "{at}: {err}");
+        assert_eq!(code, 1, "{rule} at {at}: {out}{err}");
+        assert!(
+            err.contains(&format!("rule {rule}")),
+            "{rule} at {at}: {err}"
+        );
     }
     let _ = std::fs::remove_file(&tmp);
 }

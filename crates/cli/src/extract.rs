@@ -238,12 +238,7 @@ fn jobs_into_dir(
             format!("'{}': not a directory (--dir)", dir.display()),
         )]);
     }
-    std::fs::create_dir_all(dir).map_err(|e| {
-        vec![Error::rule(
-            offload_kit_format::rules::CLI_5,
-            format!("'{}': {e}", dir.display()),
-        )]
-    })?;
+    super::create_out_dir(dir)?;
     // Names stay unique, also on case-insensitive file systems: a name
     // already taken (two archive members of one name, `sm_70` and
     // `SM_70`) gets the entry's number appended, and a name too long for

@@ -122,12 +122,7 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
     let data = input.bytes();
     let a = kpack::parse(data).map_err(|e| vec![e])?;
     let limit = offload_kit_llvm::budget::get();
-    std::fs::create_dir_all(dir).map_err(|e| {
-        vec![Error::rule(
-            offload_kit_format::rules::CLI_5,
-            format!("'{}': {e}", dir.display()),
-        )]
-    })?;
+    super::create_out_dir(dir)?;
     let mut outs = Vec::new();
     for k in &a.kernels {
         let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;

@@ -292,6 +292,16 @@ fn spool_room(spool: &std::fs::File) -> u64 {
     }
 }
 
+/// Create the output directory `dir` (and its parents); a failure is CLI-5.
+pub(crate) fn create_out_dir(dir: &Path) -> Result<(), Vec<Error>> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        vec![Error::rule(
+            offload_kit_format::rules::CLI_5,
+            format!("'{}': {e}", dir.display()),
+        )]
+    })
+}
+
 /// The `offload-kit` process: the drop-in named by `argv[0]`
 /// (`clang-offload-bundler`, `clang-offload-packager`/`llvm-offload-binary`,
 /// `llvm-objdump`, `llvm-readobj`), else the native CLI. Exits with the

@@ -121,9 +121,8 @@ impl J {
         }
     }
 
-    /// The key for merging equal outcomes (Python's `sort_keys` dump; the
-    /// outcomes here have one key).
-    fn key(&self) -> String {
+    /// The value as the corpus writes it, for messages.
+    fn to_json(&self) -> String {
         let mut out = String::new();
         self.write(&mut out, 0);
         out
@@ -177,7 +176,7 @@ struct Merged(Vec<(String, J, String, Vec<Release>)>);
 impl Merged {
     fn add(&mut self, release: Release, rule: &str, outcome: J, text: String) {
         let same = |m: &&mut (String, J, String, Vec<Release>)| {
-            m.0 == rule && m.1.key() == outcome.key() && m.2 == text
+            m.0 == rule && m.1 == outcome && m.2 == text
         };
         match self.0.iter_mut().find(same) {
             Some(m) => m.3.push(release),
@@ -508,7 +507,7 @@ fn join_main(
         }
         _ => Err(format!(
             "LLVM main's profile gives {} where no release's note does: write its note",
-            outcome.key()
+            outcome.to_json()
         )),
     }
 }
