@@ -107,6 +107,17 @@ fn io_args(n: u32, legacy: bool, inputs: &[&str], outputs: &[&str]) -> Vec<Strin
     a
 }
 
+/// A bundler command line: `flags`, `-targets=` the `targets` (none when
+/// empty), then the inputs and outputs as release `n` spells them.
+fn cmd(n: u32, flags: &[&str], targets: &[&str], inputs: &[&str], outputs: &[&str]) -> Vec<String> {
+    let mut a = s(flags);
+    if !targets.is_empty() {
+        a.push(format!("-targets={}", targets.join(",")));
+    }
+    a.extend(io_args(n, false, inputs, outputs));
+    a
+}
+
 // ---------------------------------------------------------------------------
 // Comparing
 
@@ -1213,120 +1224,101 @@ fn cli_cases() -> Vec<CliCase> {
     };
     vec![
         row("no -type", ALL, |n| {
-            let mut a = vec![format!("-targets={HOST},{GFX906}")];
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(n, &[], &[HOST, GFX906], &["h", "d"], &["o"])
         }),
         row("-type=xyz", ALL, |n| {
-            let mut a = s(&["-type=xyz"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(n, &["-type=xyz"], &[HOST, GFX906], &["h", "d"], &["o"])
         }),
         row("-type=hipi (not in 14)", ONLY14, |n| {
-            let mut a = s(&["-type=hipi"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(n, &["-type=hipi"], &[HOST, GFX906], &["h", "d"], &["o"])
         }),
         row("no -targets", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(n, &["-type=bc"], &[], &["h", "d"], &["o"])
         }),
         row("no outputs", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &[]));
-            a
+            cmd(n, &["-type=bc"], &[HOST, GFX906], &["h", "d"], &[])
         }),
         row("inputs != targets", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h"], &["o"]));
-            a
+            cmd(n, &["-type=bc"], &[HOST, GFX906], &["h"], &["o"])
         }),
         row("2 outputs when bundling", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o", "o2"]));
-            a
+            cmd(n, &["-type=bc"], &[HOST, GFX906], &["h", "d"], &["o", "o2"])
         }),
         row("duplicate targets", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={HOST},{GFX906},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d", "d2"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc"],
+                &[HOST, GFX906, GFX906],
+                &["h", "d", "d2"],
+                &["o"],
+            )
         }),
         row("no host (openmp only)", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={SM70}"));
-            a.extend(io_args(n, false, &["d"], &["o"]));
-            a
+            cmd(n, &["-type=bc"], &[SM70], &["d"], &["o"])
         }),
         row("missing input file", ALL, |n| {
-            let mut a = s(&["-type=bc"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "nonexistent"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc"],
+                &[HOST, GFX906],
+                &["h", "nonexistent"],
+                &["o"],
+            )
         }),
         row("-unbundle -list", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle", "-list"]);
-            a.push(format!("-targets={HOST}"));
-            a.extend(io_args(n, false, &["b.bc"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle", "-list"],
+                &[HOST],
+                &["b.bc"],
+                &["o"],
+            )
         }),
         row("-list with -targets", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list"]);
-            a.push(format!("-targets={HOST}"));
-            a.extend(io_args(n, false, &["b.bc"], &[]));
-            a
+            cmd(n, &["-type=bc", "-list"], &[HOST], &["b.bc"], &[])
         }),
         row("-list with 2 inputs", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list"]);
-            a.extend(io_args(n, false, &["b.bc", "b.bc"], &[]));
-            a
+            cmd(n, &["-type=bc", "-list"], &[], &["b.bc", "b.bc"], &[])
         }),
         row("-list with an output", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list"]);
-            a.extend(io_args(n, false, &["b.bc"], &["o"]));
-            a
+            cmd(n, &["-type=bc", "-list"], &[], &["b.bc"], &["o"])
         }),
         row("-list with an empty -outputs=", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list", "-outputs="]);
-            a.extend(io_args(n, false, &["b.bc"], &[]));
-            a
+            cmd(n, &["-type=bc", "-list", "-outputs="], &[], &["b.bc"], &[])
         }),
         row("-list without input", ALL, |_| s(&["-type=bc", "-list"])),
         row("-unbundle without input", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle"]);
-            a.push(format!("-targets={HOST}"));
-            a.extend(io_args(n, false, &[], &["o"]));
-            a
+            cmd(n, &["-type=bc", "-unbundle"], &[HOST], &[], &["o"])
         }),
         row("unbundle with 2 inputs", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle"]);
-            a.push(format!("-targets={HOST}"));
-            a.extend(io_args(n, false, &["b.bc", "b.bc"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle"],
+                &[HOST],
+                &["b.bc", "b.bc"],
+                &["o"],
+            )
         }),
         row("unbundle outputs != targets", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["b.bc"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle"],
+                &[HOST, GFX906],
+                &["b.bc"],
+                &["o"],
+            )
         }),
         row("unbundle with 2 host targets", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle"]);
-            a.push(format!("-targets={HOST},host-x86_64-pc-linux-gnu"));
-            a.extend(io_args(n, false, &["b.bc"], &["o", "o2"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle"],
+                &[HOST, "host-x86_64-pc-linux-gnu"],
+                &["b.bc"],
+                &["o", "o2"],
+            )
         }),
         row("bundling -type=a", ALL, |n| {
-            let mut a = s(&["-type=a"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(n, &["-type=a"], &[HOST, GFX906], &["h", "d"], &["o"])
         }),
         row("conflicting target IDs", ALL, |n| {
             let mut a = s(&["-type=bc"]);
@@ -1339,26 +1331,41 @@ fn cli_cases() -> Vec<CliCase> {
         // 19 and 22 write both five-field targets as `hip-amdgcn-amd-amdhsa--`:
         // one worklist entry, whose output is the last (o2); o is never opened.
         row("two targets written alike", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle"]);
-            a.push("-targets=hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx908".into());
-            a.extend(io_args(n, false, &["b5.bc"], &["o", "o2"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle"],
+                &[
+                    "hip-amdgcn-amd-amdhsa-gfx906",
+                    "hip-amdgcn-amd-amdhsa-gfx908",
+                ],
+                &["b5.bc"],
+                &["o", "o2"],
+            )
         }),
         row(
             "two targets written alike, -allow-missing-bundles",
             ALL,
             |n| {
-                let mut a = s(&["-type=bc", "-unbundle", "-allow-missing-bundles"]);
-                a.push("-targets=hip-amdgcn-amd-amdhsa-gfx906,hip-amdgcn-amd-amdhsa-gfx908".into());
-                a.extend(io_args(n, false, &["b5.bc"], &["o", "o2"]));
-                a
+                cmd(
+                    n,
+                    &["-type=bc", "-unbundle", "-allow-missing-bundles"],
+                    &[
+                        "hip-amdgcn-amd-amdhsa-gfx906",
+                        "hip-amdgcn-amd-amdhsa-gfx908",
+                    ],
+                    &["b5.bc"],
+                    &["o", "o2"],
+                )
             },
         ),
         row("-hip-openmp-compatible", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle", "-hip-openmp-compatible"]);
-            a.push("-targets=openmp-amdgcn-amd-amdhsa--gfx906".into());
-            a.extend(io_args(n, false, &["b.bc"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle", "-hip-openmp-compatible"],
+                &["openmp-amdgcn-amd-amdhsa--gfx906"],
+                &["b.bc"],
+                &["o"],
+            )
         }),
         row("-input/-output spelling", ALL, |_| {
             let mut a = s(&["-type=bc", "-input=h", "-input=d", "-output=o"]);
@@ -1371,68 +1378,88 @@ fn cli_cases() -> Vec<CliCase> {
             a
         }),
         row("-bundle-align=-1", ALL, |n| {
-            let mut a = s(&["-type=bc", "-bundle-align=-1"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-bundle-align=-1"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
         row("-bundle-align=0 (LLVM: SIGFPE)", ALL, |n| {
-            let mut a = s(&["-type=bc", "-bundle-align=0"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-bundle-align=0"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
         row("unknown option", ALL, |n| {
-            let mut a = s(&["-type=bc", "-frobnicate"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-frobnicate"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
         row("positional argument", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list", "stray"]);
-            a.extend(io_args(n, false, &["b.bc"], &[]));
-            a
+            cmd(n, &["-type=bc", "-list", "stray"], &[], &["b.bc"], &[])
         }),
         row("-type without a value", ALL, |_| s(&["-type"])),
         row("-list=maybe", ALL, |n| {
-            let mut a = s(&["-type=bc", "-list=maybe"]);
-            a.extend(io_args(n, false, &["b.bc"], &[]));
-            a
+            cmd(n, &["-type=bc", "-list=maybe"], &[], &["b.bc"], &[])
         }),
         row("-check-input-archive when bundling", ALL, |n| {
-            let mut a = s(&["-type=bc", "-check-input-archive"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-check-input-archive"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
         row("-check-input-archive unbundling -type=bc", ALL, |n| {
-            let mut a = s(&["-type=bc", "-unbundle", "-check-input-archive"]);
-            a.push(format!("-targets={GFX906}"));
-            a.extend(io_args(n, false, &["b.bc"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-unbundle", "-check-input-archive"],
+                &[GFX906],
+                &["b.bc"],
+                &["o"],
+            )
         }),
         row("-compress (unknown before 19)", OLD, |n| {
-            let mut a = s(&["-type=bc", "-compress"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-compress"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
         CliCase {
             name: "-compress writes a CCOB",
             releases: &[19, 22],
             args: |n| {
-                let mut a = s(&["-type=bc", "-compress"]);
-                a.push(format!("-targets={HOST},{GFX906}"));
-                a.extend(io_args(n, false, &["h", "d"], &["o"]));
-                a
+                cmd(
+                    n,
+                    &["-type=bc", "-compress"],
+                    &[HOST, GFX906],
+                    &["h", "d"],
+                    &["o"],
+                )
             },
             magic_only: true,
         },
         row("-verbose (unknown before 19)", OLD, |n| {
-            let mut a = s(&["-type=bc", "-verbose"]);
-            a.push(format!("-targets={HOST},{GFX906}"));
-            a.extend(io_args(n, false, &["h", "d"], &["o"]));
-            a
+            cmd(
+                n,
+                &["-type=bc", "-verbose"],
+                &[HOST, GFX906],
+                &["h", "d"],
+                &["o"],
+            )
         }),
     ]
 }
@@ -2087,10 +2114,5 @@ fn verbose_notes_match_llvm() {
         }
     }
     assert!(checked > 0, "no release with compressed bundles installed");
-    assert!(
-        m.is_empty(),
-        "{} mismatches:\n  {}",
-        m.len(),
-        m.join("\n  ")
-    );
+    common::assert_no_mismatches(&m);
 }

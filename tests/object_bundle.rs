@@ -255,6 +255,15 @@ fn mini64() -> Vec<u8> {
     mini(ENCODINGS[0])
 }
 
+/// The absolute offset of `d`'s `.hip_fatbin` section.
+fn fatbin_offset(d: &[u8]) -> u64 {
+    Elf::parse(d)
+        .unwrap()
+        .section_by_name(".hip_fatbin")
+        .unwrap()
+        .offset
+}
+
 /// A host object with a `.hip_fatbin` section holding `contents`.
 fn with_fatbin(contents: Vec<u8>, align: u64) -> Vec<u8> {
     let mut s = mini_sections(ENCODINGS[0]);
@@ -775,11 +784,7 @@ fn fat_1_bundles_at_multiples_of_4096() {
     let sec = fatbin_section(&[hip_bundle(b"ONE"), hip_bundle(b"TWO")]);
     let d = with_fatbin(sec.clone(), 4096);
     let l = fatbin::list_strict(&d).unwrap();
-    let base = Elf::parse(&d)
-        .unwrap()
-        .section_by_name(".hip_fatbin")
-        .unwrap()
-        .offset;
+    let base = fatbin_offset(&d);
     assert_eq!(base % 4096, 0);
     assert_eq!(l.bundles.len(), 2);
     assert_eq!(l.bundles[1].offset, base + 0x3000);
@@ -841,11 +846,7 @@ fn fatbin_bundles_are_read_through_windows() {
     };
     let windowed = fatbin::list_strict(&src).unwrap();
     assert_eq!(windowed, fatbin::list_strict(&d).unwrap());
-    let base = Elf::parse(&d)
-        .unwrap()
-        .section_by_name(".hip_fatbin")
-        .unwrap()
-        .offset;
+    let base = fatbin_offset(&d);
     let starts: Vec<u64> = src.windows.borrow().iter().map(|w| w.0).collect();
     assert_eq!(starts, [base, base + 0x3000, base + 0x6000]);
     for r in [None, Some(Release::L22)] {
@@ -877,11 +878,7 @@ fn fat_2_zero_padding() {
     let end = hip_bundle(b"ONE").len();
     sec[end + 5] = 1;
     let d = with_fatbin(sec, 4096);
-    let base = Elf::parse(&d)
-        .unwrap()
-        .section_by_name(".hip_fatbin")
-        .unwrap()
-        .offset;
+    let base = fatbin_offset(&d);
     let l = fatbin::inspect(&d).unwrap();
     assert_eq!(l.problems.len(), 1);
     assert_eq!(l.problems[0].rule_id(), Some("FAT-2"));
@@ -898,11 +895,7 @@ fn fat_3_compressed_bundles_are_bounded_by_their_size() {
     for v in [2u16, 3] {
         let sec = fatbin_section(&[ccob(v, 100), hip_bundle(b"TWO"), ccob(v, 77)]);
         let d = with_fatbin(sec, 4096);
-        let base = Elf::parse(&d)
-            .unwrap()
-            .section_by_name(".hip_fatbin")
-            .unwrap()
-            .offset;
+        let base = fatbin_offset(&d);
         let l = fatbin::list_strict(&d).unwrap();
         assert_eq!(l.bundles.len(), 3);
         let c = &l.entries[0];
@@ -922,11 +915,7 @@ fn fat_3_compressed_bundles_are_bounded_by_their_size() {
     }
     let rule_at = |sec: Vec<u8>| {
         let d = with_fatbin(sec, 4096);
-        let base = Elf::parse(&d)
-            .unwrap()
-            .section_by_name(".hip_fatbin")
-            .unwrap()
-            .offset;
+        let base = fatbin_offset(&d);
         let l = fatbin::inspect(&d).unwrap();
         let p = &l.problems[0];
         (p.rule_id().unwrap(), p.offset().unwrap() - base)

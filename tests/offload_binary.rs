@@ -33,27 +33,33 @@ const MALFORMED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/malform
 /// `pk.22` (spec/offload-binary.md, *Worked example*): nvptx sm_70 openmp,
 /// amdgcn gfx90a openmp, as LLVM 19 and 22 write it.
 fn pk22() -> Vec<u8> {
-    let a = OwnedImage {
-        image_kind: 0,
-        offload_kind: 1,
-        flags: 0,
-        strings: vec![
-            (b"arch".to_vec(), b"sm_70".to_vec()),
-            (b"triple".to_vec(), b"nvptx64-nvidia-cuda".to_vec()),
-        ],
-        image: b"NVPTX-IMAGE-SM70".to_vec(),
-    };
-    let b = OwnedImage {
-        image_kind: 0,
-        offload_kind: 1,
-        flags: 0,
-        strings: vec![
-            (b"arch".to_vec(), b"gfx90a".to_vec()),
-            (b"triple".to_vec(), b"amdgcn-amd-amdhsa".to_vec()),
-        ],
-        image: b"AMDGCN-IMG-GFX90A!".to_vec(),
-    };
+    let a = image(
+        0,
+        1,
+        &[("arch", "sm_70"), ("triple", "nvptx64-nvidia-cuda")],
+        b"NVPTX-IMAGE-SM70",
+    );
+    let b = image(
+        0,
+        1,
+        &[("arch", "gfx90a"), ("triple", "amdgcn-amd-amdhsa")],
+        b"AMDGCN-IMG-GFX90A!",
+    );
     ob::write_v1_all(&[a, b]).unwrap()
+}
+
+/// An unflagged image of `image_kind` and `offload_kind` with `strings`.
+fn image(image_kind: u16, offload_kind: u16, strings: &[(&str, &str)], bytes: &[u8]) -> OwnedImage {
+    OwnedImage {
+        image_kind,
+        offload_kind,
+        flags: 0,
+        strings: strings
+            .iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect(),
+        image: bytes.to_vec(),
+    }
 }
 
 /// The first binary of `pk.22` (160 bytes), the base of the malformed corpus.
@@ -198,16 +204,12 @@ fn ob_10_no_overlap() {
     put64(&mut d, 72, 0);
     assert!(rules_of(&d).contains(&"OB-8") || rules_of(&d).contains(&"OB-10"));
     // Strings may share bytes (tail merging): the canonical file is clean.
-    let t = OwnedImage {
-        image_kind: 1,
-        offload_kind: 1,
-        flags: 0,
-        strings: vec![
-            (b"triple".to_vec(), b"nvptx64-nvidia-cuda".to_vec()),
-            (b"x".to_vec(), b"cuda".to_vec()),
-        ],
-        image: vec![1],
-    };
+    let t = image(
+        1,
+        1,
+        &[("triple", "nvptx64-nvidia-cuda"), ("x", "cuda")],
+        &[1],
+    );
     assert!(strict(&ob::write_v1(&t).unwrap()).is_ok());
 }
 
@@ -302,13 +304,7 @@ fn ob_17_writer_layout() {
         &hex("10ff10ad01000000a0000000000000002000000000000000280000000000000000000100000000004800000000000000020000000000000090000000000000001000000000000000690000000000000089000000000000006e000000000000007500000000000000006172636800747269706c65006e7670747836342d6e76696469612d6375646100736d5f373000004e565054582d494d4147452d534d3730")[..]
     );
     // Empty image: the image offset is also the size.
-    let e = OwnedImage {
-        image_kind: 0,
-        offload_kind: 0,
-        flags: 0,
-        strings: vec![],
-        image: vec![],
-    };
+    let e = image(0, 0, &[], &[]);
     assert_eq!(ob::write_v1(&e).unwrap().len(), 80);
 }
 
@@ -327,13 +323,7 @@ fn ob_18_string_order_per_release() {
 
 #[test]
 fn ob_19_compressed() {
-    let imgs = vec![OwnedImage {
-        image_kind: 2,
-        offload_kind: 8,
-        flags: 0,
-        strings: vec![(b"triple".to_vec(), b"spirv64".to_vec())],
-        image: vec![0x55; 1000],
-    }];
+    let imgs = vec![image(2, 8, &[("triple", "spirv64")], &[0x55; 1000])];
     let mut d = ob::write_multi(&imgs, 3, Some(Compression::Zstd(5))).unwrap();
     assert!(strict(&d).is_ok());
     // Inflated size one too large.
@@ -397,16 +387,12 @@ fn ob_22_packaging_arguments() {
 #[test]
 fn ob_23_extraction_names_contained() {
     // A triple with '/' and '..' must not leave the current directory.
-    let img = OwnedImage {
-        image_kind: 1,
-        offload_kind: 1,
-        flags: 0,
-        strings: vec![
-            (b"triple".to_vec(), b"../../etc".to_vec()),
-            (b"arch".to_vec(), b"x/y".to_vec()),
-        ],
-        image: b"PAYLOAD".to_vec(),
-    };
+    let img = image(
+        1,
+        1,
+        &[("triple", "../../etc"), ("arch", "x/y")],
+        b"PAYLOAD",
+    );
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("work");
     std::fs::create_dir(&sub).unwrap();
@@ -778,10 +764,10 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     v
 }
 
-/// Run `f` over `items` on a few threads (the work is spawning processes);
-/// results keep the order of `items`.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    common::par_map(6, items, f)
+/// The mismatches `f` reports over `items`, on a few threads (the work is
+/// spawning processes), in the order of `items`.
+fn par_mismatches<T: Sync>(items: &[T], f: impl Fn(&T) -> Option<String> + Sync) -> Vec<String> {
+    common::par_mismatches(6, items, f)
 }
 
 /// Inputs every differential test has available.
@@ -888,7 +874,7 @@ fn diff_packaging_byte_identical() {
         .iter()
         .flat_map(|&n| cases.iter().map(move |c| (n, c)))
         .collect();
-    let failures: Vec<String> = par_map(&jobs, |&(n, c)| {
+    let failures = par_mismatches(&jobs, |&(n, c)| {
         let mut args = vec!["-o".to_string(), "out.bin".to_string()];
         args.extend(c.iter().cloned());
         let (r, k, dr, dk) = both(n, &args, &standard_inputs)?;
@@ -905,16 +891,8 @@ fn diff_packaging_byte_identical() {
             ));
         }
         None
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    });
+    common::assert_no_mismatches(&failures);
 }
 
 #[test]
@@ -960,12 +938,7 @@ fn diff_packaging_errors_and_files() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }
 
 #[test]
@@ -1078,12 +1051,7 @@ fn diff_odd_command_lines() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }
 
 // ---------------------------------------------------------------------------
@@ -1154,7 +1122,7 @@ fn diff_extraction() {
             }
         }
     }
-    let failures: Vec<String> = par_map(&jobs, |&(n, src, f)| {
+    let failures = par_mismatches(&jobs, |&(n, src, f)| {
         let mut args = vec![format!("m{src}.bin")];
         args.extend(f.iter().map(|s| s.to_string()));
         let (r, k, dr, dk) = both(n, &args, &extraction_inputs)?;
@@ -1172,16 +1140,8 @@ fn diff_extraction() {
             ));
         }
         None
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    });
+    common::assert_no_mismatches(&failures);
 }
 
 // ---------------------------------------------------------------------------
@@ -1319,12 +1279,7 @@ fn diff_objdump_on_raw_and_malformed() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }
 
 #[test]
@@ -1342,50 +1297,48 @@ fn diff_extraction_on_malformed() {
             }
         }
     }
-    let failures: Vec<String> = par_map(&jobs, |&(n, (name, d, _), filt)| {
-            {
-                let setup = |dir: &Path| std::fs::write(dir.join("in.bin"), d).unwrap();
-                let args = vec!["in.bin".to_string(), filt.to_string()];
-                let (r, k, dr, dk) = both(n, &args, &setup)?;
-                let model = llvm::extract_offload_binaries(d, "in.bin", release(n));
-                let unsafe_model = match &model {
-                    Err(Failure::Unsafe { .. }) => true,
-                    Ok(imgs) => {
-                        let f = [ImageArgs::parse(&filt[8..])];
-                        let (acts, _) = ob::packager::plan_extraction(imgs, "in.bin", &f, release(n), false);
-                        acts.iter().any(|a| matches!(a, ob::packager::Action::WriteFile { image, .. } if imgs[*image].image.is_err()))
-                    }
-                    _ => false,
-                };
-                if unsafe_model {
-                    let wrote = files(dk.path()).len() > 1;
-                    if k.code != Some(1) || !k.stderr.contains("rule OB-") || wrote {
-                        return Some(format!("LLVM {n} {name} {filt}: unsafe in LLVM, kit {:?} {:?} wrote {wrote}", k.code, k.stderr));
-                    }
-                    return None;
-                }
-                if r.crashed() || r.code != k.code || r.messages() != k.messages() || files(dr.path()) != files(dk.path()) {
-                    return Some(format!(
-                        "LLVM {n} {name} {filt}: real {:?}/{:?} {:?} vs kit {:?} {:?}",
-                        r.code,
-                        r.signal,
-                        r.messages(),
-                        k.code,
-                        k.messages()
-                    ));
-                }
-                None
+    let failures = par_mismatches(&jobs, |&(n, (name, d, _), filt)| {
+        let setup = |dir: &Path| std::fs::write(dir.join("in.bin"), d).unwrap();
+        let args = vec!["in.bin".to_string(), filt.to_string()];
+        let (r, k, dr, dk) = both(n, &args, &setup)?;
+        let model = llvm::extract_offload_binaries(d, "in.bin", release(n));
+        let unsafe_model = match &model {
+            Err(Failure::Unsafe { .. }) => true,
+            Ok(imgs) => {
+                let f = [ImageArgs::parse(&filt[8..])];
+                let (acts, _) =
+                    ob::packager::plan_extraction(imgs, "in.bin", &f, release(n), false);
+                acts.iter().any(|a| matches!(a, ob::packager::Action::WriteFile { image, .. } if imgs[*image].image.is_err()))
             }
-        })
-        .into_iter()
-        .flatten()
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+            _ => false,
+        };
+        if unsafe_model {
+            let wrote = files(dk.path()).len() > 1;
+            if k.code != Some(1) || !k.stderr.contains("rule OB-") || wrote {
+                return Some(format!(
+                    "LLVM {n} {name} {filt}: unsafe in LLVM, kit {:?} {:?} wrote {wrote}",
+                    k.code, k.stderr
+                ));
+            }
+            return None;
+        }
+        if r.crashed()
+            || r.code != k.code
+            || r.messages() != k.messages()
+            || files(dr.path()) != files(dk.path())
+        {
+            return Some(format!(
+                "LLVM {n} {name} {filt}: real {:?}/{:?} {:?} vs kit {:?} {:?}",
+                r.code,
+                r.signal,
+                r.messages(),
+                k.code,
+                k.messages()
+            ));
+        }
+        None
+    });
+    common::assert_no_mismatches(&failures);
 }
 
 #[test]
@@ -1597,12 +1550,7 @@ fn diff_objdump_on_elf_archives_and_links() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }
 
 /// Hostile counts cost linear time: 200 000 string entries whose keys all
@@ -1904,12 +1852,7 @@ fn ob_24_archive_symbol_table() {
         }
     }
     assert!(compared >= 40, "only {compared} comparisons");
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }
 
 /// Where LLVM dies (module-level inline asm in a bitcode member) or cannot
@@ -2070,10 +2013,5 @@ fn ob_1_ob_21_errors_cite_rules_with_llvm_text() {
     assert_eq!((e.rule_id(), e.offset()), (Some("OB-1"), Some(3)));
     assert!(ob::magic_near_miss(&one()).is_none());
     assert!(ob::magic_near_miss(b"\x7fELF").is_none());
-    assert!(
-        failures.is_empty(),
-        "{} mismatches:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    common::assert_no_mismatches(&failures);
 }

@@ -160,6 +160,29 @@ pub fn strings(args: &[&str]) -> Vec<String> {
     args.iter().map(|s| s.to_string()).collect()
 }
 
+/// Fails the test with every mismatch found, counted, one per line;
+/// passes when there are none.
+#[allow(dead_code)]
+pub fn assert_no_mismatches(mismatches: &[String]) {
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n  {}",
+        mismatches.len(),
+        mismatches.join("\n  ")
+    );
+}
+
+/// `f` over `items` on `workers` threads, keeping the mismatches it
+/// reports (`Some`), in the order of `items`.
+#[allow(dead_code)]
+pub fn par_mismatches<T: Sync>(
+    workers: usize,
+    items: &[T],
+    f: impl Fn(&T) -> Option<String> + Sync,
+) -> Vec<String> {
+    par_map(workers, items, f).into_iter().flatten().collect()
+}
+
 /// Run `f` over `items` on `workers` threads (the work is spawning
 /// processes); results in item order.
 pub fn par_map<T: Sync, R: Send>(

@@ -261,17 +261,8 @@ fn list_in(
                     LlvmView::Crash(e) => return Err(vec![e].into()),
                 },
             };
-            entries
-                .iter()
-                .map(|e| {
-                    ListedEntry::top_level(
-                        e.id_str().into_owned(),
-                        base + e.offset,
-                        e.size,
-                        EntryContainer::BinaryBundle,
-                    )
-                })
-                .collect()
+            let ids = entries.iter().map(|e| (e.id_str(), e.offset, e.size));
+            top_level(ids, base, EntryContainer::BinaryBundle)
         }
         Container::TextBundle => {
             let c = text_comment(data).expect("detected");
@@ -281,17 +272,8 @@ fn list_in(
                 None => text::parse_strict(src, 0, c).map_err(rebase)?.entries,
                 Some(r) => text::llvm_entries(src, 0, c, r).map_err(|e| vec![e.rebase(base)])?,
             };
-            entries
-                .iter()
-                .map(|e| {
-                    ListedEntry::top_level(
-                        e.id_str().into_owned(),
-                        base + e.offset,
-                        e.size,
-                        EntryContainer::TextBundle,
-                    )
-                })
-                .collect()
+            let ids = entries.iter().map(|e| (e.id_str(), e.offset, e.size));
+            top_level(ids, base, EntryContainer::TextBundle)
         }
         Container::OffloadBinary | Container::Archive => images(data, base, release)?,
         Container::OtherObject => {
@@ -946,4 +928,18 @@ impl ListedEntry {
             member_index: None,
         }
     }
+}
+
+/// The entries `(id, offset relative to base, size)` of a bundle at `base`,
+/// listed at the top level.
+fn top_level<'i>(
+    entries: impl Iterator<Item = (std::borrow::Cow<'i, str>, u64, u64)>,
+    base: u64,
+    container: EntryContainer,
+) -> Vec<ListedEntry> {
+    entries
+        .map(|(id, offset, size)| {
+            ListedEntry::top_level(id.into_owned(), base + offset, size, container)
+        })
+        .collect()
 }
