@@ -124,4 +124,6 @@ def generate(
     """A generated container (valid, or breaking rule ``malformed``) and its description.
 
     Entries carry images loaders accept for their targets; ``payloads`` (a
-    directory of the user's images) or ``random_payloads=True`` change that."""
+    directory of the user's images) or ``random_payloads=True`` change that.
+    The dict's ``companions`` maps file names to the bytes of files that go
+    beside this one (``kind="kpack"``: the host's archives)."""

@@ -45,7 +45,7 @@
 // The spec core, its own crate (crates/format): re-exported under the
 // names it always had.
 pub use offload_kit_format::raw as format;
-pub use offload_kit_format::{error, host, id, rules, source, uri};
+pub use offload_kit_format::{error, host, id, kpack, rules, source, uri};
 // The release models, their own crate (crates/llvm).
 pub use offload_kit_llvm::{budget, bundle, bundler, detect, offload_binary, profile};
 // What an input holds down to each code object (crates/inspect).

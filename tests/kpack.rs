@@ -160,3 +160,66 @@ fn damaged_archives_are_refused_with_their_rule() {
     }
     let _ = std::fs::remove_file(&tmp);
 }
+
+/// `generate --kind kpack` writes splits laid out as ROCm's
+/// `split_artifacts` writes them: each host validates and names, through
+/// `@GFXARCH@`, one archive per architecture beside it; each archive
+/// validates, files its code object under `<kernel_name>#0` (the key the
+/// runtime looks up) and holds an AMDGPU code object for its architecture.
+#[test]
+fn generated_splits_validate_and_name_their_archives() {
+    use offload_kit::inspect::code_object::{identify, CodeObject};
+    use offload_kit::kpack;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = offload_kit(&[
+        "generate", "--kind", "kpack", "--count", "12", "--seed", "40", "--out", d,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mut archives_seen = 0;
+    for seed in 40..52u64 {
+        let host = dir.path().join(format!("kpack-{seed:016x}.o"));
+        let (code, out, err) = offload_kit(&["validate", host.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {out}{err}", host.display());
+        let bytes = std::fs::read(&host).unwrap();
+        let elf = offload_kit::host::elf::Elf::parse(&bytes).unwrap();
+        let r = offload_kit::bundle::fatbin::kpack_ref(&elf, &bytes)
+            .expect("a HIPK host")
+            .unwrap();
+        assert_eq!(r.search_paths.len(), 1);
+        let pattern = &r.search_paths[0];
+        let (before, after) = pattern.split_once("@GFXARCH@").expect("@GFXARCH@");
+        let mut found = 0;
+        for e in std::fs::read_dir(dir.path()).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            let Some(arch) = name
+                .strip_prefix(before)
+                .and_then(|n| n.strip_suffix(after))
+            else {
+                continue;
+            };
+            found += 1;
+            let data = std::fs::read(dir.path().join(&name)).unwrap();
+            let a = kpack::parse(&data).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(a.kernels.len(), 1, "{name}");
+            let k = &a.kernels[0];
+            assert_eq!(k.name, format!("{}#0", r.kernel_name), "{name}");
+            assert_eq!(k.arch, arch, "{name}");
+            let co = a.code_object(&data, k, 1 << 28).unwrap();
+            match identify(&co) {
+                CodeObject::Amdgpu(o) => assert_eq!(o.processor, Some(arch), "{name}"),
+                _ => panic!("{name}: not an AMDGPU code object"),
+            }
+            let (code, out, err) =
+                offload_kit(&["validate", dir.path().join(&name).to_str().unwrap()]);
+            assert_eq!(code, 0, "{name}: {out}{err}");
+        }
+        assert!(
+            found >= 1,
+            "{}: no archive matches {pattern}",
+            host.display()
+        );
+        archives_seen += found;
+    }
+    assert!(archives_seen > 12, "every split had one architecture");
+}

@@ -522,6 +522,10 @@ fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Ve
     let (data, _) = load(source)?;
     // Strictly: the container and the images in it (CO-2 … CO-5).
     let res = match release {
+        // A ROCm kpack archive (spec/kpack.md), which LLVM does not read.
+        None if okit::kpack::is_kpack(data.bytes()) => {
+            inspect::validate_kpack(data.bytes()).map(|_| detect::Listing::default())
+        }
         None => inspect::validate(&data.bytes()),
         Some(_) => detect::list(&data.bytes(), release),
     };
@@ -793,6 +797,12 @@ fn generate<'py>(
         info.set_item("offset", v.offset)?;
         info.set_item("violation", &v.description)?;
     }
+    // A kpack split's archives: {file name: bytes}, written beside the host.
+    let companions = PyDict::new(py);
+    for (name, bytes) in &g.companions {
+        companions.set_item(name, PyBytes::new(py, bytes))?;
+    }
+    info.set_item("companions", companions)?;
     Ok((PyBytes::new(py, &g.bytes), info))
 }
 

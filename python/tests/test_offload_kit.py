@@ -82,7 +82,7 @@ def test_archive_members_and_duplicate_ids(art):
     assert c.read(kc) == ok.open(art / "kc.o").read(kc.id)
 
 
-@pytest.mark.parametrize("kind", ["binary", "text", "object", "fatbin", "ccob", "offload-binary", "archive"])
+@pytest.mark.parametrize("kind", ["binary", "text", "object", "fatbin", "ccob", "offload-binary", "archive", "kpack"])
 def test_generated_files_validate_as_labelled(kind):
     rules = [l for l in cli("generate", "--list-kinds").stdout.decode().splitlines()]
     i = next(n for n, l in enumerate(rules) if l.split()[0] == kind)
@@ -91,6 +91,10 @@ def test_generated_files_validate_as_labelled(kind):
         data, info = ok.generate(kind, seed=seed)
         assert ok.validate(data) == [], info
         assert "rule" not in info
+        # A kpack split's archives come beside the host, each valid.
+        assert (len(info["companions"]) > 0) == (kind == "kpack"), info
+        for name, archive in info["companions"].items():
+            assert name.endswith(".kpack") and ok.validate(archive) == [], name
     for rule in malformable:
         data, info = ok.generate(kind, seed=7, malformed=rule)
         v = ok.validate(data)

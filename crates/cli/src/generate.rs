@@ -13,7 +13,7 @@ fn extension(kind: Kind) -> &'static str {
     match kind {
         Kind::Binary => "bundle",
         Kind::Text => "txt",
-        Kind::Object | Kind::Fatbin => "o",
+        Kind::Object | Kind::Fatbin | Kind::Kpack => "o",
         Kind::Ccob => "ccob",
         Kind::OffloadBinary => "offbin",
         Kind::Archive => "a",
@@ -116,6 +116,10 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
         };
         let file = format!("{stem}.{}", extension(kind));
         output::write_file(&req.out.join(&file), &g.bytes).map_err(|e| vec![e])?;
+        // A kpack split's archives, named as its host's search path finds them.
+        for (name, bytes) in &g.companions {
+            output::write_file(&req.out.join(name), bytes).map_err(|e| vec![e])?;
+        }
         if let Some(v) = &g.violation {
             malformed += 1;
             let sidecar = serde_json::json!({

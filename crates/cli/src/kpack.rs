@@ -84,17 +84,7 @@ fn unindexed(a: &Archive) -> Vec<&str> {
 
 /// The archive checked (KPAK-1 … 5), every code object decoded.
 pub(super) fn check(input: &Input) -> Result<Archive, Vec<Error>> {
-    let data = input.bytes();
-    let a = kpack::parse(data).map_err(|e| vec![e])?;
-    let limit = offload_kit_llvm::budget::get();
-    let errs: Vec<Error> = (a.kernels.iter())
-        .filter_map(|k| a.code_object(data, k, limit).err())
-        .collect();
-    if errs.is_empty() {
-        Ok(a)
-    } else {
-        Err(errs)
-    }
+    offload_kit_inspect::validate_kpack(input.bytes()).map_err(|es| es.into_iter().collect())
 }
 
 /// `validate`: [`check`], and a warning for names the runtime cannot find.

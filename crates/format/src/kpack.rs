@@ -530,20 +530,62 @@ pub fn parse_host_ref(bytes: &[u8], at: u64) -> Result<HostRef, Error> {
 /// use windows of at most 2^27 bytes, and no larger one is accepted.
 pub const ZSTD_WINDOW: u64 = 1 << 27;
 
-/// A `none` archive of `kernels` (name, arch, code object), laid out as
-/// ROCm's `split_artifacts` writes one: for tests and the generator.
-pub fn write_plain(group: &str, family: &str, kernels: &[(&str, &str, &[u8])]) -> Vec<u8> {
+/// How [`write()`] stores the blobs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Storage {
+    /// `none`: each code object as it is (ROCm's `split_artifacts`).
+    Plain,
+    /// `zstd-per-kernel`: each code object one zstd frame of this level
+    /// (ROCm's `pack_tree`).
+    Zstd(i32),
+}
+
+/// An archive of `kernels` (kernel name, arch, code object), laid out as
+/// ROCm's tools write one: blobs from [`DATA_START`], then the TOC with its
+/// keys in the order `pack_tree` and `split_artifacts` write them. A kernel
+/// name listed twice for one arch is the caller's error, which [`parse`]
+/// refuses (KPAK-5).
+///
+/// ```
+/// use offload_kit_format::kpack::{self, Storage};
+///
+/// let kernels = [("lib/libk.so#0", "gfx906", &b"CODE-906"[..]), ("lib/libk.so#0", "gfx90a", b"CODE-90A")];
+/// for storage in [Storage::Plain, Storage::Zstd(3)] {
+///     let bytes = kpack::write(storage, "g", "gfx9", &kernels);
+///     let a = kpack::parse(&bytes).unwrap();
+///     let co = a.code_object(&bytes, &a.kernels[1], 1 << 28).unwrap();
+///     assert_eq!(&*co, b"CODE-90A");
+/// }
+/// ```
+pub fn write(
+    storage: Storage,
+    group: &str,
+    family: &str,
+    kernels: &[(&str, &str, &[u8])],
+) -> Vec<u8> {
     let mut out = vec![0u8; DATA_START as usize];
     out[..4].copy_from_slice(MAGIC);
     out[4..8].copy_from_slice(&1u32.to_le_bytes());
     let mut blobs = Vec::new();
     let mut toc: Vec<(&str, Vec<(Value, Value)>)> = Vec::new();
+    if let Storage::Zstd(_) = storage {
+        out.extend((kernels.len() as u32).to_le_bytes());
+    }
     for (i, (name, arch, code)) in kernels.iter().enumerate() {
-        blobs.push(Value::Map(vec![
-            ("offset".into(), (out.len() as u64).into()),
-            ("size".into(), (code.len() as u64).into()),
-        ]));
-        out.extend_from_slice(code);
+        match storage {
+            Storage::Plain => {
+                blobs.push(Value::Map(vec![
+                    ("offset".into(), (out.len() as u64).into()),
+                    ("size".into(), (code.len() as u64).into()),
+                ]));
+                out.extend_from_slice(code);
+            }
+            Storage::Zstd(level) => {
+                let frame = zstd::bulk::compress(code, level).expect("compressing to memory");
+                out.extend((frame.len() as u32).to_le_bytes());
+                out.extend_from_slice(&frame);
+            }
+        }
         let entry = Value::Map(vec![
             ("ordinal".into(), (i as u64).into()),
             ("original_size".into(), (code.len() as u64).into()),
@@ -554,31 +596,62 @@ pub fn write_plain(group: &str, family: &str, kernels: &[(&str, &str, &[u8])]) -
             None => toc.push((name, vec![((*arch).into(), entry)])),
         }
     }
-    let mut arches: Vec<&str> = kernels.iter().map(|k| k.1).collect();
-    arches.dedup();
-    let map = Value::Map(vec![
-        ("blobs".into(), Value::Array(blobs)),
-        ("compression_scheme".into(), "none".into()),
-        ("format_version".into(), 1u64.into()),
-        ("gfx_arch_family".into(), family.into()),
-        (
-            "gfx_arches".into(),
-            Value::Array(arches.into_iter().map(Value::from).collect()),
-        ),
-        ("group_name".into(), group.into()),
-        (
-            "toc".into(),
-            Value::Map(
-                toc.into_iter()
-                    .map(|(n, a)| (n.into(), Value::Map(a)))
-                    .collect(),
-            ),
-        ),
-    ]);
+    let mut arches: Vec<&str> = Vec::new();
+    for (_, arch, _) in kernels {
+        if !arches.contains(arch) {
+            arches.push(arch);
+        }
+    }
+    let mut map: Vec<(Value, Value)> = Vec::new();
+    match storage {
+        Storage::Plain => {
+            map.push(("blobs".into(), Value::Array(blobs)));
+            map.push(("compression_scheme".into(), "none".into()));
+        }
+        Storage::Zstd(_) => map.push(("compression_scheme".into(), "zstd-per-kernel".into())),
+    }
+    map.push(("format_version".into(), 1u64.into()));
+    map.push(("gfx_arch_family".into(), family.into()));
+    let arches = arches.into_iter().map(Value::from).collect();
+    map.push(("gfx_arches".into(), Value::Array(arches)));
+    map.push(("group_name".into(), group.into()));
+    if let Storage::Zstd(_) = storage {
+        map.push(("zstd_offset".into(), DATA_START.into()));
+        map.push(("zstd_size".into(), (out.len() as u64 - DATA_START).into()));
+    }
+    let toc = toc.into_iter().map(|(n, a)| (n.into(), Value::Map(a)));
+    map.push(("toc".into(), Value::Map(toc.collect())));
     let toc_offset = out.len() as u64;
     out[8..16].copy_from_slice(&toc_offset.to_le_bytes());
-    rmpv::encode::write_value(&mut out, &map).expect("writing to a Vec");
+    rmpv::encode::write_value(&mut out, &Value::Map(map)).expect("writing to a Vec");
     out
+}
+
+/// A `none` archive ([`write()`] with [`Storage::Plain`]).
+pub fn write_plain(group: &str, family: &str, kernels: &[(&str, &str, &[u8])]) -> Vec<u8> {
+    write(Storage::Plain, group, family, kernels)
+}
+
+impl HostRef {
+    /// The `.rocm_kpack_ref` section's bytes: the MessagePack map ROCm's
+    /// splitter writes (HIPK-1).
+    ///
+    /// ```
+    /// use offload_kit_format::kpack::{parse_host_ref, HostRef};
+    ///
+    /// let r = HostRef { search_paths: vec!["k-@GFXARCH@.kpack".into()], kernel_name: "lib/libk.so".into() };
+    /// assert_eq!(parse_host_ref(&r.to_bytes(), 0).unwrap(), r);
+    /// ```
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let paths = self.search_paths.iter().map(|p| p.as_str().into());
+        let map = Value::Map(vec![
+            ("kpack_search_paths".into(), Value::Array(paths.collect())),
+            ("kernel_name".into(), self.kernel_name.as_str().into()),
+        ]);
+        let mut out = Vec::new();
+        rmpv::encode::write_value(&mut out, &map).expect("writing to a Vec");
+        out
+    }
 }
 
 #[cfg(test)]

@@ -52,7 +52,7 @@ pub mod code_object;
 pub mod image;
 
 // The layers below under the names this crate uses for them.
-use offload_kit_format::{error, host, id, raw as format, rules, source};
+use offload_kit_format::{error, host, id, kpack, raw as format, rules, source};
 use offload_kit_llvm::{budget, bundle, detect, profile};
 
 use crate::bundle::ccob;
@@ -62,6 +62,7 @@ use crate::id::{target_id::Feature, BundleEntryId};
 use crate::source::Source;
 use code_object::{CodeObject, FeatureSetting};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// What [`inspect`] found in one input.
@@ -329,6 +330,41 @@ pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
     }
     if errors.is_empty() {
         return Ok(listing);
+    }
+    errors.sort_by_key(Error::offset);
+    Err(errors.into())
+}
+
+/// Check a ROCm kpack archive strictly (spec/kpack.md KPAK-1 … 5): its
+/// header, TOC and blobs, every code object decoded within the memory
+/// budget, and the images stored plain checked as [`validate`] checks a
+/// bundle's (CO-2 …).
+///
+/// ```
+/// use offload_kit_format::kpack;
+/// use offload_kit_inspect as inspect;
+///
+/// let good = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"not an ELF image")]);
+/// assert_eq!(inspect::validate_kpack(&good).unwrap().kernels.len(), 1);
+/// let broken = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"\x7fELF\x02\x01\x01 cut short")]);
+/// let errs = inspect::validate_kpack(&broken).unwrap_err();
+/// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("CO-2"));
+/// ```
+pub fn validate_kpack(data: &[u8]) -> Result<kpack::Archive, Errors> {
+    let a = kpack::parse(data).map_err(|e| Errors::from(vec![e]))?;
+    let limit = crate::budget::get();
+    let mut errors = Vec::new();
+    for k in &a.kernels {
+        match a.code_object(data, k, limit) {
+            Err(e) => errors.push(e),
+            Ok(Cow::Borrowed(co)) if co.starts_with(b"\x7fELF") => {
+                errors.extend(image::check(co, a.blob(k).0));
+            }
+            Ok(_) => {}
+        }
+    }
+    if errors.is_empty() {
+        return Ok(a);
     }
     errors.sort_by_key(Error::offset);
     Err(errors.into())

@@ -591,7 +591,8 @@ pub fn fuzz_kit(data: &[u8]) {
         .take(8)
         .fold(0u64, |a, &b| a << 8 | u64::from(b));
     let rules = kind.malformable();
-    let malformed = (head & 0x80 != 0).then(|| rules[usize::from(head) % rules.len()]);
+    let malformed =
+        (head & 0x80 != 0 && !rules.is_empty()).then(|| rules[usize::from(head) % rules.len()]);
     let opts = Options {
         malformed,
         ..Options::default()

@@ -37,6 +37,7 @@ pub(crate) mod binary;
 pub(crate) mod ccob;
 pub(crate) mod host;
 pub mod image;
+pub mod kpack;
 mod offload_binary;
 pub(crate) mod pick;
 mod rng;
@@ -68,11 +69,14 @@ pub enum Kind {
     OffloadBinary,
     /// A device archive: a GNU `ar` archive of bundles.
     Archive,
+    /// A ROCm kpack split: a HIPK host object and one kpack archive per
+    /// architecture ([`Generated::companions`]).
+    Kpack,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::Binary,
         Kind::Text,
         Kind::Object,
@@ -80,6 +84,7 @@ impl Kind {
         Kind::Ccob,
         Kind::OffloadBinary,
         Kind::Archive,
+        Kind::Kpack,
     ];
 
     /// The name used on the command line and in sidecar files.
@@ -92,6 +97,7 @@ impl Kind {
             Kind::Ccob => "ccob",
             Kind::OffloadBinary => "offload-binary",
             Kind::Archive => "archive",
+            Kind::Kpack => "kpack",
         }
     }
 
@@ -114,6 +120,9 @@ impl Kind {
                 "offload binaries 0x10FF10AD: v1 back to back, or v2/v3 (LLVM main)"
             }
             Kind::Archive => "device archive: GNU ar of bundles and compressed bundles",
+            Kind::Kpack => {
+                "ROCm kpack split: HIPK host object, one archive per gfx arch (plain or zstd)"
+            }
         }
     }
 
@@ -127,6 +136,7 @@ impl Kind {
             Kind::Ccob => ccob::RULES,
             Kind::OffloadBinary => offload_binary::RULES,
             Kind::Archive => host::ARCHIVE_RULES,
+            Kind::Kpack => &[],
         }
     }
 }
@@ -284,6 +294,9 @@ pub struct Generated {
     pub description: String,
     /// `Some` for a malformed file.
     pub violation: Option<Violation>,
+    /// Files that go beside this one, named for the directory it is
+    /// written to ([`Kind::Kpack`]'s archives; empty for other kinds).
+    pub companions: Vec<kpack::Companion>,
 }
 
 /// Why [`generate`] made nothing.
@@ -488,39 +501,64 @@ fn draw(
             small,
             payloads: &opts.payloads,
         };
-        let draft = match kind {
-            Kind::Binary => binary::build(cx, opts.malformed),
-            Kind::Text => text::build(cx, opts.malformed),
-            Kind::Object => host::build_object(cx, opts.malformed),
-            Kind::Fatbin => host::build_fatbin(cx, opts.malformed),
-            Kind::Ccob => ccob::build(cx, opts.malformed),
-            Kind::OffloadBinary => offload_binary::build(cx, opts.malformed),
-            Kind::Archive => host::build_archive(cx, opts.malformed),
-        };
-        let Some(draft) = draft else {
-            why = "this draw cannot break the rule".into();
+        let Some((draft, companions)) = build(kind, cx, opts.malformed, seed) else {
+            why = match kind {
+                Kind::Kpack => "no legacy amdgcn ID in the pool".into(),
+                _ => "this draw cannot break the rule".into(),
+            };
             continue;
         };
-        if draft.bytes.len() > opts.max_size {
-            why = format!(
-                "{} bytes, over the limit of {}",
-                draft.bytes.len(),
-                opts.max_size
-            );
+        let size = draft.bytes.len() + companions.iter().map(|c| c.1.len()).sum::<usize>();
+        if size > opts.max_size {
+            why = format!("{size} bytes, over the limit of {}", opts.max_size);
             continue;
         }
-        match check(&draft) {
+        match check(&draft).and_then(|()| check_companions(&companions)) {
             Ok(()) => {
                 return Ok(Generated {
                     bytes: draft.bytes,
                     description: draft.description,
                     violation: draft.violation,
+                    companions,
                 })
             }
             Err(e) => why = e,
         }
     }
     Err(GenerateError::NoFit { kind, reason: why })
+}
+
+/// One draw of `kind`, with the files written beside it.
+fn build(
+    kind: Kind,
+    cx: Cx<'_>,
+    rule: Option<Rule>,
+    seed: u64,
+) -> Option<(Draft, Vec<kpack::Companion>)> {
+    let single = match kind {
+        Kind::Binary => binary::build(cx, rule),
+        Kind::Text => text::build(cx, rule),
+        Kind::Object => host::build_object(cx, rule),
+        Kind::Fatbin => host::build_fatbin(cx, rule),
+        Kind::Ccob => ccob::build(cx, rule),
+        Kind::OffloadBinary => offload_binary::build(cx, rule),
+        Kind::Archive => host::build_archive(cx, rule),
+        Kind::Kpack => return kpack::build(cx, &format!("{kind}-{seed:016x}")),
+    };
+    single.map(|d| (d, Vec::new()))
+}
+
+/// Every companion file is a kpack archive the strict reader accepts,
+/// each code object in it readable.
+fn check_companions(companions: &[kpack::Companion]) -> Result<(), String> {
+    for (name, bytes) in companions {
+        let a = offload_kit_format::kpack::parse(bytes).map_err(|e| format!("{name}: {e}"))?;
+        for k in &a.kernels {
+            a.code_object(bytes, k, 1 << 28)
+                .map_err(|e| format!("{name}: {e}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// The strict reader's verdict agrees with the draft's label: no violation

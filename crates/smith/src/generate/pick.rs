@@ -93,6 +93,31 @@ impl Ids {
         out
     }
 
+    /// 1 to `max` distinct legacy `amdgcn` device IDs, each with its
+    /// processor, at most one per processor (none when the pool has none).
+    pub(crate) fn amdgcn_devices(&self, rng: &mut Rng, max: usize) -> Vec<(String, String)> {
+        let pool: Vec<&(String, String)> = self
+            .devices
+            .iter()
+            .filter(|(id, _)| id.contains("-amdgcn-amd-amdhsa-"))
+            .collect();
+        let mut out: Vec<(String, String)> = Vec::new();
+        if pool.is_empty() {
+            return out;
+        }
+        let want = 1 + rng.below(max.max(1));
+        for _ in 0..want * 4 {
+            if out.len() == want {
+                break;
+            }
+            let (id, p) = *rng.pick(&pool);
+            if !out.iter().any(|(_, q)| q == p) {
+                out.push((id.clone(), p.clone()));
+            }
+        }
+        out
+    }
+
     /// A host ID, if any is available.
     pub(crate) fn host(&self, rng: &mut Rng) -> Option<String> {
         (!self.hosts.is_empty()).then(|| rng.pick(&self.hosts).clone())
