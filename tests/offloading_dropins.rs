@@ -386,6 +386,139 @@ fn other_options_go_to_llvm() -> Result<(), Failed> {
 /// every drop-in does. 22 (what they model) changes nothing, and is not
 /// passed on with an option LLVM's own tool runs; 19 and main are refused
 /// with what is modelled.
+/// `offload-kit objdump|readobj --llvm-version=main --offloading ARGS` in a
+/// fresh directory holding copies of `inputs` from the artifacts: exit
+/// code, stdout, stderr and the files written, by name.
+fn run_main(
+    tag: &str,
+    tool: &str,
+    args: &[&str],
+    inputs: &[&str],
+) -> (Option<i32>, String, String, BTreeMap<String, Vec<u8>>) {
+    let dir =
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("offloading-dropins/main-{tag}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in inputs {
+        std::fs::copy(art().join(i), dir.join(i)).unwrap();
+    }
+    let o = Command::new(EXE)
+        .current_dir(&dir)
+        .args([tool, "--llvm-version=main", "--offloading"])
+        .args(args)
+        .output()
+        .unwrap();
+    let mut files = BTreeMap::new();
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !inputs.contains(&name.as_str()) {
+            files.insert(name.clone(), std::fs::read(dir.join(&name)).unwrap());
+        }
+    }
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), text(&o.stdout), text(&o.stderr), files)
+}
+
+/// What the drop-ins do at `--llvm-version=main` where main differs from
+/// 22 (spec/object-bundle.md and spec/offload-binary.md, *LLVM main*): the
+/// entries of a compressed bundle copied from the decompressed bundle
+/// (llvm#192729; 22 reads the host file there), `--arch-name` keeping the
+/// entries it names (llvm#216161; 22 skips them), bundles in COFF objects
+/// (llvm#199574; 22 refuses them), the `image size` line and SPIR-V's name,
+/// and nested offload binaries printed one level in (llvm#185425).
+fn llvm_main_behaviour() -> Result<(), Failed> {
+    // Compressed: each file holds exactly the entry offload-kit reads.
+    let kc = std::fs::read(art().join("kc.o")).unwrap();
+    let listing = offload_kit::detect::list(&kc.as_slice(), None).map_err(|e| e.to_string())?;
+    let (code, out, err, files) = run_main("kc", "objdump", &["kc.o"], &["kc.o"]);
+    if code != Some(0) || files.len() != listing.entries.len() {
+        return Err(format!("kc.o: {code:?} {out}{err} {:?}", files.keys()).into());
+    }
+    for e in &listing.entries {
+        let want = offload_kit::detect::payload(&kc, e).map_err(|e| e.to_string())?;
+        let name = format!("kc.o.0.{}", e.id);
+        if files.get(&name).map(Vec::as_slice) != Some(&*want) {
+            return Err(format!("kc.o: {name} is not the decompressed entry").into());
+        }
+        if !out.contains(&format!("Extracting offload bundle: {name}\n")) {
+            return Err(format!("kc.o: no line for {name}: {out}").into());
+        }
+    }
+    // --arch-name: main keeps gfx906 alone; 22 keeps everything else.
+    let (code, out, _, files) =
+        run_main("arch", "objdump", &["--arch-name=gfx906", "k.o"], &["k.o"]);
+    let names: Vec<&String> = files.keys().collect();
+    if code != Some(0)
+        || names != ["k.o.0.hipv4-amdgcn-amd-amdhsa--gfx906"]
+        || out.lines().filter(|l| l.starts_with("Extracting")).count() != 1
+    {
+        return Err(format!("--arch-name=gfx906: {code:?} {names:?} {out}").into());
+    }
+    // COFF: main writes the code object and prints its URI.
+    let (code, out, err, files) = run_main("coff", "objdump", &["kw.obj"], &["kw.obj"]);
+    let device = files.iter().find(|(n, _)| n.contains("gfx906"));
+    if code != Some(0) || !device.is_some_and(|(_, b)| b.starts_with(b"\x7fELF")) {
+        return Err(format!("kw.obj: {code:?} {out}{err} {:?}", files.keys()).into());
+    }
+    let (code, out, err, _) = run_main("coff-readobj", "readobj", &["kw.obj"], &["kw.obj"]);
+    let kw = std::fs::read(art().join("kw.obj")).unwrap();
+    let uri = out
+        .lines()
+        .find(|l| l.starts_with("hipv4-amdgcn-amd-amdhsa--gfx906\tfile://kw.obj#offset="));
+    let range = uri.and_then(|l| {
+        let q = l.split_once("#offset=")?.1;
+        let (o, s) = q.split_once("&size=")?;
+        Some((o.parse::<usize>().ok()?, s.parse::<usize>().ok()?))
+    });
+    if code != Some(0)
+        || !range.is_some_and(|(o, s)| kw.get(o..o + s).is_some_and(|b| b.starts_with(b"\x7fELF")))
+    {
+        return Err(format!("readobj kw.obj: {code:?} {out}{err}").into());
+    }
+    // Images carry their size; a SPIR-V image (kind 6) is named.
+    let (code, out, err, _) = run_main("sizes", "objdump", &["krdc.o"], &["krdc.o"]);
+    if code != Some(0) || !out.contains("producer        hip\nimage size      3272 bytes\n") {
+        return Err(format!("krdc.o: {code:?} {out}{err}").into());
+    }
+    let spirv = offload_kit::offload_binary::OwnedImage {
+        image_kind: 6,
+        offload_kind: 8,
+        flags: 0,
+        strings: vec![(b"triple".to_vec(), b"spirv64-intel".to_vec())],
+        image: b"\x03\x02\x23\x07SPIRV".to_vec(),
+    };
+    let bin = offload_kit::offload_binary::write_v1(&spirv).map_err(|e| e.to_string())?;
+    std::fs::write(art().join("spirv.bin"), bin).unwrap();
+    let (code, out, err, _) = run_main("spirv", "objdump", &["spirv.bin"], &["spirv.bin"]);
+    if code != Some(0)
+        || !out.contains("kind            spir-v\n")
+        || !out.contains("image size      9 bytes\n")
+    {
+        return Err(format!("spirv.bin: {code:?} {out}{err}").into());
+    }
+    // An offload binary holding an offload binary: its image one level in.
+    let dir = art();
+    run_ok(
+        Command::new(
+            llvm_bin(22, &["llvm-offload-binary"])
+                .unwrap()
+                .join("llvm-offload-binary"),
+        )
+        .current_dir(dir)
+        .args([
+            "-o",
+            "nested.bin",
+            "--image=file=pk.bin,triple=x86_64-unknown-linux-gnu,kind=openmp",
+        ]),
+    );
+    let (code, out, err, _) = run_main("nested", "objdump", &["nested.bin"], &["nested.bin"]);
+    let inner = "\n  OFFLOADING IMAGE [0.0]:\n  kind            elf\n  arch            gfx906\n  triple          amdgcn-amd-amdhsa\n  producer        hip\n";
+    if code != Some(0) || !out.contains("nested images   1\n") || !out.contains(inner) {
+        return Err(format!("nested.bin: {code:?} {out}{err}").into());
+    }
+    Ok(())
+}
+
 fn llvm_version_option() -> Result<(), Failed> {
     let k = art().join("k.o");
     let kit = |args: &[&str]| {
@@ -407,12 +540,15 @@ fn llvm_version_option() -> Result<(), Failed> {
                 return Err(format!("{tool} {v:?}: {:?}", with.status).into());
             }
         }
-        for v in ["19", "main"] {
-            let o = kit(&[tool, &format!("--llvm-version={v}"), "--offloading", "k.o"]);
-            let err = String::from_utf8_lossy(&o.stderr);
-            if o.status.code() != Some(1) || !err.contains("of LLVM 22 only") {
-                return Err(format!("{tool} --llvm-version={v}: {:?} {err}", o.status).into());
-            }
+        let o = kit(&[tool, "--llvm-version=19", "--offloading", "k.o"]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(1) || !err.contains("of LLVM 22 and main only") {
+            return Err(format!("{tool} --llvm-version=19: {:?} {err}", o.status).into());
+        }
+        // A one-architecture HIP object reads the same at main.
+        let main = kit(&[tool, "--llvm-version=main", "--offloading", "k.o"]);
+        if main.status.code() != plain.status.code() || main.stdout != plain.stdout {
+            return Err(format!("{tool} --llvm-version=main: {:?}", main.status).into());
         }
     }
     let real = Command::new("/usr/lib/llvm-22/bin/llvm-objdump")
@@ -568,6 +704,10 @@ fn main() {
     trials.push(Trial::test(
         "drop-ins::llvm-version-option",
         llvm_version_option,
+    ));
+    trials.push(Trial::test(
+        "drop-ins::llvm-main-behaviour",
+        llvm_main_behaviour,
     ));
     trials.push(Trial::test(
         "objdump::member-name-cannot-escape",

@@ -485,6 +485,9 @@ fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
         return 1;
     };
     out(&run.stdout);
+    for w in &run.warnings {
+        elog!("{argv0}: warning: {w}");
+    }
     if let Some(e) = run.unsafe_read {
         elog!("{argv0}: error: {e}");
         return 1;

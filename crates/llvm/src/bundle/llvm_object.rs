@@ -1,4 +1,5 @@
-//! LLVM 22's second bundle reader: how `llvm-objdump --offloading` and
+//! LLVM 22's second bundle reader (and main's: [`find_in_sections_as`]):
+//! how `llvm-objdump --offloading` and
 //! `llvm-readobj --offloading` find bundles in an ELF file
 //! (`object::extractOffloadBundleFatBinary`, llvm/lib/Object/OffloadBundle.cpp,
 //! LLVM 22.1; spec/object-bundle.md, FAT-1 "LLVM 22's second reader").
@@ -137,6 +138,9 @@ pub struct Found {
     pub entries: Vec<FoundEntry>,
     /// The failure, if any.
     pub failure: Option<(String, Error)>,
+    /// LLVM main only: each compressed bundle's number and decompressed
+    /// bytes, which main's objdump copies its entries from (llvm#192729).
+    pub decompressed: Vec<(usize, Vec<u8>)>,
 }
 
 impl Found {
@@ -159,6 +163,12 @@ pub fn find_bundles(elf: &Elf<'_>) -> Found {
 /// was parsed from, read through windows: a mapped multi-GB library is
 /// scanned with one window resident at a time).
 pub fn find_bundles_in(elf: &Elf<'_>, src: &dyn Source) -> Found {
+    find_bundles_as(elf, src, Release::L22)
+}
+
+/// [`find_bundles_in`] as `release` reads (22, or main: see
+/// [`find_in_sections_as`]).
+pub fn find_bundles_as(elf: &Elf<'_>, src: &dyn Source, release: Release) -> Found {
     let sections = elf.sections.iter().map(|s| SectionRange {
         index: s.index,
         header_pos: s.header_pos,
@@ -166,7 +176,7 @@ pub fn find_bundles_in(elf: &Elf<'_>, src: &dyn Source) -> Found {
         size: s.size,
         nobits: s.sh_type == crate::host::elf::SHT_NOBITS,
     });
-    find_in_sections(src, sections)
+    find_in_sections_as(src, sections, release)
 }
 
 /// [`find_bundles`] over the sections of `src` given in header order.
@@ -174,18 +184,31 @@ pub fn find_in_sections(
     src: &dyn Source,
     sections: impl IntoIterator<Item = SectionRange>,
 ) -> Found {
-    let mut found = Vec::new();
-    let failure = collect(src, sections, &mut found).err();
-    Found {
-        entries: found,
-        failure,
+    find_in_sections_as(src, sections, Release::L22)
+}
+
+/// [`find_in_sections`] as `release` reads. LLVM main differs from 22
+/// (spec/object-bundle.md, *LLVM main*): a version 2 or 3 compressed
+/// bundle ends at its total size, and the next `CCOB` is searched from
+/// there on (llvm#205587, #206745); the decompressed bundles are kept in
+/// [`Found::decompressed`] (llvm#192729).
+pub fn find_in_sections_as(
+    src: &dyn Source,
+    sections: impl IntoIterator<Item = SectionRange>,
+    release: Release,
+) -> Found {
+    let mut found = Found::default();
+    if let Err(f) = collect(src, sections, release, &mut found) {
+        found.failure = Some(f);
     }
+    found
 }
 
 fn collect(
     src: &dyn Source,
     sections: impl IntoIterator<Item = SectionRange>,
-    found: &mut Vec<FoundEntry>,
+    release: Release,
+    found: &mut Found,
 ) -> Result<(), (String, Error)> {
     let mut bundle = 0usize;
     let mut used = 0u64;
@@ -215,7 +238,13 @@ fn collect(
             ));
         };
         if kind_at(&contents, 0).is_some() {
-            section_bundles(&contents, s.offset, &mut bundle, found, &mut used)?;
+            let mut walk = Walk {
+                bundle: &mut bundle,
+                found,
+                used: &mut used,
+                release,
+            };
+            section_bundles(&contents, s.offset, &mut walk)?;
         }
     }
     Ok(())
@@ -286,13 +315,19 @@ fn hold(used: &mut u64, id_len: u64, at: u64) -> Result<(), (String, Error)> {
     Ok(())
 }
 
+/// What the walk of one file carries from section to section.
+struct Walk<'w> {
+    bundle: &'w mut usize,
+    found: &'w mut Found,
+    used: &'w mut u64,
+    release: Release,
+}
+
 /// `extractOffloadBundle`: the bundles of one section's contents `c`.
 fn section_bundles(
     c: &dyn Source,
     section_offset: u64,
-    bundle: &mut usize,
-    found: &mut Vec<FoundEntry>,
-    used: &mut u64,
+    w: &mut Walk<'_>,
 ) -> Result<(), (String, Error)> {
     let mut off = 0u64;
     let mut next = Some(0u64);
@@ -303,24 +338,45 @@ fn section_bundles(
         let at = section_offset + off;
         match kind_at(c, off) {
             Some(true) => {
-                let end = find(c, off + 4, CCOB_MAGIC)?.map_or(c.len(), |p| p) - off;
-                next = Some(end);
-                let window = c.window(off, end).ok_or_else(|| {
+                // main: a v2/v3 bundle ends at its total size (cut at the
+                // section's end), the next searched from there; 22, and
+                // main for v1: at the next `CCOB` after the magic.
+                let total = (w.release == Release::Main)
+                    .then(|| total_size(c, off))
+                    .flatten();
+                let (len, end) = match total {
+                    Some(t) => {
+                        let len = t.min(c.len() - off);
+                        (len, find(c, off + len, CCOB_MAGIC)?.map(|p| p - off))
+                    }
+                    None => {
+                        let e = find(c, off + 4, CCOB_MAGIC)?.map_or(c.len(), |p| p) - off;
+                        (e, Some(e))
+                    }
+                };
+                next = end;
+                let window = c.window(off, len).ok_or_else(|| {
                     (
                         UNEXPECTED_EOF.to_string(),
                         Error::at(rules::OBJ_2, at, "the compressed bundle cannot be read"),
                     )
                 })?;
                 let bytes = decompress(&window, at)?;
-                let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *bundle, used)?;
-                found.extend(new);
-                *bundle += 1;
+                let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *w.bundle, w.used)?;
+                w.found.entries.extend(new);
+                if w.release == Release::Main {
+                    // Held until the entries are written.
+                    *w.used += bytes.len() as u64;
+                    hold(w.used, 0, at)?;
+                    w.found.decompressed.push((*w.bundle, bytes.into_owned()));
+                }
+                *w.bundle += 1;
             }
             Some(false) => {
                 let rest = Sub::new(c, off, c.len() - off).expect("inside");
-                let new = read_entries(&rest, at, at, None, *bundle, used)?;
-                found.extend(new);
-                *bundle += 1;
+                let new = read_entries(&rest, at, at, None, *w.bundle, w.used)?;
+                w.found.entries.extend(new);
+                *w.bundle += 1;
                 next = find(c, off + MAGIC_LEN as u64, MAGIC)?.map(|p| p - off);
             }
             // Neither: LLVM keeps the previous step (never 0 here).
@@ -332,6 +388,21 @@ fn section_bundles(
         }
     }
     Ok(())
+}
+
+/// The total size a version 2 or 3 compressed bundle at `off` declares
+/// (`CompressedBundleHeader::tryParse`), when it is at least a header.
+fn total_size(c: &dyn Source, off: u64) -> Option<u64> {
+    let mut head = [0u8; 32];
+    let n = c.len().saturating_sub(off).min(32) as usize;
+    if !c.read_at(off, &mut head[..n]) {
+        return None;
+    }
+    let h = ccob::parse_header(&head[..n], 0).ok()?;
+    // A total size of 0 would search from the magic again; whether main's
+    // Object copy loops there as clang's does (CCOB-4) is not stored, so
+    // such a blob is read as 22 reads it.
+    h.total_size.filter(|&t| t >= 4)
 }
 
 /// The Object library's copy of the decoder: it reads a version 2 or 3

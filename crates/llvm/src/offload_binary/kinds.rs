@@ -125,7 +125,11 @@ pub fn image_kind_extension(v: u16, release: Release) -> &'static str {
 
 /// The `llvm-objdump --offloading` name of a stored image kind value.
 pub fn image_kind_objdump_name(v: u16, release: Release) -> &'static str {
-    ImageKind::from_value(v, release).map_or("<none>", ImageKind::objdump_name)
+    match ImageKind::from_value(v, release) {
+        // main's objdump names SPIR-V; 22.1.8's prints `<none>`.
+        Some(ImageKind::Spirv) if release == Release::Main => "spir-v",
+        k => k.map_or("<none>", ImageKind::objdump_name),
+    }
 }
 
 /// The producer of an image (`OFK_*`).

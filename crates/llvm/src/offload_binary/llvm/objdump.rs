@@ -4,13 +4,12 @@
 use super::*;
 
 /// The `OFFLOADING IMAGE` blocks `llvm-objdump --offloading` of `release`
-/// prints for `images`, numbered from 0.
-pub fn objdump_images(images: &[LlvmImage<'_>], release: Release) -> String {
-    let mut out = String::new();
-    for (i, img) in images.iter().enumerate() {
-        print_image(&mut out, img, i, release);
-    }
-    out
+/// prints for `images` of the file `file`, numbered from 0 (LLVM main's
+/// nested images and warnings included: [`ObjdumpRun`]).
+pub fn objdump_images(images: &[LlvmImage<'_>], file: &str, release: Release) -> ObjdumpRun {
+    let mut run = ObjdumpRun::default();
+    print_images(&mut run, images, file, release);
+    run
 }
 
 /// LLVM's words for an ELF file whose section header table does not hold
@@ -206,7 +205,7 @@ pub fn elf_format_name_of(m: u16, is64: bool, big_endian: bool) -> &'static str 
 }
 
 /// What `llvm-objdump --offloading <file>` of a release does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ObjdumpRun {
     /// Standard output.
     pub stdout: String,
@@ -219,13 +218,54 @@ pub struct ObjdumpRun {
     /// The rule and absolute offset behind `error` (offload-kit's detail,
     /// printed after LLVM's message).
     pub detail: Option<Error>,
+    /// Warnings after `llvm-objdump: warning: `, in order (LLVM main: a
+    /// nested offload binary it cannot read); they do not fail the run.
+    pub warnings: Vec<String>,
 }
 
-fn print_image(out: &mut String, img: &LlvmImage<'_>, i: usize, release: Release) {
+/// Nested offload binaries LLVM main's objdump follows before offload-kit
+/// stops (it recurses without a bound).
+const MAX_NESTING: usize = 16;
+/// Image blocks printed at most: nested binaries may name one inner binary
+/// from many entries, so the blocks can grow exponentially with the depth.
+const MAX_BLOCKS: usize = 1 << 16;
+
+fn print_images(run: &mut ObjdumpRun, images: &[LlvmImage<'_>], file: &str, release: Release) {
+    let mut blocks = 0;
+    for (i, img) in images.iter().enumerate() {
+        if print_image(run, img, &i.to_string(), 0, file, release, &mut blocks).is_err() {
+            return;
+        }
+    }
+}
+
+/// One image block at nesting `level` (LLVM main indents each level by
+/// two spaces and numbers inner images `<outer>.<inner>`), then, on main,
+/// its size and the images of an offload binary it holds. `Err` when the
+/// run stopped (`run.unsafe_read`).
+fn print_image(
+    run: &mut ObjdumpRun,
+    img: &LlvmImage<'_>,
+    index: &str,
+    level: usize,
+    file: &str,
+    release: Release,
+    blocks: &mut usize,
+) -> Result<(), ()> {
     use std::fmt::Write as _;
+    *blocks += 1;
+    if *blocks > MAX_BLOCKS {
+        run.unsafe_read = Some(Error::at(
+            rules::CLI_6,
+            img.image_offset,
+            format!("more than {MAX_BLOCKS} nested images (inner binaries named from many entries): past what offload-kit prints"),
+        ));
+        return Err(());
+    }
+    let pad = "  ".repeat(level);
     let _ = write!(
-        out,
-        "\nOFFLOADING IMAGE [{i}]:\n{:<16}{}\n{:<16}{}\n{:<16}{}\n{:<16}{}\n",
+        run.stdout,
+        "\n{pad}OFFLOADING IMAGE [{index}]:\n{pad}{:<16}{}\n{pad}{:<16}{}\n{pad}{:<16}{}\n{pad}{:<16}{}\n",
         "kind",
         image_kind_objdump_name(img.image_kind, release),
         "arch",
@@ -235,7 +275,69 @@ fn print_image(out: &mut String, img: &LlvmImage<'_>, i: usize, release: Release
         "producer",
         offload_kind_name(img.offload_kind, release)
     );
+    if release != Release::Main {
+        return Ok(());
+    }
+    let _ = writeln!(
+        run.stdout,
+        "{pad}{:<16}{} bytes",
+        "image size", img.image_size
+    );
+    // `identify_magic` reads the image's first bytes: past the binary,
+    // memory main does not own.
+    let bytes = match &img.image {
+        Ok(b) => *b,
+        Err(_) if img.image_size < 4 => return Ok(()),
+        Err(e) => {
+            run.unsafe_read = Some(e.clone());
+            return Err(());
+        }
+    };
+    if !bytes.starts_with(&crate::format::offload_binary::MAGIC) {
+        return Ok(());
+    }
+    if level >= MAX_NESTING {
+        run.unsafe_read = Some(Error::at(
+            rules::OB_21,
+            img.image_offset,
+            format!("offload binaries nested more than {MAX_NESTING} deep: LLVM main recurses without a bound"),
+        ));
+        return Err(());
+    }
+    // The binary holding this image is the input at level 0, the inner
+    // buffer LLVM names `inner-offload-binary` below.
+    let holder = if level == 0 { file } else { INNER_BINARY };
+    match extract_offload_files(bytes, img.image_offset, INNER_BINARY, release) {
+        Ok(inner) => {
+            let _ = writeln!(run.stdout, "{pad}{:<16}{}", "nested images", inner.len());
+            for (j, x) in inner.iter().enumerate() {
+                print_image(
+                    run,
+                    x,
+                    &format!("{index}.{j}"),
+                    level + 1,
+                    file,
+                    release,
+                    blocks,
+                )?;
+            }
+            Ok(())
+        }
+        Err(Failure::Error { message, error }) => {
+            run.warnings.push(format!(
+                "'{holder}': failed to extract nested OffloadBinary: {message} [{error}]"
+            ));
+            Ok(())
+        }
+        Err(Failure::Unsafe { error }) => {
+            run.unsafe_read = Some(error);
+            Err(())
+        }
+    }
 }
+
+/// The buffer name LLVM main's objdump gives a nested offload binary.
+const INNER_BINARY: &str = "inner-offload-binary";
 
 /// `llvm-objdump --offloading` of `release` on `data` named `file` (as
 /// given on the command line). `None` for LLVM 14, which has no
@@ -244,12 +346,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
     if release <= Release::L14 {
         return None;
     }
-    let mut run = ObjdumpRun {
-        stdout: String::new(),
-        error: None,
-        unsafe_read: None,
-        detail: None,
-    };
+    let mut run = ObjdumpRun::default();
     let fail = |run: &mut ObjdumpRun, f: Failure, prefix: &str| match f {
         Failure::Error { message, error } => {
             run.error = Some(format!("{prefix}{message}"));
@@ -265,11 +362,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
                 return Some(run);
             }
             match extract_offload_files(data, 0, file, release) {
-                Ok(imgs) => {
-                    for (i, img) in imgs.iter().enumerate() {
-                        print_image(&mut run.stdout, img, i, release);
-                    }
-                }
+                Ok(imgs) => print_images(&mut run, &imgs, file, release),
                 Err(f) => fail(
                     &mut run,
                     f,
@@ -346,7 +439,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
             run.stdout
                 .push_str(&format!("\n{file}:\tfile format {format}\n"));
             match extract_offload_binaries(data, file, release) {
-                Ok(imgs) => run.stdout.push_str(&objdump_images(&imgs, release)),
+                Ok(imgs) => print_images(&mut run, &imgs, file, release),
                 Err(f) => fail(
                     &mut run,
                     f,
@@ -402,7 +495,5 @@ fn objdump_elf(
         }
         return;
     }
-    for (i, img) in imgs.iter().enumerate() {
-        print_image(&mut run.stdout, img, i, release);
-    }
+    print_images(run, &imgs, identifier, release);
 }

@@ -10,10 +10,11 @@
 //! writes nothing for that file. Outputs go next to the input (an archive
 //! member's: in the working directory, under the member's name); entry IDs
 //! and member names that would make an output path leave that directory
-//! (`/`, NUL, `..`) are refused (CLI-5), where LLVM writes through them. Only `--offloading` (and `llvm-objdump`'s
-//! `--arch-name`) are modelled; `--llvm-version=22`, offload-kit's option
-//! as every drop-in takes it, is accepted and other releases are refused
-//! with what is modelled.
+//! (`/`, NUL, `..`) are refused (CLI-5), where LLVM writes through them.
+//! Only `--offloading` (and `llvm-objdump`'s
+//! `--arch-name`) are modelled. `--llvm-version`, offload-kit's option as
+//! every drop-in takes it, picks 22 (the default) or main (spec/object-bundle.md,
+//! *LLVM main*); other releases are refused with what is modelled.
 
 use super::Input;
 use offload_kit_format::host::ar;
@@ -28,6 +29,9 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+mod readobj;
+use readobj::{readobj_file, Summary};
+
 /// Which tool the drop-in stands in for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
@@ -40,20 +44,22 @@ pub enum Tool {
 /// Run the drop-in; returns the exit status.
 pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
     let mut offloading = false;
+    let mut release = Release::L22;
     let mut arch_name: Option<String> = None;
     let mut files = Vec::new();
     let given = args.clone();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         // offload-kit's own option, as every drop-in takes it: this one
-        // models LLVM 22 only (main's is not modelled yet).
+        // models LLVM 22 and main.
         if let Some(attached) = llvm_version_option(&a) {
             let Some(v) = attached.map(str::to_string).or_else(|| it.next()) else {
                 elog(&format!("{argv0}: error: --llvm-version: requires a value"));
                 return 1;
             };
-            if let Err(code) = modelled_release(argv0, tool, &v) {
-                return code;
+            match modelled_release(argv0, tool, &v) {
+                Ok(r) => release = r,
+                Err(code) => return code,
             }
             continue;
         }
@@ -91,7 +97,7 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
             }
             let mut out = std::io::stdout().lock();
             for f in &files {
-                if let Err(code) = objdump_file(argv0, f, arch_name.as_deref(), &mut out) {
+                if let Err(code) = objdump_file(argv0, f, arch_name.as_deref(), release, &mut out) {
                     return code;
                 }
             }
@@ -105,7 +111,7 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
             let mut s = Summary::for_stdout();
             let mut code = 0;
             for f in &files {
-                if let Err(c) = readobj_file(argv0, f, &mut s) {
+                if let Err(c) = readobj_file(argv0, f, release, &mut s) {
                     code = c;
                     break;
                 }
@@ -129,23 +135,18 @@ fn llvm_version_option(a: &str) -> Option<Option<&str>> {
     }
 }
 
-/// `Ok` when `--llvm-version=v` names the release this drop-in models
-/// (22); else an error saying what is modelled, and exit status 1.
-fn modelled_release(argv0: &str, tool: Tool, v: &str) -> Result<(), i32> {
+/// The release `--llvm-version=v` names when this drop-in models it (22
+/// and main); else an error saying what is modelled, and exit status 1.
+fn modelled_release(argv0: &str, tool: Tool, v: &str) -> Result<Release, i32> {
     let name = match tool {
         Tool::Objdump => "llvm-objdump",
         Tool::Readobj => "llvm-readobj",
     };
     match v.parse::<Release>() {
-        Ok(Release::L22) => Ok(()),
+        Ok(r @ (Release::L22 | Release::Main)) => Ok(r),
         Ok(r) => {
             elog(&format!(
-                "{argv0}: error: --llvm-version={r}: the drop-in models {name} --offloading of LLVM 22 only ({})",
-                if r == Release::Main {
-                    "LLVM main's is not modelled yet"
-                } else {
-                    "earlier releases' are not modelled"
-                }
+                "{argv0}: error: --llvm-version={r}: the drop-in models {name} --offloading of LLVM 22 and main only (earlier releases' are not modelled)"
             ));
             Err(1)
         }
@@ -325,6 +326,7 @@ fn objdump_file(
     argv0: &str,
     f: &str,
     arch_name: Option<&str>,
+    release: Release,
     out: &mut impl Write,
 ) -> Result<(), i32> {
     let o = open(argv0, f).map_err(|line| {
@@ -335,28 +337,35 @@ fn objdump_file(
     match llvm::input_kind(data) {
         InputKind::OffloadBinary => {
             // Images only, as the packager's --objdump-offloading prints them.
-            let run = llvm::objdump_offloading(data, &o.name, Release::L22).expect("22 has it");
+            let run = llvm::objdump_offloading(data, &o.name, release).expect("22 has it");
             emit(out, &run.stdout);
             image_failure(argv0, &run)
         }
-        InputKind::Elf => objdump_object(argv0, &Object::whole(&o), arch_name, out),
+        InputKind::Elf => objdump_object(argv0, &Object::whole(&o), arch_name, release, out),
         InputKind::Archive => {
             let objects = match archive_objects(data, &o.input, &o.name) {
                 Ok(v) => v,
                 Err(_) => {
                     // LLVM's own error for the archive (its images model).
-                    let run =
-                        llvm::objdump_offloading(data, &o.name, Release::L22).expect("22 has it");
+                    let run = llvm::objdump_offloading(data, &o.name, release).expect("22 has it");
                     emit(out, &run.stdout);
                     return image_failure(argv0, &run);
                 }
             };
             for obj in &objects {
-                objdump_object(argv0, obj, arch_name, out)?;
+                objdump_object(argv0, obj, arch_name, release, out)?;
             }
             Ok(())
         }
         _ => match coff_object(data) {
+            Some(c) if release == Release::Main => {
+                // main: the images of `.llvm.offloading`, then the bundles.
+                let _ = write!(out, "\n{}:\tfile format {}\n", o.name, c.objdump_format);
+                let images = llvm::extract_offload_binaries(data, &o.name, release);
+                coff_images(argv0, &o.name, images, release, out)?;
+                let found = llvm_object::find_in_sections_as(&data, coff_sections(&c), release);
+                write_entries(argv0, &Object::whole(&o), found, arch_name, release, out)
+            }
             Some(c) => {
                 let _ = write!(out, "\n{}:\tfile format {}\n", o.name, c.objdump_format);
                 coff_offloading(&c, data).map_err(|m| {
@@ -368,25 +377,8 @@ fn objdump_file(
                     1
                 })?;
                 // Then the offload binaries of its `.llvm.offloading` sections.
-                match llvm::extract_offload_binaries(data, &o.name, Release::L22) {
-                    Ok(images) => {
-                        emit(out, &llvm::objdump_images(&images, Release::L22));
-                        Ok(())
-                    }
-                    Err(llvm::Failure::Error { message, error }) => {
-                        let _ = out.flush();
-                        elog(&format!(
-                            "{argv0}: error: '{}': while extracting offloading files: {message} [{error}]",
-                            o.name
-                        ));
-                        Err(1)
-                    }
-                    Err(llvm::Failure::Unsafe { error }) => {
-                        let _ = out.flush();
-                        elog(&format!("{argv0}: error: '{}': {error}", o.name));
-                        Err(1)
-                    }
-                }
+                let images = llvm::extract_offload_binaries(data, &o.name, release);
+                coff_images(argv0, &o.name, images, release, out)
             }
             None => match macho(data) {
                 // LLVM 22 names the file, warns, and goes on (exit 0).
@@ -406,6 +398,36 @@ fn objdump_file(
                 }
             },
         },
+    }
+}
+
+/// The images of a COFF object's `.llvm.offloading` sections, printed,
+/// or the release's error.
+fn coff_images(
+    argv0: &str,
+    name: &str,
+    images: Result<Vec<llvm::LlvmImage<'_>>, llvm::Failure>,
+    release: Release,
+    out: &mut impl Write,
+) -> Result<(), i32> {
+    match images {
+        Ok(images) => {
+            let run = llvm::objdump_images(&images, name, release);
+            emit(out, &run.stdout);
+            image_failure(argv0, &run)
+        }
+        Err(llvm::Failure::Error { message, error }) => {
+            let _ = out.flush();
+            elog(&format!(
+                "{argv0}: error: '{name}': while extracting offloading files: {message} [{error}]"
+            ));
+            Err(1)
+        }
+        Err(llvm::Failure::Unsafe { error }) => {
+            let _ = out.flush();
+            elog(&format!("{argv0}: error: '{name}': {error}"));
+            Err(1)
+        }
     }
 }
 
@@ -489,6 +511,9 @@ fn emit(out: &mut impl Write, text: &str) {
 
 /// The exit for a finished images run: its error, if any, on stderr.
 fn image_failure(argv0: &str, run: &llvm::ObjdumpRun) -> Result<(), i32> {
+    for w in &run.warnings {
+        elog(&format!("{argv0}: warning: {w}"));
+    }
     if let Some(e) = &run.unsafe_read {
         elog(&format!("{argv0}: error: {e}"));
         return Err(1);
@@ -507,24 +532,57 @@ fn objdump_object(
     argv0: &str,
     obj: &Object<'_>,
     arch_name: Option<&str>,
+    release: Release,
     out: &mut impl Write,
 ) -> Result<(), i32> {
-    let run = llvm::objdump_offloading(obj.data, &obj.shown, Release::L22).expect("22 has it");
+    let run = llvm::objdump_offloading(obj.data, &obj.shown, release).expect("22 has it");
     emit(out, &run.stdout);
     let fail = |out: &mut dyn Write, line: String| {
         let _ = out.flush();
         elog(&format!("{argv0}: error: '{}': {line}", obj.shown));
         Err(1)
     };
-    if run.error.is_some() || run.unsafe_read.is_some() {
-        let _ = out.flush();
-        return image_failure(argv0, &run);
-    }
+    let _ = out.flush();
+    image_failure(argv0, &run)?;
     let elf = match Elf::parse(obj.data) {
         Ok(e) => e,
         Err(e) => return fail(out, e.rebase(obj.base).to_string()),
     };
-    let entries = match llvm_object::find_bundles_in(&elf, &obj.contents()).into_result() {
+    let found = llvm_object::find_bundles_as(&elf, &obj.contents(), release);
+    write_entries(argv0, obj, found, arch_name, release, out)
+}
+
+/// The COFF sections as the bundle reader walks them (LLVM main reads
+/// bundles in COFF objects, llvm#199574; 22 refuses them).
+fn coff_sections(c: &CoffObject<'_>) -> Vec<llvm_object::SectionRange> {
+    (c.coff.sections.iter())
+        .map(|s| llvm_object::SectionRange {
+            index: s.index,
+            header_pos: s.header_pos,
+            offset: s.offset,
+            size: s.size,
+            nobits: false,
+        })
+        .collect()
+}
+
+/// Every bundle entry `found` in `obj` written to `<stem>.<bundle>.<id>`
+/// and named on stdout once written, as `release`'s objdump does.
+fn write_entries(
+    argv0: &str,
+    obj: &Object<'_>,
+    found: llvm_object::Found,
+    arch_name: Option<&str>,
+    release: Release,
+    out: &mut impl Write,
+) -> Result<(), i32> {
+    let fail = |out: &mut dyn Write, line: String| {
+        let _ = out.flush();
+        elog(&format!("{argv0}: error: '{}': {line}", obj.shown));
+        Err(1)
+    };
+    let decompressed = found.decompressed.clone();
+    let entries = match found.into_result() {
         Ok(v) => v,
         Err((m, d)) => {
             return fail(
@@ -536,11 +594,14 @@ fn objdump_object(
             )
         }
     };
-    // --arch-name=X: LLVM 22 skips the entries whose ID contains X.
-    let entries: Vec<&FoundEntry> = entries
-        .iter()
-        .filter(|e| arch_name.is_none_or(|a| !contains(&e.id, a.as_bytes())))
-        .collect();
+    // --arch-name=X: LLVM 22 skips the entries whose ID contains X; main
+    // (llvm#216161) keeps only those, an empty X keeping all.
+    let wanted = |e: &&FoundEntry| match arch_name {
+        None => true,
+        Some(a) if release == Release::Main => a.is_empty() || contains(&e.id, a.as_bytes()),
+        Some(a) => !contains(&e.id, a.as_bytes()),
+    };
+    let entries: Vec<&FoundEntry> = entries.iter().filter(wanted).collect();
     // An archive member's name starts its outputs' names in the working
     // directory: an untrusted name must stay one file name there (CLI-5).
     if obj.member
@@ -553,36 +614,36 @@ fn objdump_object(
             rules::CLI_5,
             obj.base,
             format!(
-                "archive member name '{}' would put its outputs outside the working directory; LLVM 22 writes through it",
+                "archive member name '{}' would put its outputs outside the working directory; LLVM {release} writes through it",
                 obj.stem.escape_debug()
             ),
         );
         return fail(out, format!("while extracting offload Bundle Entries: {d}"));
     }
     let mut planned = Vec::new();
+    // LLVM main's refusal of an entry past its source, after the entries
+    // before it were written (22 reads on: offload-kit refuses first).
+    let mut stop = None;
     for e in &entries {
         let id = String::from_utf8_lossy(&e.id);
-        let Some((at, len)) = e.file_range(obj.data.len() as u64) else {
-            let d = e.error(
-                rules::BIN_5,
-                obj.base,
-                format!(
-                    "entry '{}' [{:#x}, +{:#x}) does not lie inside the {} bytes of the object; LLVM 22 copies memory it does not own here (SIGSEGV, or heap bytes in the output){}",
-                    id.escape_debug(),
-                    e.offset,
-                    e.size,
-                    obj.data.len(),
-                    if e.compressed { " (the offset is within the decompressed bundle, yet LLVM 22 reads the host file)" } else { "" }
-                ),
-            );
-            return fail(out, format!("while extracting offload Bundle Entries: {d}"));
+        let source = match entry_source(e, obj, &decompressed, release) {
+            Ok(s) => s,
+            Err(Stop::Unsafe(d)) => {
+                return fail(out, format!("while extracting offload Bundle Entries: {d}"))
+            }
+            Err(Stop::Llvm(m, d)) => {
+                stop = Some(format!(
+                    "while extracting offload Bundle Entries: {m} [{d}]"
+                ));
+                break;
+            }
         };
         if e.id.contains(&b'/') || e.id.contains(&0) {
             let d = e.error(
                 rules::CLI_5,
                 obj.base,
                 format!(
-                    "entry ID '{}' would put its file outside the input's directory; LLVM 22 writes through it",
+                    "entry ID '{}' would put its file outside the input's directory; LLVM {release} writes through it",
                     id.escape_debug()
                 ),
             );
@@ -591,14 +652,17 @@ fn objdump_object(
         // The name as LLVM makes it, byte for byte (an ID need not be UTF-8).
         let mut name = format!("{}.{}.", obj.stem, e.bundle).into_bytes();
         name.extend_from_slice(&e.id);
-        planned.push((name, obj.base + at, len));
+        planned.push((name, source));
     }
     // Every file of the object, then the lines (LLVM prints each once written).
     let mut files = Vec::new();
-    for (name, at, len) in &planned {
+    for (name, source) in &planned {
         let path = Path::new(std::ffi::OsStr::from_bytes(name));
         let written = OutputFile::create_replacing(path).and_then(|mut f| {
-            super::copy_range(obj.file, *at, *len, &mut f)?;
+            match source {
+                Source::File(at, len) => super::copy_range(obj.file, *at, *len, &mut f)?,
+                Source::Bytes(b) => f.write_all(b)?,
+            }
             Ok(f)
         });
         match written {
@@ -631,7 +695,109 @@ fn objdump_object(
         ));
         let _ = out.write_all(b"\n");
     }
-    Ok(())
+    match stop {
+        Some(line) => fail(out, line),
+        None => Ok(()),
+    }
+}
+
+/// Where an entry's bytes come from.
+enum Source<'a> {
+    /// A range of the input file (absolute).
+    File(u64, u64),
+    /// A slice of a decompressed bundle (LLVM main).
+    Bytes(&'a [u8]),
+}
+
+/// Why an entry is not written.
+enum Stop {
+    /// The release would read memory it does not own: offload-kit refuses.
+    Unsafe(Error),
+    /// LLVM main's own error (its message), with offload-kit's detail.
+    Llvm(String, Error),
+}
+
+/// The bytes `release`'s objdump writes for `e`. 22 reads the file (also
+/// for a compressed entry, at its offset within the decompressed bundle);
+/// main reads a compressed entry from its decompressed bundle, without a
+/// bound, and checks an uncompressed one against the object's size, in
+/// the order and words of `extractCodeObject` (llvm/lib/Object/OffloadBundle.cpp).
+fn entry_source<'d>(
+    e: &FoundEntry,
+    obj: &Object<'_>,
+    decompressed: &'d [(usize, Vec<u8>)],
+    release: Release,
+) -> Result<Source<'d>, Stop> {
+    let len = obj.data.len() as u64;
+    let id = String::from_utf8_lossy(&e.id);
+    let unsafe_read = |what: String| {
+        Stop::Unsafe(e.error(
+            rules::BIN_5,
+            obj.base,
+            format!(
+                "entry '{}' [{:#x}, +{:#x}) does not lie inside {what}; LLVM {release} copies memory it does not own here (SIGSEGV, or heap bytes in the output)",
+                id.escape_debug(),
+                e.offset,
+                e.size,
+            ),
+        ))
+    };
+    if release == Release::Main && e.compressed {
+        let bytes = decompressed
+            .iter()
+            .find(|(b, _)| *b == e.bundle)
+            .map_or(&[][..], |(_, d)| d.as_slice());
+        let end = e
+            .offset
+            .checked_add(e.size)
+            .filter(|&x| x <= bytes.len() as u64);
+        return match end {
+            Some(end) => Ok(Source::Bytes(&bytes[e.offset as usize..end as usize])),
+            None => Err(unsafe_read(format!(
+                "the {} bytes of its decompressed bundle",
+                bytes.len()
+            ))),
+        };
+    }
+    if release == Release::Main {
+        let (o, s) = (e.offset, e.size);
+        let message = if s > len {
+            Some(format!("size in URI ({s}) is larger than source ({len})"))
+        } else if o > len {
+            Some(format!(
+                "offset in URI ({o}) is beyond the end of the source ({len})"
+            ))
+        } else if o + s > len {
+            Some(format!(
+                "offset + size ({}) in URI is beyond the end of the source ({len})",
+                o + s
+            ))
+        } else {
+            None
+        };
+        return match message {
+            None => Ok(Source::File(obj.base + o, s)),
+            Some(m) => {
+                let d = e.error(
+                    rules::BIN_5,
+                    obj.base,
+                    format!("entry '{}' [{o:#x}, +{s:#x}) does not lie inside the {len} bytes of the object", id.escape_debug()),
+                );
+                Err(Stop::Llvm(m, d))
+            }
+        };
+    }
+    match e.file_range(len) {
+        Some((at, n)) => Ok(Source::File(obj.base + at, n)),
+        None => Err(unsafe_read(format!(
+            "the {len} bytes of the object{}",
+            if e.compressed {
+                " (the offset is within the decompressed bundle, yet LLVM 22 reads the host file)"
+            } else {
+                ""
+            }
+        ))),
+    }
 }
 
 /// LLVM's text for an I/O error: the OS's words without offload-kit's
@@ -647,235 +813,4 @@ fn io_message(e: &Error) -> String {
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     memchr::memmem::find(hay, needle).is_some()
-}
-
-// ---------------------------------------------------------------------------
-// llvm-readobj --offloading
-
-/// `raw_fd_ostream::preferred_buffer_size` of standard output: its
-/// `st_blksize`, or unbuffered (0) when `fstat` fails.
-#[cfg(target_os = "linux")]
-fn preferred_buffer_size() -> usize {
-    rustix::fs::fstat(std::io::stdout()).map_or(0, |st| st.st_blksize.max(0) as usize)
-}
-
-/// `raw_fd_ostream::preferred_buffer_size` where `fstat` is not at hand:
-/// the usual block size.
-#[cfg(not(target_os = "linux"))]
-fn preferred_buffer_size() -> usize {
-    4096
-}
-
-/// llvm-readobj's summary stream (`fouts()`): buffered in blocks of the
-/// output's preferred size (`st_blksize`) unless standard output is a
-/// terminal, while the URI lines go to standard output unbuffered. In a
-/// pipe or file the summaries therefore come after the URI lines, in
-/// blocks, as `raw_ostream::write` flushes them.
-struct Summary {
-    buf: Vec<u8>,
-    /// The block size; 0 when unbuffered.
-    cap: usize,
-}
-
-impl Summary {
-    fn for_stdout() -> Summary {
-        use std::io::IsTerminal;
-        let cap = if std::io::stdout().is_terminal() {
-            0
-        } else {
-            preferred_buffer_size()
-        };
-        Summary {
-            buf: Vec::new(),
-            cap,
-        }
-    }
-
-    /// One summary as LLVM writes it: in pieces whose last is one byte
-    /// (the closing newline), which matters when the text ends exactly on
-    /// a block boundary (a full buffer waits for the next byte).
-    fn write_summary(&mut self, text: &[u8]) {
-        let (body, last) = text.split_at(text.len().saturating_sub(1));
-        self.write(body);
-        self.write(last);
-    }
-
-    /// `raw_ostream::write`.
-    fn write(&mut self, mut data: &[u8]) {
-        let mut out = std::io::stdout().lock();
-        if self.cap == 0 {
-            let _ = out.write_all(data);
-            return;
-        }
-        loop {
-            let space = self.cap - self.buf.len();
-            if data.len() <= space {
-                self.buf.extend_from_slice(data);
-                return;
-            }
-            if self.buf.is_empty() {
-                // Larger than the whole buffer: whole blocks straight through.
-                let n = data.len() - data.len() % self.cap;
-                let _ = out.write_all(&data[..n]);
-                data = &data[n..];
-                continue;
-            }
-            self.buf.extend_from_slice(&data[..space]);
-            let _ = out.write_all(&self.buf);
-            self.buf.clear();
-            data = &data[space..];
-        }
-    }
-
-    fn flush(&mut self) {
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(&self.buf);
-        let _ = out.flush();
-        self.buf.clear();
-    }
-}
-
-fn readobj_file(argv0: &str, f: &str, s: &mut Summary) -> Result<(), i32> {
-    let o = match open(argv0, f) {
-        Ok(o) => o,
-        Err(line) => {
-            s.flush();
-            elog(&line);
-            return Err(1);
-        }
-    };
-    let data = o.input.bytes();
-    let error = |s: &mut Summary, line: String| {
-        s.flush();
-        elog(&format!("{argv0}: error: '{}': {line}", o.name));
-        Err(1)
-    };
-    match llvm::input_kind(data) {
-        InputKind::Elf => readobj_object(argv0, &Object::whole(&o), s),
-        InputKind::Archive => match archive_objects(data, &o.input, &o.name) {
-            Ok(objects) => {
-                for obj in &objects {
-                    readobj_object(argv0, obj, s)?;
-                }
-                Ok(())
-            }
-            Err(e) => error(
-                s,
-                format!("Invalid data was encountered while parsing the file [{e}]"),
-            ),
-        },
-        InputKind::OffloadBinary => {
-            let d = Error::at(
-                rules::OB_1,
-                0,
-                "llvm-readobj 22 dies of SIGSEGV on an offload binary file (offload-kit reports instead)",
-            );
-            error(s, format!("{d}"))
-        }
-        InputKind::Bitcode => {
-            s.flush();
-            elog(&format!(
-                "{argv0}: warning: '{}': bitcode files are not supported",
-                o.name
-            ));
-            Ok(())
-        }
-        InputKind::Other => match coff_object(data) {
-            Some(c) => {
-                let summary = format!(
-                    "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\n",
-                    o.name, c.readobj_format, c.arch, c.bits
-                );
-                s.write_summary(summary.as_bytes());
-                match coff_offloading(&c, data) {
-                    Ok(()) => Ok(()),
-                    Err(m) if m == COFF_UNSUPPORTED || m == llvm_object::UNEXPECTED_EOF => {
-                        s.flush();
-                        elog(&format!("{argv0}: warning: '{}': {m}", o.name));
-                        Ok(())
-                    }
-                    Err(m) => error(s, m),
-                }
-            }
-            // LLVM 22 prints the summary, and nothing about offloading.
-            None => match macho(data) {
-                Some((format, arch, bits)) => {
-                    let summary = format!(
-                        "\nFile: {}\nFormat: {format}\nArch: {arch}\nAddressSize: {bits}bit\n",
-                        o.name
-                    );
-                    s.write_summary(summary.as_bytes());
-                    Ok(())
-                }
-                None => error(s, NOT_AN_OBJECT.to_string()),
-            },
-        },
-    }
-}
-
-fn readobj_object(argv0: &str, obj: &Object<'_>, s: &mut Summary) -> Result<(), i32> {
-    let summary = |id: llvm::ElfIdent, load_name: Option<String>| {
-        let (is64, big) = (id.encoding.is64, id.encoding.big_endian);
-        format!(
-            "\nFile: {}\nFormat: {}\nArch: {}\nAddressSize: {}bit\nLoadName: {}\n",
-            obj.shown,
-            llvm::elf_format_name_of(id.machine, is64, big),
-            llvm::elf_arch_name_of(id.machine, is64, big, id.flags),
-            if is64 { 64 } else { 32 },
-            load_name.unwrap_or_else(|| "<Not found>".into())
-        )
-    };
-    let ident = llvm::elf_ident(obj.data);
-    let elf = match Elf::parse(obj.data) {
-        Ok(e) => e,
-        Err(e) => {
-            // The ELF header alone makes the summary; LLVM prints it, then
-            // gives up on the rest.
-            if let Some(id) = ident {
-                s.write_summary(summary(id, None).as_bytes());
-            }
-            s.flush();
-            let e = e.rebase(obj.base);
-            match llvm::llvm_elf_error(obj.data) {
-                Some(m) => elog(&format!(
-                    "{argv0}: error: '{}': unable to continue dumping, the file is corrupt: {m} [{e}]",
-                    obj.shown
-                )),
-                None => elog(&format!(
-                    "{argv0}: error: '{}': unable to continue dumping, the file is corrupt: {e}",
-                    obj.shown
-                )),
-            }
-            return Err(1);
-        }
-    };
-    let soname = elf
-        .soname()
-        .map(|n| String::from_utf8_lossy(n).into_owned());
-    if let Some(id) = ident {
-        s.write_summary(summary(id, soname).as_bytes());
-    }
-    let found = llvm_object::find_bundles_in(&elf, &obj.contents());
-    if let Some((m, d)) = &found.failure {
-        s.flush();
-        elog(&format!(
-            "{argv0}: warning: '{}': {m} [{}]",
-            obj.shown,
-            d.clone().rebase(obj.base)
-        ));
-    }
-    // Buffered: stdout is line-buffered, a write per line otherwise.
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    for e in &found.entries {
-        // The ID is printed as a C string: up to its first NUL.
-        let id = e.id.split(|&b| b == 0).next().unwrap_or_default();
-        let _ = out.write_all(&super::term::for_terminal(super::term::Stream::Stdout, id));
-        let _ = writeln!(
-            out,
-            "\tfile://{}#offset={}&size={}",
-            obj.stem, e.offset, e.size
-        );
-    }
-    let _ = out.flush();
-    Ok(())
 }
