@@ -514,15 +514,6 @@ fn extraction_takes_every_image_and_nested_binaries() {
         std::fs::read(dir.path().join("outer-t-x.0.")).unwrap(),
         std::fs::read(dir.path().join("pk.bin")).unwrap()
     );
-
-    // Packaging at main is not modelled, and says so.
-    let out = packager(
-        "main",
-        dir.path(),
-        &["-o", "x.bin", "--image=file=a.img,triple=t"],
-    );
-    assert_eq!(out.code, Some(1), "{out:?}");
-    assert!(out.stderr.contains("does not model"), "{out:?}");
 }
 
 #[test]
@@ -712,4 +703,118 @@ fn main_changes_script_lists_what_changed_in_modelled_files() {
     // Not a checkout at all.
     let o = run(&[dir.path().join("nowhere").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(1));
+}
+
+/// Packaging at main (OB-22, *LLVM main*; llvm#197456 and the proposed
+/// llvm#222774 as stored): every `--image` in one version 3 binary, which
+/// the strict reader accepts, main's objdump prints image by image, and
+/// main's extraction gives back byte for byte; `--compress` writes the same
+/// binary compressed after its header (`inflated size` = the plain one's
+/// size), which lists the same images; the compression options are
+/// checked in main's order and words, and are unknown before main.
+#[test]
+fn packaging_writes_one_multi_entry_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.o"), b"IMAGE-ONE").unwrap();
+    std::fs::write(d.join("b.o"), b"IMAGE-TWO!!").unwrap();
+    let images = [
+        "--image=file=a.o,triple=amdgcn-amd-amdhsa,arch=gfx906,kind=hip",
+        "--image=file=b.o,triple=nvptx64-nvidia-cuda,arch=sm_70,kind=openmp",
+    ];
+    let o = packager("main", d, &[&["-o", "m.bin"][..], &images].concat());
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let m = std::fs::read(d.join("m.bin")).unwrap();
+    assert_eq!(
+        &m[..8],
+        b"\x10\xff\x10\xad\x03\0\0\0",
+        "one version 3 binary"
+    );
+    assert_eq!(
+        u64::from_le_bytes(m[24..32].try_into().unwrap()),
+        2,
+        "two entries"
+    );
+    assert_eq!(
+        u64::from_le_bytes(m[32..40].try_into().unwrap()),
+        0,
+        "not compressed"
+    );
+    let strict = offload_kit::offload_binary::parse_strict(&m, 0, Default::default()).unwrap();
+    assert_eq!(strict.len(), 1);
+    let imgs: Vec<&[u8]> = strict[0].entries.iter().map(|e| &*e.image).collect();
+    assert_eq!(imgs, [&b"IMAGE-ONE"[..], b"IMAGE-TWO!!"]);
+    let o = packager("main", d, &["--objdump-offloading", "m.bin"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        text.contains("OFFLOADING IMAGE [1]:\nkind            elf\narch            sm_70"),
+        "{text}"
+    );
+    assert!(text.contains("image size      11 bytes"), "{text}");
+    // 22 writes one v1 binary per image instead.
+    let o = packager("22", d, &[&["-o", "v1.bin"][..], &images].concat());
+    assert_eq!(o.code, Some(0));
+    let v1 = std::fs::read(d.join("v1.bin")).unwrap();
+    assert_eq!(v1[4], 1);
+    assert_eq!(
+        offload_kit::offload_binary::parse_strict(&v1, 0, Default::default())
+            .unwrap()
+            .len(),
+        2
+    );
+    // Compressed, both formats: the same images.
+    for fmt in ["zstd", "zlib"] {
+        let format = format!("--compression-format={fmt}");
+        let args = [&["-o", "c.bin", "--compress", &format][..], &images].concat();
+        let o = packager("main", d, &args);
+        assert_eq!(o.code, Some(0), "{fmt}: {}", o.stderr);
+        let c = std::fs::read(d.join("c.bin")).unwrap();
+        assert_eq!(c.len() % 8, 0);
+        assert_eq!(
+            u64::from_le_bytes(c[32..40].try_into().unwrap()),
+            m.len() as u64,
+            "{fmt}"
+        );
+        let read = offload_kit::offload_binary::parse_strict(&c, 0, Default::default()).unwrap();
+        let got: Vec<&[u8]> = read[0].entries.iter().map(|e| &*e.image).collect();
+        assert_eq!(got, imgs, "{fmt}");
+    }
+    for (args, want) in [
+        (
+            &["--compress", "--compression-level=9"][..],
+            "--compression-level requires --compression-format",
+        ),
+        (
+            &[
+                "--compress",
+                "--compression-format=zlib",
+                "--compression-level=12",
+            ],
+            "invalid zlib compression level 12; expected a value in [0, 9]",
+        ),
+        (
+            &[
+                "--compress",
+                "--compression-format=zstd",
+                "--compression-level=23",
+            ],
+            "invalid zstd compression level 23; expected a value in [-5, 22]",
+        ),
+    ] {
+        let o = packager(
+            "main",
+            d,
+            &[&["-o", "x.bin"][..], args, &images[..1]].concat(),
+        );
+        assert_eq!(o.code, Some(1), "{args:?}");
+        assert!(o.stderr.contains(want), "{args:?}: {}", o.stderr);
+    }
+    let o = packager("22", d, &["-o", "x.bin", "--compress", images[0]]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr
+            .contains("Unknown command line argument '--compress'"),
+        "{}",
+        o.stderr
+    );
 }

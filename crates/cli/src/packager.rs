@@ -3,7 +3,10 @@
 //! messages, outputs and exit statuses for the release chosen with
 //! `--llvm-version` (default 22).
 //!
-//! offload-kit additions: `--llvm-version=16|19|22`, and
+//! At `--llvm-version=main`, packaging writes one multi-entry version 3
+//! binary (`--compress`: compressed), the proposed llvm#222774 as stored.
+//!
+//! offload-kit additions: `--llvm-version=16|19|22|main`, and
 //! `--objdump-offloading <file>`, which prints what `llvm-objdump
 //! --offloading <file>` of the release prints.
 
@@ -14,6 +17,7 @@ use offload_kit_io::output::{self, OutputFile};
 use offload_kit_io::output::{io_text, strip_os_error};
 use offload_kit_llvm::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit_llvm::offload_binary::packager::{self, Action, ImageArgs};
+use offload_kit_llvm::offload_binary::Compression;
 use offload_kit_llvm::Release;
 use std::io::{Read, Write};
 use std::path::Path;
@@ -52,10 +56,19 @@ const SPECS: &[Spec] = &[
     Spec::flag("version"),
     Spec::value("llvm-version"),
     Spec::flag("objdump-offloading"),
+    Spec::flag("compress"),
+    Spec::value("compression-format"),
+    Spec::value("compression-level"),
 ];
 
-/// Options newer than LLVM 16, the first release modelled.
-const SINCE: &[(&str, Release)] = &[("archive", Release::L19)];
+/// Options newer than LLVM 16, the first release modelled (main's
+/// compression: the proposed llvm#222774 as stored).
+const SINCE: &[(&str, Release)] = &[
+    ("archive", Release::L19),
+    ("compress", Release::Main),
+    ("compression-format", Release::Main),
+    ("compression-level", Release::Main),
+];
 
 /// offload-kit's additions: accepted, never suggested.
 const UNSUGGESTED: &[&str] = &["llvm-version", "objdump-offloading"];
@@ -70,6 +83,9 @@ struct Args {
     version: bool,
     objdump: bool,
     input: Option<String>,
+    compress: bool,
+    compression_format: Option<String>,
+    compression_level: Option<String>,
 }
 
 /// Parse as `llvm::cl` does for this tool. Errors are complete lines.
@@ -96,7 +112,52 @@ fn parse(tool: &str, argv0: &str, release: Release, argv: &[String]) -> Result<A
         version: p.flag("version"),
         objdump: p.flag("objdump-offloading"),
         input: p.positionals().last().cloned(),
+        compress: p.flag("compress"),
+        compression_format: p.value("compression-format").map(str::to_string),
+        compression_level: p.value("compression-level").map(str::to_string),
     })
+}
+
+/// LLVM main's `--compress`, `--compression-format=zstd|zlib` (default
+/// zstd) and `--compression-level=N` (default: the format's), checked in
+/// its order and words (`llvm-offload-binary.cpp` at `55aa5c55968252d5`,
+/// the proposed llvm#222774).
+fn main_compression(a: &Args) -> Result<Option<Compression>, String> {
+    if a.compression_level.is_some() && a.compression_format.is_none() {
+        return Err("--compression-level requires --compression-format".into());
+    }
+    let zlib = match a.compression_format.as_deref() {
+        None | Some("zstd") => false,
+        Some("zlib") => true,
+        Some(v) => {
+            return Err(format!(
+                "for the --compression-format option: Cannot find option named '{v}'!"
+            ))
+        }
+    };
+    let level = match a.compression_level.as_deref() {
+        None => None,
+        Some(v) => Some(v.parse::<i64>().map_err(|_| {
+            format!("for the --compression-level option: '{v}' value invalid for integer argument!")
+        })?),
+    };
+    let (name, lo, hi) = if zlib {
+        ("zlib", 0, 9)
+    } else {
+        ("zstd", -5, 22)
+    };
+    if let Some(l) = level.filter(|&l| l != -1 && !(lo..=hi).contains(&l)) {
+        return Err(format!(
+            "invalid {name} compression level {l}; expected a value in [{lo}, {hi}]"
+        ));
+    }
+    if !a.compress {
+        return Ok(None);
+    }
+    Ok(Some(match (zlib, level.filter(|&l| l != -1)) {
+        (true, l) => Compression::Zlib(l.map_or(6, |l| l as u32)),
+        (false, l) => Compression::Zstd(l.map_or(5, |l| l as i32)),
+    }))
 }
 
 fn help(tool: &str, release: Release) -> String {
@@ -229,13 +290,12 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         );
     }
     if let Some(out) = output {
-        // main's reading and extraction are modelled, its packaging is not.
-        if release == Release::Main {
-            return err(
-                "offload-kit does not model how LLVM main's llvm-offload-binary packages images (spec/offload-binary.md, OB-22, LLVM main: the version it writes depends on llvm#222774); --llvm-version=main reads and extracts, packaging takes 16, 19 or 22",
-            );
-        }
-        return bundle(argv0, &out, &a.images, release);
+        let compression = match (release == Release::Main).then(|| main_compression(&a)) {
+            Some(Err(m)) => return err(&m),
+            Some(Ok(c)) => c,
+            None => None,
+        };
+        return bundle(argv0, &out, &a.images, release, compression);
     }
     if let Some(inp) = input {
         return unbundle(argv0, &inp, &a.images, release, a.archive);
@@ -286,9 +346,19 @@ fn llvm_io(e: &offload_kit_format::Error) -> String {
     }
 }
 
-fn bundle(argv0: &str, out: &str, images: &[String], release: Release) -> i32 {
+fn bundle(
+    argv0: &str,
+    out: &str,
+    images: &[String],
+    release: Release,
+    compression: Option<Compression>,
+) -> i32 {
     let parsed: Vec<ImageArgs> = images.iter().map(|i| ImageArgs::parse(i)).collect();
-    let bytes = match packager::package(&parsed, release, &mut read_file) {
+    let packaged = match release {
+        Release::Main => packager::package_main(&parsed, compression, &mut read_file),
+        _ => packager::package(&parsed, release, &mut read_file),
+    };
+    let bytes = match packaged {
         Ok(b) => b,
         Err(e) => {
             elog!("{argv0}: error: {}", e.message);

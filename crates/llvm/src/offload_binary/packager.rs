@@ -121,13 +121,17 @@ pub type PackageError = LlvmError;
 
 /// Package `images` as `release` does and return the output bytes: one
 /// version 1 binary per image (per file in 19 and 22, which split `file`
-/// at ','), concatenated. `read(path)` reads an input file or returns the
-/// message LLVM prints for it ("No such file or directory").
+/// at ','), concatenated; LLVM main: [`package_main`], uncompressed.
+/// `read(path)` reads an input file or returns the message LLVM prints for
+/// it ("No such file or directory").
 pub fn package(
     images: &[ImageArgs],
     release: Release,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
+    if release == Release::Main {
+        return package_main(images, None, read);
+    }
     if release <= Release::L15 {
         return Err(LlvmError::llvm(format!(
             "LLVM {release} has no clang-offload-packager that offload-kit reproduces (16, 19, 22)"
@@ -180,6 +184,56 @@ pub fn package(
         }
     }
     Ok(out)
+}
+
+/// LLVM main's `llvm-offload-binary -o` (spec/offload-binary.md, OB-22,
+/// *LLVM main*; llvm#197456, and the version-3 header of the proposed
+/// llvm#222774 as the source search stores its head:
+/// `llvm-offload-binary.cpp` at `55aa5c55968252d5`, `OffloadBinary.h` at
+/// `05ed393bf1e3`): the images of every `--image` (each file of a
+/// comma-separated `file` one image; `file` required, `triple` not), with
+/// 22's kinds and string order, in **one** version 3 binary of several
+/// entries; `--compress` compresses everything after its 40-byte header.
+pub fn package_main(
+    images: &[ImageArgs],
+    compression: Option<super::Compression>,
+    read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<u8>, PackageError> {
+    let release = Release::Main;
+    let mut all = Vec::new();
+    for args in images {
+        if !args.has("file") {
+            return Err(LlvmError::llvm("'file' is a required image arguments"));
+        }
+        let offload_kind = args
+            .get("kind")
+            .map_or(0, |k| offload_kind_value(k, release));
+        let strings: Vec<(Vec<u8>, Vec<u8>)> = args
+            .string_entries(release)
+            .into_iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect();
+        for f in args.get("file").unwrap_or_default().split(',') {
+            let data = read(f).map_err(LlvmError::llvm)?;
+            all.push(super::OwnedImage {
+                image_kind: image_kind_for(f, &data, release),
+                offload_kind,
+                flags: 0,
+                strings: strings.clone(),
+                image: data,
+            });
+        }
+    }
+    // main's `write` asserts at least one image; what a release build
+    // writes without one is not established, so offload-kit refuses.
+    if all.is_empty() {
+        let e = crate::Error::rule(
+            crate::rules::OB_6,
+            "no --image: LLVM main's OffloadBinary::write asserts at least one image (what a release build writes then is not established)",
+        );
+        return Err(LlvmError::with(e.to_string(), e));
+    }
+    super::write_multi(&all, 3, compression).map_err(|e| LlvmError::with(e.to_string(), e))
 }
 
 /// One step of an extraction, in the order the release performs them.
