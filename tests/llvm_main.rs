@@ -818,3 +818,43 @@ fn packaging_writes_one_multi_entry_binary() {
         o.stderr
     );
 }
+
+/// main's `member=` filter key picks the archive member an image came
+/// from (`member-extract.test`); 22 takes it as a string key no image has.
+#[test]
+fn member_key_picks_an_archive_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, img) in [("a.o", &b"AAAA"[..]), ("b.o", b"BBBBBB")] {
+        std::fs::write(d.join("img"), img).unwrap();
+        let o = packager("22", d, &["-o", name, "--image=file=img,triple=t,arch=x"]);
+        assert_eq!(o.code, Some(0), "{}", o.stderr);
+    }
+    let members: Vec<(String, Vec<u8>)> = ["a.o", "b.o"]
+        .iter()
+        .map(|n| (n.to_string(), std::fs::read(d.join(n)).unwrap()))
+        .collect();
+    let refs: Vec<(&str, &[u8])> = members
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    std::fs::write(d.join("lib.a"), offload_kit::host::ar::write_gnu(&refs)).unwrap();
+    let o = packager(
+        "main",
+        d,
+        &["lib.a", "--image=member=b.o,triple=t,file=out"],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!o.stderr.contains("Multiple inputs"), "{}", o.stderr);
+    assert_eq!(std::fs::read(d.join("out")).unwrap(), b"BBBBBB");
+    let o = packager("main", d, &["lib.a", "--image=triple=t,file=both"]);
+    assert!(
+        o.stderr
+            .contains("Multiple inputs match to a single file, 'both'"),
+        "{}",
+        o.stderr
+    );
+    let o = packager("22", d, &["lib.a", "--image=member=b.o,triple=t,file=none"]);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    assert!(!d.join("none").exists(), "22 matches no image on member=");
+}

@@ -276,11 +276,15 @@ pub enum Action {
 
 /// Whether `img` matches the filter `args` in `release`: every key other
 /// than `file` equals the stored string (a missing string is empty);
-/// `kind` is compared as the offload kind enumeration.
+/// `kind` is compared as the offload kind enumeration. LLVM main also
+/// takes `member`, compared with the file name of the buffer the binary
+/// came from: the archive member's name, else the input path's
+/// (`llvm-offload-binary.cpp` at `55aa5c55968252d5`, `member-extract.test`).
 pub fn matches(img: &LlvmImage<'_>, args: &ImageArgs, release: Release) -> bool {
     args.pairs.iter().all(|(k, v)| match k.as_str() {
         "file" => true,
         "kind" => img.offload_kind == offload_kind_value(v, release),
+        "member" if release == Release::Main => path_filename(&img.identifier) == v,
         _ => img.get(k.as_bytes()) == v.as_bytes(),
     })
 }
