@@ -106,7 +106,7 @@ fn smoke_bundler_plan() {
 #[test]
 fn smoke_any_container() {
     let mut inputs = seeds();
-    // Mutations of real containers: text, compressed, ELF.
+    // Mutations of real containers: text, compressed, kpack.
     let text = offload_kit::bundle::text::write_to_vec(
         &[
             (b"host-x86_64-unknown-linux-gnu-", b"host\n"),
@@ -115,8 +115,21 @@ fn smoke_any_container() {
         "#",
     );
     let ccob = offload_kit::bundle::ccob::compress(&text, Default::default()).unwrap();
+    // kpack archives ROCm's pack_tree and split_artifacts wrote (zstd, plain).
+    let kpack = |n: &str| {
+        std::fs::read(format!(
+            "{}/tests/data/kpack/{n}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    };
     let mut rng = Lcg(99);
-    for base in [text, ccob] {
+    for base in [
+        text,
+        ccob,
+        kpack("pack_tree-test-gfx9.kpack"),
+        kpack("split-test_lib_gfx906.kpack"),
+    ] {
         for _ in 0..500 {
             let mut d = base.clone();
             let at = (rng.next() as usize) % d.len();

@@ -94,7 +94,7 @@ pub fn bundler_plan(data: &[u8]) {
 }
 
 /// Every container reader through auto-detection, strictly and as every
-/// release reads it, plus the text, CCOB and ELF readers directly.
+/// release reads it, plus the text, CCOB, ELF and kpack readers directly.
 pub fn any_container(data: &[u8]) {
     let _ = crate::detect::list(&data, None);
     for r in Release::WITH_MAIN {
@@ -121,6 +121,14 @@ pub fn any_container(data: &[u8]) {
     let _ = crate::bundle::ccob::decompress_strict(data, 0);
     let _ = crate::bundle::fatbin::inspect(&data);
     let _ = crate::bundle::object::parse_strict(data);
+    // ROCm kpack archives and HIPK references (spec/kpack.md); code
+    // objects decoded within a small limit, as a loader holding little.
+    if let Ok(a) = offload_kit_format::kpack::parse(data) {
+        for k in &a.kernels {
+            let _ = a.code_object(data, k, 1 << 20);
+        }
+    }
+    let _ = offload_kit_format::kpack::parse_host_ref(data, 0);
 }
 
 /// The inspector on anything: [`identify`](crate::inspect::code_object::identify)

@@ -6,7 +6,8 @@
 //! entry ID respelled (kind, processor, features), the payloads laid out
 //! at another alignment, the bundle compressed or decompressed, one named
 //! rule broken (through [`crate::generate`]'s violations), the container
-//! nested in another (a `.hip_fatbin`, an archive). Input no reader
+//! nested in another (a `.hip_fatbin`, an archive); a kpack archive's TOC,
+//! blobs and header, a HIPK host's reference. Input no reader
 //! recognises gets byte-level mutations. The result never exceeds
 //! `max_size`; the same `(data, max_size, seed)` gives the same result.
 //!
@@ -25,6 +26,7 @@
 //! ```
 
 mod image;
+mod kpack;
 
 use crate::bundle::ccob::decompress_prefix;
 use crate::detect::{self, Container};
@@ -87,6 +89,10 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
 /// One structural mutation of a recognised container.
 fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
     let m = |bytes: Vec<u8>, what: String| Some(Mutation { bytes, what });
+    if offload_kit_format::kpack::is_kpack(data) {
+        let (bytes, what) = kpack::archive(data, rng)?;
+        return m(bytes, what);
+    }
     match detect::detect(data)? {
         Container::BinaryBundle => {
             let model = Model::read(data)?;
@@ -139,6 +145,12 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             )
         }
         _ => {
+            // A HIPK host: its archive reference or wrapper, half the time.
+            if rng.chance(50) {
+                if let Some((bytes, what)) = kpack::host(data, rng) {
+                    return m(bytes, what);
+                }
+            }
             // An ELF host: mutate one bundle section or the .hip_fatbin in place.
             let e = Elf::parse(data).ok()?;
             let secs: Vec<_> = e
@@ -571,6 +583,54 @@ mod tests {
             readable > 150,
             "{readable} of 300 mutants are recognisable containers"
         );
+    }
+
+    #[test]
+    fn kpack_splits_are_mutated_by_structure() {
+        use offload_kit_format::kpack;
+        let mut rules = std::collections::BTreeSet::new();
+        let mut whats = Vec::new();
+        for seed in 0..6 {
+            let g = generate(Kind::Kpack, seed, &Options::default()).unwrap();
+            let archive = &g.companions[0].1;
+            for s in 0..200 {
+                let m = mutate(archive, 1 << 16, s);
+                match kpack::parse(&m.bytes) {
+                    Ok(a) => {
+                        for k in &a.kernels {
+                            if let Err(e) = a.code_object(&m.bytes, k, 1 << 28) {
+                                rules.extend(e.rule_id());
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        rules.extend(e.rule_id());
+                    }
+                }
+                whats.push(m.what);
+            }
+            for s in 0..100 {
+                let m = mutate(&g.bytes, 1 << 16, s);
+                whats.push(m.what);
+            }
+        }
+        for want in [
+            "kpack TOC number",
+            "kpack TOC string",
+            "kpack TOC key",
+            "kpack version",
+            "kpack blob",
+            "rocm_kpack_ref",
+            "HIPK wrapper",
+        ] {
+            assert!(
+                whats.iter().any(|w| w.contains(want)),
+                "no '{want}' among the mutations"
+            );
+        }
+        for rule in ["KPAK-1", "KPAK-2", "KPAK-3", "KPAK-5"] {
+            assert!(rules.contains(rule), "no mutant breaks {rule}: {rules:?}");
+        }
     }
 
     #[test]
