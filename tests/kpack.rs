@@ -75,7 +75,7 @@ fn rocm_written_archives_hold_the_fat_binarys_code_objects() {
         assert_eq!(doc["container"], "kpack");
         let from_fat = extracted(&data(fat), &tmp.join(format!("{archive}-fat")));
         let from_kpack = extracted(&data(archive), &tmp.join(archive));
-        assert_eq!(from_kpack.len(), doc["kernels"].as_array().unwrap().len());
+        assert_eq!(from_kpack.len(), doc["entries"].as_array().unwrap().len());
         for (name, bytes) in &from_kpack {
             let arch = name.trim_end_matches(".hsaco").rsplit('.').next().unwrap();
             let want = from_fat
@@ -222,4 +222,115 @@ fn generated_splits_validate_and_name_their_archives() {
         archives_seen += found;
     }
     assert!(archives_seen > 12, "every split had one architecture");
+}
+
+/// `check --gpu` and `extract --gpu` of a HIPK host find its code object as
+/// ROCm's runtime does (spec/kpack.md HIPK-2), in the layout the splitter
+/// wrote (`lib/libk.so`, archives in `../.kpack`): `split_artifacts`'
+/// archives serve gfx906 and a gfx90a agent ISA with features, byte for
+/// byte the fat binary's code objects; gfx942 has no archive
+/// (ARCHIVE_NOT_FOUND); `pack_tree`'s archive lists gfx906 but files it
+/// without `#0` (KERNEL_NOT_FOUND, what its runtime answers); `--kpack-path`
+/// names archives in place of the host's search paths.
+#[test]
+fn hosts_find_their_code_objects_as_the_runtime_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let put = |from: &str, to: &str| {
+        let p = d.join(to);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(data(from), p).unwrap();
+    };
+    put("split-host-libk.so", "split/stage/lib/libk.so");
+    put(
+        "split-test_lib_gfx906.kpack",
+        "split/stage/.kpack/test_lib_gfx906.kpack",
+    );
+    put(
+        "split-test_lib_gfx90a.kpack",
+        "split/stage/.kpack/test_lib_gfx90a.kpack",
+    );
+    put("pack_tree-host-libk.so", "tree/lib/libk.so");
+    put("pack_tree-test-gfx9.kpack", "tree/.kpack/test-gfx9.kpack");
+    let host = d.join("split/stage/lib/libk.so");
+    let h = host.to_str().unwrap();
+    let fat = extracted(&data("libk.so"), &d.join("fat"));
+    let of = |arch: &str| {
+        fat.iter()
+            .find(|(n, _)| n.ends_with(arch))
+            .unwrap()
+            .1
+            .clone()
+    };
+    for (gpu, arch) in [
+        ("gfx906", "gfx906"),
+        ("amdgcn-amd-amdhsa--gfx90a:sramecc-:xnack+", "gfx90a"),
+    ] {
+        let (code, out, err) = offload_kit(&["check", "--gpu", gpu, h]);
+        assert_eq!(code, 0, "{gpu}: {out}{err}");
+        assert!(
+            out.contains(&format!(
+                "runs: code object 'stage/lib/libk.so#0' for {arch}"
+            )),
+            "{out}"
+        );
+        let o = d.join(format!("{arch}.hsaco"));
+        let (code, out, err) =
+            offload_kit(&["extract", "--gpu", gpu, "-o", o.to_str().unwrap(), h]);
+        assert_eq!(code, 0, "{gpu}: {out}{err}");
+        assert_eq!(
+            std::fs::read(&o).unwrap(),
+            of(&format!("--{arch}")),
+            "{gpu}"
+        );
+    }
+    let (code, out, _) = offload_kit(&["check", "--gpu", "gfx942", h]);
+    assert_eq!(code, 1);
+    assert!(out.contains("ARCHIVE_NOT_FOUND"), "{out}");
+    let o = d.join("none.hsaco");
+    let (code, _, err) = offload_kit(&["extract", "--gpu", "gfx942", "-o", o.to_str().unwrap(), h]);
+    assert_eq!(code, 1);
+    assert!(err.contains("rule HIPK-2") && !o.exists(), "{err}");
+    let tree = d.join("tree/lib/libk.so");
+    let (code, out, _) = offload_kit(&["check", "--gpu", "gfx906", tree.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(
+        out.contains("KERNEL_NOT_FOUND") && out.contains("'lib/libk.so#0'"),
+        "{out}"
+    );
+    // Named archives: the split's gfx906 archive for the split's host.
+    let named = d.join("split/stage/.kpack/test_lib_gfx906.kpack");
+    let moved = d.join("elsewhere.kpack");
+    std::fs::rename(&named, &moved).unwrap();
+    let (code, out, _) = offload_kit(&["check", "--gpu", "gfx906", h]);
+    assert_eq!(code, 1, "{out}");
+    let (code, out, err) = offload_kit(&[
+        "check",
+        "--gpu",
+        "gfx906",
+        "--kpack-path",
+        moved.to_str().unwrap(),
+        h,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("elsewhere.kpack"), "{out}");
+    let (code, out, _) = offload_kit(&[
+        "check",
+        "--json",
+        "--gpu",
+        "gfx906",
+        "--gpu",
+        "gfx942",
+        "--kpack-path",
+        moved.to_str().unwrap(),
+        h,
+    ]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let v = &doc["files"][0]["kpack"];
+    assert_eq!(
+        (v[0]["runs"].as_bool(), v[1]["error"].as_str()),
+        (Some(true), Some("ARCH_NOT_FOUND")),
+        "{doc}"
+    );
 }

@@ -61,10 +61,17 @@ pub(super) fn extract(
     output: Option<PathBuf>,
     all: bool,
     dir: Option<PathBuf>,
-    gpu: Option<&str>,
+    gpu: Option<(&str, Option<&str>)>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
+    // A HIPK host: the code object ROCm's runtime finds in its archives.
+    if let (Some((g, kpack_path)), Some(host)) = (gpu, super::hipk::host_ref(input.bytes())) {
+        let (r, index) = host?;
+        let given = super::hipk::override_paths(kpack_path);
+        return super::hipk::extract(file, &r, index, g, given.as_deref(), output, dir);
+    }
+    let gpu = gpu.map(|(g, _)| g);
     if let (true, Some(dir)) = (
         super::kpack::is_kpack(&input),
         dir.as_deref().filter(|_| all),

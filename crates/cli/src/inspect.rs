@@ -317,6 +317,7 @@ pub fn run_check(
     gpus: &[String],
     json: bool,
     opts: Options,
+    kpack_path: Option<&str>,
 ) -> Result<i32, Vec<Error>> {
     let gpus = with_machine_gpus(gpus)?;
     let gpus: Vec<Gpu> = gpus
@@ -330,8 +331,40 @@ pub fn run_check(
     let mut docs = Vec::new();
     // Per GPU: files checked, files on which it does not run.
     let mut tally = vec![(0usize, 0usize); gpus.len()];
+    let given = super::hipk::override_paths(kpack_path);
     for ((path, _), o) in files.iter().zip(&outcomes) {
         let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
+        // A HIPK host: its code object is in kpack archives (HIPK-2).
+        if let Some(host) = Input::open(path)
+            .ok()
+            .and_then(|i| super::hipk::host_ref(i.bytes()))
+        {
+            let (r, index) = host?;
+            let mut verdicts = Vec::new();
+            for (g, t) in gpus.iter().zip(tally.iter_mut()) {
+                let found = super::hipk::find(path, &r, index, &g.text, given.as_deref())?;
+                t.0 += 1;
+                if let Some(e) = found.error() {
+                    t.1 += 1;
+                    all_run = false;
+                    if !json {
+                        let bad = paint(Stream::Stdout, Color::Red, "DOES NOT RUN");
+                        outln!("{name}: {}: {bad}: {}", g.text, found.describe());
+                    }
+                    verdicts.push(serde_json::json!({"gpu": g.text, "runs": false, "error": e, "why": found.describe()}));
+                } else {
+                    if !json {
+                        let ok = paint(Stream::Stdout, Color::Green, "runs");
+                        outln!("{name}: {}: {ok}: {}", g.text, found.describe());
+                    }
+                    verdicts.push(
+                        serde_json::json!({"gpu": g.text, "runs": true, "found": found.describe()}),
+                    );
+                }
+            }
+            docs.push(serde_json::json!({"file": path.to_string_lossy(), "kpack": verdicts}));
+            continue;
+        }
         let r = match o {
             Outcome::NoOffloadCode => continue,
             Outcome::Failed(es) => {

@@ -22,17 +22,19 @@ fn scheme_name(a: &Archive) -> &'static str {
 pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Error>> {
     let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
     if json {
-        let kernels: Vec<_> = (a.kernels.iter())
+        // offload-kit-list/1: an entry per (kernel, architecture), at its blob.
+        let entries: Vec<_> = (a.kernels.iter())
             .map(|k| {
                 let (offset, size) = a.blob(k);
-                serde_json::json!({"name": k.name, "arch": k.arch, "ordinal": k.ordinal,
-                    "offset": offset, "stored_size": size, "original_size": k.original_size,
-                    "type": k.kind, "target": k.target})
+                serde_json::json!({"id": k.name, "offset": offset, "size": size, "bundle": 0,
+                    "container": "kpack", "kpack": {"arch": k.arch, "ordinal": k.ordinal,
+                    "original_size": k.original_size, "type": k.kind, "target": k.target}})
             })
             .collect();
-        let doc = serde_json::json!({"file": file.to_string_lossy(), "container": "kpack",
+        let doc = serde_json::json!({"schema": "offload-kit-list/1", "container": "kpack",
+            "mode": "strict", "entries": entries, "kpack": {"file": file.to_string_lossy(),
             "compression_scheme": scheme_name(&a), "group_name": a.group_name,
-            "gfx_arch_family": a.gfx_arch_family, "gfx_arches": a.gfx_arches, "kernels": kernels});
+            "gfx_arch_family": a.gfx_arch_family, "gfx_arches": a.gfx_arches}});
         outln!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("serialisable")

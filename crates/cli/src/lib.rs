@@ -44,6 +44,7 @@ mod cl;
 mod conformance;
 mod extract;
 mod generate;
+mod hipk;
 mod inspect;
 mod kpack;
 mod man;

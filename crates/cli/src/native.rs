@@ -81,6 +81,10 @@ enum Cmd {
         /// bundle (as `check --gpu` picks it): into --dir, or -o for one bundle.
         #[arg(long, conflicts_with = "all")]
         gpu: Option<String>,
+        /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place
+        /// of the host's search paths (as ROCM_KPACK_PATH, which is read when this is absent).
+        #[arg(long = "kpack-path", requires = "gpu")]
+        kpack_path: Option<String>,
         /// Only entries of the k-th bundle (as `list` numbers them; a
         /// `.hip_fatbin` holds several).
         #[arg(long)]
@@ -126,6 +130,10 @@ enum Cmd {
         /// Print one JSON document (schema "offload-kit-check/1").
         #[arg(long)]
         json: bool,
+        /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place
+        /// of the host's search paths (as ROCM_KPACK_PATH, which is read when this is absent).
+        #[arg(long = "kpack-path")]
+        kpack_path: Option<String>,
         /// Refuse files that break any spec rule. Without it, what clang 14-16 wrote and
         /// the HIP runtime still reads (ID-5 entry IDs, BIN-10 trailing bytes) is read and
         /// warned about.
@@ -338,8 +346,12 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         paths,
         gpu,
         json,
+        kpack_path,
         strict,
-    } => super::inspect::run_check(&paths, &gpu, json, offload_kit_inspect::Options { strict }),
+    } => {
+        let opts = offload_kit_inspect::Options { strict };
+        super::inspect::run_check(&paths, &gpu, json, opts, kpack_path.as_deref())
+    }
     Cmd::Extract {
         file,
         output: Some(out),
@@ -366,13 +378,14 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         member,
         member_index,
         gpu,
+        kpack_path,
     } => extract(
         &file,
         id,
         output,
         all,
         dir,
-        gpu.as_deref(),
+        gpu.as_deref().map(|g| (g, kpack_path.as_deref())),
         Select {
             bundle,
             member: member.as_deref(),

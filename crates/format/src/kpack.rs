@@ -526,6 +526,87 @@ pub fn parse_host_ref(bytes: &[u8], at: u64) -> Result<HostRef, Error> {
     }
 }
 
+/// The code-object index a HIPK wrapper (`.hipFatBinSegment`: magic,
+/// version, pointer, `reserved1`) gives the runtime: `reserved1`, which
+/// ROCm's runtime reads as the index of the host's code object
+/// (HIPK-2); `None` for a wrapper too short to hold it.
+pub fn wrapper_index(wrapper: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(wrapper.get(16..24)?.try_into().ok()?))
+}
+
+/// The key ROCm's runtime looks a host's code object up by:
+/// `<kernel_name>#<index>` (HIPK-2).
+pub fn lookup_key(kernel_name: &str, index: u64) -> String {
+    format!("{kernel_name}#{index}")
+}
+
+/// The architectures an agent ISA accepts an archive for, most specific
+/// first, as ROCm's runtime tries them (HIPK-2; `for_each_compatible_target`
+/// in `runtime/src/isa_target_match.h`): the `amdgcn-amd-amdhsa--` prefix
+/// dropped, then the processor with every subset of the ISA's features,
+/// larger subsets first, features dropped from the right first.
+/// `gfx942:sramecc+:xnack-` gives `gfx942:sramecc+:xnack-`,
+/// `gfx942:sramecc+`, `gfx942:xnack-`, `gfx942`. At most 8 features are
+/// taken (an ISA names two).
+///
+/// ```
+/// use offload_kit_format::kpack::compatible_targets;
+///
+/// assert_eq!(compatible_targets("amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"),
+///            ["gfx942:sramecc+:xnack-", "gfx942:sramecc+", "gfx942:xnack-", "gfx942"]);
+/// assert_eq!(compatible_targets("gfx1201"), ["gfx1201"]);
+/// ```
+pub fn compatible_targets(isa: &str) -> Vec<String> {
+    let s = match isa.strip_prefix("amdgcn-amd-amdhsa--") {
+        Some(rest) if !rest.is_empty() => rest,
+        _ => isa,
+    };
+    let mut parts = s.split(':');
+    let processor = parts.next().unwrap_or_default();
+    if processor.is_empty() {
+        return Vec::new();
+    }
+    let features: Vec<&str> = parts.filter(|f| !f.is_empty()).take(8).collect();
+    let n = features.len();
+    let mut out = Vec::with_capacity(1 << n);
+    for mask in (0..1u32 << n).rev() {
+        let mut c = processor.to_string();
+        for (i, f) in features.iter().enumerate() {
+            if mask & (1 << (n - 1 - i)) != 0 {
+                c.push(':');
+                c.push_str(f);
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The `@GFXARCH@` placeholder of a search path.
+pub const GFXARCH: &str = "@GFXARCH@";
+
+impl HostRef {
+    /// The archive paths ROCm's runtime tries for a GPU of ISA `isa`, in
+    /// order, as written (relative to the host's directory unless
+    /// absolute): each search path, its first `@GFXARCH@` replaced by each
+    /// of [`compatible_targets`], or as it is without one (HIPK-2).
+    pub fn archive_paths(&self, isa: &str) -> Vec<String> {
+        let targets = compatible_targets(isa);
+        let mut out = Vec::new();
+        for p in &self.search_paths {
+            match p.find(GFXARCH) {
+                Some(at) => out.extend(targets.iter().map(|t| {
+                    let mut e = p.clone();
+                    e.replace_range(at..at + GFXARCH.len(), t);
+                    e
+                })),
+                None => out.push(p.clone()),
+            }
+        }
+        out
+    }
+}
+
 /// What a zstd decoder holds besides its output: LLVM's and ROCm's frames
 /// use windows of at most 2^27 bytes, and no larger one is accepted.
 pub const ZSTD_WINDOW: u64 = 1 << 27;

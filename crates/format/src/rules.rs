@@ -161,6 +161,7 @@ rules! {
     KPAK_4 = "KPAK-4", "kpack.md", "zstd-per-kernel blobs are size-prefixed frames within the zstd region, each decoding to its original size";
     KPAK_5 = "KPAK-5", "kpack.md", "The TOC maps each kernel name and architecture to an existing blob";
     HIPK_1 = "HIPK-1", "kpack.md", "A HIPK host names its archives in `.rocm_kpack_ref`, and its `.hip_fatbin` may hold nothing";
+    HIPK_2 = "HIPK-2", "kpack.md", "A HIPK host's code object is the one ROCm's runtime finds: `<kernel_name>#<index>` in the first archive holding a compatible architecture";
 }
 
 /// Look a rule up by its ID.
