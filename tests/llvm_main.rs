@@ -858,3 +858,109 @@ fn member_key_picks_an_archive_member() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     assert!(!d.join("none").exists(), "22 matches no image on member=");
 }
+
+/// `amdgpu<subarch>` IDs through main's bundler (spec/bundle-id.md ID-7,
+/// COMPAT-4, *LLVM main*: OffloadBundler.cpp at 0629daa018e3): it bundles
+/// and lists them as written, unbundles the pair clang's linker-wrapper
+/// test unbundles, serves a subarch request from an `amdgcn` entry of the
+/// same processor, but not a gfx942 request from generic code (GPUKind
+/// equality); 22 refuses the triples.
+#[test]
+fn amdgpu_subarch_ids_through_mains_bundler() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("h"), b"HOST").unwrap();
+    std::fs::write(d.join("g"), b"GENERIC").unwrap();
+    std::fs::write(d.join("x"), b"GFX1200").unwrap();
+    std::fs::write(d.join("n"), b"GFX942").unwrap();
+    let targets = format!(
+        "-targets={HOST},hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+,hip-amdgpu12.00-amd-amdhsa--gfx1200,hip-amdgcn-amd-amdhsa--gfx942"
+    );
+    let inputs = ["-input=h", "-input=g", "-input=x", "-input=n"];
+    let o = bundler(
+        "22",
+        d,
+        &[&["-type=bc", &targets, "-output=b22"][..], &inputs].concat(),
+    );
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr
+            .contains("unknown target triple 'amdgpu9.4-amd-amdhsa"),
+        "{}",
+        o.stderr
+    );
+    let o = bundler(
+        "main",
+        d,
+        &[&["-type=bc", &targets, "-output=b"][..], &inputs].concat(),
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let mut listed = lines(&list("main", d, "b", "bc"));
+    listed.sort();
+    assert_eq!(
+        listed,
+        [
+            "hip-amdgcn-amd-amdhsa--gfx942",
+            "hip-amdgpu12.00-amd-amdhsa--gfx1200",
+            "hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+",
+            HOST
+        ]
+    );
+    let unbundle = |target: &str, out: &str| {
+        bundler(
+            "main",
+            d,
+            &[
+                "-type=bc",
+                "-unbundle",
+                &format!("-targets={target}"),
+                "-input=b",
+                &format!("-output={out}"),
+            ],
+        )
+    };
+    // Exact matches, as linker-wrapper-hip-no-rdc.c unbundles them.
+    assert_eq!(
+        unbundle("hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+", "o1").code,
+        Some(0)
+    );
+    assert_eq!(std::fs::read(d.join("o1")).unwrap(), b"GENERIC");
+    assert_eq!(
+        unbundle("hip-amdgpu12.00-amd-amdhsa--gfx1200", "o2").code,
+        Some(0)
+    );
+    assert_eq!(std::fs::read(d.join("o2")).unwrap(), b"GFX1200");
+    // The amdgcn gfx942 entry serves a request naming gfx942 by its subarch.
+    assert_eq!(
+        unbundle("hipv4-amdgpu9.42-amd-amdhsa--", "o3").code,
+        Some(0)
+    );
+    assert_eq!(std::fs::read(d.join("o3")).unwrap(), b"GFX942");
+    // Without it, generic code does not serve gfx942: GPUKind equality.
+    let generic_only = format!("-targets={HOST},hip-amdgpu9.4-amd-amdhsa--gfx9-4-generic:xnack+");
+    let o = bundler(
+        "main",
+        d,
+        &[
+            "-type=bc",
+            &generic_only,
+            "-input=h",
+            "-input=g",
+            "-output=b2",
+        ],
+    );
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let o = bundler(
+        "main",
+        d,
+        &[
+            "-type=bc",
+            "-unbundle",
+            "-targets=hip-amdgpu9.42-amd-amdhsa--gfx942:xnack+",
+            "-input=b2",
+            "-output=o4",
+        ],
+    );
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("Can't find bundles for"), "{}", o.stderr);
+}

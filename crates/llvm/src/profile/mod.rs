@@ -39,6 +39,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub mod hash_order;
+pub mod main_amdgpu;
 pub mod target_id;
 
 /// An LLVM release whose behaviour is reproduced.
@@ -370,11 +371,12 @@ impl Release {
             .target_info(target)
             .ok_or_else(|| format_error(target))?;
         let kind_ok = OFFLOAD_KINDS.contains(&info.kind.as_str());
+        // main's `parseArch` takes every arch starting with `amdgpu`.
+        let main_amdgpu = self == Release::Main && main_amdgpu::is_amdgpu_arch(&info.triple.arch);
         let triple_ok = !info.triple.as_str().is_empty()
-            && info
-                .triple
-                .arch_kind()
-                .is_some_and(|a| arch_known_in(&info.triple.arch, a, self.major()));
+            && (main_amdgpu
+                || (info.triple.arch_kind())
+                    .is_some_and(|a| arch_known_in(&info.triple.arch, a, self.major())));
         if kind_ok && triple_ok {
             return Ok(info);
         }
@@ -405,34 +407,27 @@ impl Release {
         let (Some(co), Some(t)) = (self.target_info(entry), self.target_info(target)) else {
             return false;
         };
-        if co.kind == t.kind
-            && co.triple.is_compatible_with(&t.triple)
-            && co.target_id == t.target_id
-        {
+        // main: AMDGPU triples compare by subarch (`main_amdgpu`).
+        let triples_ok = match self {
+            Release::Main => main_amdgpu::triples_compatible(&co.triple, &t.triple)
+                .unwrap_or_else(|| co.triple.is_compatible_with(&t.triple)),
+            _ => co.triple.is_compatible_with(&t.triple),
+        };
+        if co.kind == t.kind && triples_ok && co.target_id == t.target_id {
             return true;
         }
-        if !self.kinds_compatible(&co.kind, &t.kind, hip_openmp)
-            || !co.triple.is_compatible_with(&t.triple)
-        {
+        if !self.kinds_compatible(&co.kind, &t.kind, hip_openmp) || !triples_ok {
             return false;
         }
         if self == Release::L16 {
             return target_id::compatible_format_only(&co.target_id, &t.target_id);
         }
         // main parses both with `llvm::AMDGPU::TargetID::parse`, which
-        // refuses every triple but amdgcn (elsewhere only exact matches),
-        // and takes an empty or `generic` processor from the triple's
-        // subarch: none for `amdgcn`, so two of them name the same GPU.
+        // refuses every triple but AMDGPU ones (elsewhere only exact
+        // matches), and takes an empty or `generic` processor from the
+        // subarch (none for `amdgcn`, so two of them name the same GPU).
         if self == Release::Main {
-            if co.triple.arch != "amdgcn" || t.triple.arch != "amdgcn" {
-                return false;
-            }
-            let unnamed = |tid: &str| matches!(tid.split(':').next(), Some("" | "generic"));
-            if unnamed(&co.target_id) || unnamed(&t.target_id) {
-                // A feature on no named processor is unsupported: no parse.
-                let bare = |tid: &str| unnamed(tid) && !tid.contains(':');
-                return bare(&co.target_id) && bare(&t.target_id);
-            }
+            return main_amdgpu::compatible((&co.triple, &co.target_id), (&t.triple, &t.target_id));
         }
         let (Some((cp, cid)), Some((tp, tid))) = (
             target_id::llvm_parse_target_id(&co.triple, &co.target_id),
