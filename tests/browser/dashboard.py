@@ -15,7 +15,10 @@ python3-selenium and chromium-driver, installed by tools/setup) it:
    visible focus outline, and Enter on the next one opens its page;
 5. opens an implementation page, checks its rows come failures first,
    and uses the CSS-only state filter ("passing", then "all");
-6. takes a screenshot of the matrix.
+6. with DASHBOARD_CHANGED_CASE and DASHBOARD_CHANGED_IMPL set, opens
+   compare.html and checks the score that changed (+1), the rule table,
+   and the changed case's row and link;
+7. takes a screenshot of the matrix.
 
 Exits 0 when every check holds; 1 with the failed check on stderr; 2 when
 Selenium or chromedriver is missing (run tools/setup).
@@ -103,12 +106,26 @@ def main():
         check(driver.find_element(By.CSS_SELECTOR, "thead tr").is_displayed(), "the filter hid the table head")
         driver.find_element(By.PARTIAL_LINK_TEXT, "all (").click()
         check(all(r.is_displayed() for r in rows), "'all' does not show every row again")
-        # 6. A screenshot of the matrix.
+        # 6. The comparison with an earlier run (compare.html): the pass
+        # score that changed, the rule, and the changed case linked to its page.
+        case, impl = os.environ.get("DASHBOARD_CHANGED_CASE"), os.environ.get("DASHBOARD_CHANGED_IMPL")
+        if case:
+            driver.get("file://" + os.path.abspath(os.path.join(site, "compare.html")))
+            scores = [[td.text for td in tr.find_elements(By.CSS_SELECTOR, "th, td")]
+                      for tr in driver.find_elements(By.CSS_SELECTOR, "#scores tbody tr")]
+            check(any(r[0] == impl and r[-1] == "+1" for r in scores), f"the score table shows {scores}")
+            check(driver.find_elements(By.CSS_SELECTOR, "#rules tbody tr"), "the rule table is empty")
+            rows = driver.find_elements(By.CSS_SELECTOR, "#changes tbody tr")
+            check(len(rows) == 1 and impl in rows[0].text and "DIFF" in rows[0].text and "pass" in rows[0].text,
+                  f"the changed cases are {[r.text for r in rows]}")
+            rows[0].find_element(By.TAG_NAME, "a").click()
+            check(case in driver.title or case in driver.page_source, "the changed case's link did not open its page")
+        # 7. A screenshot of the matrix.
         driver.get(index)
         check(driver.save_screenshot(shot), "no screenshot")
     finally:
         driver.quit()
-    print("dashboard: matrix, filter, case link, keyboard, implementation page and screenshot checked")
+    print("dashboard: matrix, filter, case link, keyboard, implementation page, comparison and screenshot checked")
 
 
 if __name__ == "__main__":

@@ -93,6 +93,16 @@ pub(super) fn decompress_cmd(file: &Path, output: &Path) -> Result<i32, Vec<Erro
 pub(super) fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let data = input.bytes();
+    // A kpack archive: every blob decoded to its size (KPAK-3, KPAK-4).
+    if offload_kit_format::kpack::is_kpack(data) {
+        let a = offload_kit_inspect::validate_kpack(data).map_err(Vec::from)?;
+        let name = output::escape_controls(&file.to_string_lossy()).into_owned();
+        outln!(
+            "{name}: {} code object(s) of the kpack archive read to their sizes",
+            a.kernels.len()
+        );
+        return Ok(0);
+    }
     if !ccob::is_ccob(data) {
         // Compressed bundles inside (a .hip_fatbin, an archive member) are
         // verified as the strict reader lists them.

@@ -478,25 +478,25 @@ fn compare_and_site(
     names: &[String],
     verdicts: &[Verdict],
 ) -> Result<(), String> {
+    use offload_kit_conformance::compare::Comparison;
     use offload_kit_conformance::html;
     let mut shown = None;
     if let Some(old) = &cli.compare {
-        let cs = report::changes(&report::load_results(old)?, verdicts);
         let title = format!("Changes since {}", old.display());
-        print!("{}", report::changes_text(&title, &cs));
-        shown = Some((title, cs));
+        let c = Comparison::of_runs(&title, cases, &report::load_results(old)?, verdicts);
+        print!("{}", c.text());
+        shown = Some(c);
     }
     if let Some(pair) = &cli.compare_impls {
         let (a, b) = pair.split_once(',').ok_or("--compare-impls takes A,B")?;
-        let cs = report::impl_changes(verdicts, a, b);
-        let title = format!("Outcomes that differ between {a} and {b}");
-        print!("{}", report::changes_text(&title, &cs));
-        shown = Some((title, cs));
+        let c = Comparison::of_impls(cases, verdicts, a, b);
+        print!("{}", c.text());
+        shown = Some(c);
     }
     if let Some(d) = &cli.html {
         html::write_site(cases, names, verdicts, d)?;
-        if let Some((title, cs)) = shown {
-            html::write_compare(d, &title, &cs)?;
+        if let Some(c) = shown {
+            html::write_compare(d, &c)?;
         }
     }
     Ok(())

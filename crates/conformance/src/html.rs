@@ -517,29 +517,52 @@ fn case_body(c: &Case, impls: &[String], by: &Cells<'_>, depth: usize) -> String
     b
 }
 
-/// Write `compare.html` into `dir`: the cases whose outcome changed (see
-/// [`super::report::changes`]), linked to their case pages.
-pub fn write_compare(
-    dir: &Path,
-    title: &str,
-    changes: &[super::report::Change],
-) -> Result<(), String> {
-    let mut b = format!("<p>{} change(s)</p><table><thead><tr><th scope=\"col\">case</th><th scope=\"col\">implementation</th><th scope=\"col\">before</th><th scope=\"col\">after</th></tr></thead><tbody>\n", changes.len());
-    for c in changes {
+/// Write `compare.html` into `dir`: the pass score of each implementation
+/// per spec chapter before and after, the rules whose outcomes moved, and
+/// the cases whose outcome changed, linked to their case pages
+/// ([`super::compare::Comparison`]).
+pub fn write_compare(dir: &Path, c: &super::compare::Comparison) -> Result<(), String> {
+    let mut b = format!(
+        "<p>{} change(s)</p><h2>Pass score per implementation and chapter</h2><table id=\"scores\"><thead><tr><th scope=\"col\">implementation</th><th scope=\"col\">chapter</th><th scope=\"col\">before</th><th scope=\"col\">after</th><th scope=\"col\">change</th></tr></thead><tbody>\n",
+        c.changes.len()
+    );
+    for ((imp, ch), before, after, d) in c.score_rows() {
+        let class = if d < 0 { "differs" } else { "pass" };
+        let _ = writeln!(
+            b,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}/{}</td><td>{}/{}</td><td class=\"{class}\">{d:+}</td></tr>",
+            esc(imp),
+            esc(ch),
+            before.0,
+            before.1,
+            after.0,
+            after.1
+        );
+    }
+    b.push_str("</tbody></table><h2>Rules</h2><table id=\"rules\"><thead><tr><th scope=\"col\">rule</th><th scope=\"col\">became a pass</th><th scope=\"col\">stopped being one</th></tr></thead><tbody>\n");
+    for (r, (fixed, broke)) in c.rules.iter().filter(|(_, (f, b))| f + b > 0) {
+        let _ = writeln!(
+            b,
+            "<tr><th scope=\"row\">{}</th><td>{fixed}</td><td>{broke}</td></tr>",
+            esc(r)
+        );
+    }
+    b.push_str("</tbody></table><h2>Cases</h2><table id=\"changes\"><thead><tr><th scope=\"col\">case</th><th scope=\"col\">implementation</th><th scope=\"col\">before</th><th scope=\"col\">after</th></tr></thead><tbody>\n");
+    for ch in &c.changes {
         let _ = writeln!(
             b,
             "<tr><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            c.case,
-            esc(&c.case),
-            esc(&c.implementation),
-            esc(&c.before),
-            esc(&c.after)
+            ch.case,
+            esc(&ch.case),
+            esc(&ch.implementation),
+            esc(&ch.before),
+            esc(&ch.after)
         );
     }
     b.push_str("</tbody></table>\n");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let p = dir.join("compare.html");
-    std::fs::write(&p, page(title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+    std::fs::write(&p, page(&c.title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
 }
 
 #[cfg(test)]

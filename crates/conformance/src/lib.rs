@@ -39,6 +39,7 @@
 pub mod adapter;
 pub mod case;
 pub mod codec;
+pub mod compare;
 pub mod exec;
 pub mod export;
 pub mod html;

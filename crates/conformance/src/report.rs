@@ -445,22 +445,6 @@ pub fn changes(old: &[Verdict], new: &[Verdict]) -> Vec<Change> {
         .collect()
 }
 
-/// The cases whose outcome differs between implementations `a` and `b` of
-/// one run (e.g. `llvm-19` and `llvm-22`, for release testers).
-pub fn impl_changes(verdicts: &[Verdict], a: &str, b: &str) -> Vec<Change> {
-    let pick = |name: &str| -> Vec<Verdict> {
-        verdicts
-            .iter()
-            .filter(|v| v.implementation == name)
-            .map(|v| Verdict {
-                implementation: format!("{a} → {b}"),
-                ..v.clone()
-            })
-            .collect()
-    };
-    changes(&pick(a), &pick(b))
-}
-
 /// The changes as text, one line each.
 pub fn changes_text(title: &str, cs: &[Change]) -> String {
     let mut s = format!("== {title}: {} change(s) ==\n", cs.len());

@@ -1,0 +1,186 @@
+//! Two runs side by side, as test262.fyi and wpt.fyi show them: the cases
+//! whose outcome changed ([`report::changes`]), the pass score of each
+//! implementation per spec chapter before and after, and per rule how many
+//! outcomes became a pass and how many stopped being one. The same
+//! comparison serves two runs (`--compare OLD.json`: a new LLVM release, a
+//! new offload-kit, a new ROCm) and two implementations of one run
+//! (`--compare-impls A,B`).
+//!
+//! # Example
+//!
+//! ```
+//! use offload_kit_conformance::compare::Comparison;
+//! use offload_kit_conformance::{Role, Status, Verdict};
+//!
+//! let v = |case: &str, status| Verdict { case: case.into(), implementation: "llvm".into(),
+//!     status, underlying: None, detail: String::new(), observed: String::new(), note: None,
+//!     bug: None, commands: vec![], seconds: 0.0, role: Role::Reference };
+//! let old = [v("a", Status::Pass), v("b", Status::Differs)];
+//! let new = [v("a", Status::Differs), v("b", Status::Differs)];
+//! let c = Comparison::of_runs("since old.json", &[], &old, &new);
+//! assert_eq!(c.changes.len(), 1);
+//! assert_eq!(c.before[&("llvm".to_string(), "other".to_string())], (1, 2));
+//! assert_eq!(c.after[&("llvm".to_string(), "other".to_string())], (0, 2));
+//! assert!(c.text().contains("llvm other: 1/2 → 0/2 (-1)"));
+//! ```
+
+use super::case::Case;
+use super::judge::{Status, Verdict};
+use super::report::{self, Change};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+
+/// Cases passed and cases run (not `n/a`), per (implementation, chapter).
+pub type Scores = BTreeMap<(String, String), (usize, usize)>;
+
+/// One changed score: (implementation, chapter), passed and run before,
+/// passed and run after, the difference in cases passed.
+pub type ScoreRow<'c> = (&'c (String, String), (usize, usize), (usize, usize), i64);
+
+/// Two runs, or two implementations, compared.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// What is compared, in words.
+    pub title: String,
+    /// The (case, implementation) outcomes that changed.
+    pub changes: Vec<Change>,
+    /// The scores before.
+    pub before: Scores,
+    /// The scores after.
+    pub after: Scores,
+    /// Per rule: outcomes that became a pass, outcomes that stopped being one.
+    pub rules: BTreeMap<String, (usize, usize)>,
+}
+
+/// The chapter of each case of `cases` (its first rule's); a case the
+/// corpus no longer has counts under `other`.
+fn chapters(cases: &[Case]) -> HashMap<&str, &'static str> {
+    (cases.iter())
+        .map(|c| {
+            let ch = (c.rules.first())
+                .and_then(|r| crate::rules::by_id(r))
+                .map_or("other", |r| r.chapter);
+            (c.id.as_str(), ch)
+        })
+        .collect()
+}
+
+/// The pass score of each implementation per chapter.
+pub fn scores(cases: &[Case], verdicts: &[Verdict]) -> Scores {
+    let chapter = chapters(cases);
+    let mut s = Scores::new();
+    for v in verdicts
+        .iter()
+        .filter(|v| v.status != Status::NotApplicable)
+    {
+        let ch = chapter.get(v.case.as_str()).copied().unwrap_or("other");
+        let e = s
+            .entry((v.implementation.clone(), ch.to_string()))
+            .or_default();
+        e.0 += usize::from(v.status == Status::Pass);
+        e.1 += 1;
+    }
+    s
+}
+
+/// Per rule of the changed cases: how many outcomes became a pass and how
+/// many stopped being one.
+fn rule_changes(cases: &[Case], changes: &[Change]) -> BTreeMap<String, (usize, usize)> {
+    let rules: HashMap<&str, &[String]> = cases
+        .iter()
+        .map(|c| (c.id.as_str(), c.rules.as_slice()))
+        .collect();
+    let pass = Status::Pass.label();
+    let mut out: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // A case one run did not run (`-`) neither passed nor failed there.
+    for c in changes.iter().filter(|c| c.before != "-" && c.after != "-") {
+        let (fixed, broke) = (
+            c.after == pass && c.before != pass,
+            c.before == pass && c.after != pass,
+        );
+        for r in rules.get(c.case.as_str()).copied().unwrap_or_default() {
+            let e = out.entry(r.clone()).or_default();
+            e.0 += usize::from(fixed);
+            e.1 += usize::from(broke);
+        }
+    }
+    out
+}
+
+impl Comparison {
+    /// Two runs' results (`old` from an earlier `--json` report).
+    pub fn of_runs(title: &str, cases: &[Case], old: &[Verdict], new: &[Verdict]) -> Comparison {
+        let changes = report::changes(old, new);
+        Comparison {
+            title: title.to_string(),
+            rules: rule_changes(cases, &changes),
+            changes,
+            before: scores(cases, old),
+            after: scores(cases, new),
+        }
+    }
+
+    /// Implementations `a` and `b` of one run, as if `b` were a later run
+    /// of `a` (both scored under the name `a → b`).
+    pub fn of_impls(cases: &[Case], verdicts: &[Verdict], a: &str, b: &str) -> Comparison {
+        let pick = |name: &str| -> Vec<Verdict> {
+            (verdicts.iter())
+                .filter(|v| v.implementation == name)
+                .map(|v| Verdict {
+                    implementation: format!("{a} → {b}"),
+                    ..v.clone()
+                })
+                .collect()
+        };
+        let title = format!("Outcomes that differ between {a} and {b}");
+        Comparison::of_runs(&title, cases, &pick(a), &pick(b))
+    }
+
+    /// The (implementation, chapter) rows whose score changed, with both
+    /// scores and the difference in cases passed; implementations only one
+    /// of the runs ran are left out.
+    pub fn score_rows(&self) -> Vec<ScoreRow<'_>> {
+        let ran = |s: &Scores, imp: &str| s.keys().any(|(i, _)| i == imp);
+        let mut keys: Vec<&(String, String)> =
+            self.before.keys().chain(self.after.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .filter(|(imp, _)| ran(&self.before, imp) && ran(&self.after, imp))
+            .filter_map(|k| {
+                let b = self.before.get(k).copied().unwrap_or_default();
+                let a = self.after.get(k).copied().unwrap_or_default();
+                (a != b).then(|| (k, b, a, a.0 as i64 - b.0 as i64))
+            })
+            .collect()
+    }
+
+    /// The comparison as text: the changed cases, then the scores and
+    /// rules that moved.
+    pub fn text(&self) -> String {
+        let mut s = report::changes_text(&self.title, &self.changes);
+        let rows = self.score_rows();
+        if !rows.is_empty() {
+            let _ = writeln!(
+                s,
+                "== pass score per implementation and chapter: {} changed ==",
+                rows.len()
+            );
+            for ((imp, ch), b, a, d) in rows {
+                let _ = writeln!(s, "  {imp} {ch}: {}/{} → {}/{} ({d:+})", b.0, b.1, a.0, a.1);
+            }
+        }
+        let moved: Vec<_> = self.rules.iter().filter(|(_, (f, b))| f + b > 0).collect();
+        if !moved.is_empty() {
+            let _ = writeln!(
+                s,
+                "== rules: {} with outcomes that became or stopped being a pass ==",
+                moved.len()
+            );
+            for (r, (f, b)) in moved {
+                let _ = writeln!(s, "  {r}: +{f} pass, -{b} pass");
+            }
+        }
+        s
+    }
+}
