@@ -334,3 +334,77 @@ fn hosts_find_their_code_objects_as_the_runtime_does() {
         "{doc}"
     );
 }
+
+/// `convert --to kpack` splits a clang-built fat binary's code objects into
+/// one archive per target as `split_artifacts` files them: each archive
+/// validates and holds the code object ROCm's own archive holds, byte for
+/// byte; named as ROCm's host names its kernel, ROCm's HIPK host finds
+/// them (HIPK-2, through `--kpack-path`). `convert --to bundle` joins an
+/// archive back into a bundle with the same code objects.
+#[test]
+fn fat_binaries_split_into_archives_and_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = d.join("split");
+    let (code, o, e) = offload_kit(&[
+        "convert",
+        "--to",
+        "kpack",
+        data("libk.so").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--kernel-name",
+        "stage/lib/libk.so",
+        "--prefix",
+        "test_lib",
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    let host = d.join("libk.so");
+    std::fs::copy(data("split-host-libk.so"), &host).unwrap();
+    for arch in ["gfx906", "gfx90a"] {
+        let ours = out.join(format!("test_lib_{arch}.kpack"));
+        let (code, o, e) = offload_kit(&["validate", ours.to_str().unwrap()]);
+        assert_eq!(code, 0, "{arch}: {o}{e}");
+        let mine = extracted(&ours, &d.join(format!("mine-{arch}")));
+        let theirs = extracted(
+            &data(&format!("split-test_lib_{arch}.kpack")),
+            &d.join(format!("theirs-{arch}")),
+        );
+        assert_eq!(mine.len(), 1, "{arch}");
+        assert_eq!(
+            mine, theirs,
+            "{arch}: the same key, architecture and bytes as ROCm's archive"
+        );
+        // ROCm's host, pointed at our archive, finds its code object there.
+        let co = d.join(format!("{arch}.hsaco"));
+        let (code, o, e) = offload_kit(&[
+            "extract",
+            "--gpu",
+            arch,
+            "--kpack-path",
+            ours.to_str().unwrap(),
+            "-o",
+            co.to_str().unwrap(),
+            host.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{arch}: {o}{e}");
+        assert_eq!(std::fs::read(&co).unwrap(), mine[0].1, "{arch}");
+        // And back: a bundle holding the same code object.
+        let bundle = d.join(format!("{arch}.bundle"));
+        let (code, o, e) = offload_kit(&[
+            "convert",
+            "--to",
+            "bundle",
+            ours.to_str().unwrap(),
+            "-o",
+            bundle.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{arch}: {o}{e}");
+        let back = extracted(&bundle, &d.join(format!("back-{arch}")));
+        let dev = back
+            .iter()
+            .find(|(n, _)| n.ends_with(&format!("--{arch}")))
+            .expect("the device entry");
+        assert_eq!(dev.1, mine[0].1, "{arch}: the bundle's code object");
+    }
+}

@@ -138,3 +138,115 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
     commit_all(outs.into_iter().map(|o| o.1).collect()).map_err(|e| vec![e])?;
     Ok(0)
 }
+
+/// A code object and the key an archive files it under.
+type Filed = (String, Vec<u8>);
+
+/// `convert --to kpack`: the code objects of a fat binary's device entries
+/// as ROCm's `split_artifacts` files them (spec/kpack.md): one plain
+/// archive per target ID, `<prefix>_<target ID>.kpack` in `dir`, each code
+/// object under `<kernel>#<bundle>` (the runtime's key; the bundle's number
+/// is the index a host's wrapper gives). The host is not rewritten.
+pub(super) fn split(
+    file: &Path,
+    dir: &Path,
+    kernel: Option<&str>,
+    prefix: Option<&str>,
+) -> Result<i32, Vec<Error>> {
+    use offload_kit_format::id::BundleEntryId;
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let data = input.bytes();
+    let l = offload_kit_inspect::validate(&input).map_err(Vec::from)?;
+    let name = file
+        .file_name()
+        .map_or("a.out".into(), |n| n.to_string_lossy().into_owned());
+    let kernel = kernel.map_or(name.clone(), str::to_string);
+    let stem = name.split('.').next().unwrap_or("kpack").to_string();
+    let prefix = prefix.map_or(stem, str::to_string);
+    // Per target ID, its (kernel key, code object)s, in listing order.
+    let mut by_arch: Vec<(String, Vec<Filed>)> = Vec::new();
+    for e in &l.entries {
+        let Ok(id) = BundleEntryId::parse_strict(&e.id) else {
+            continue;
+        };
+        let Some(arch) = id
+            .parsed_target_id
+            .as_ref()
+            .map(|_| id.target_id.clone())
+            .filter(|_| id.triple.is_amdgpu() || id.triple.arch == "amdgcn")
+        else {
+            continue;
+        };
+        let code = offload_kit_llvm::detect::payload(data, e)
+            .map_err(|e| vec![e])?
+            .into_owned();
+        let key = kpack::lookup_key(&kernel, e.bundle as u64);
+        match by_arch.iter_mut().find(|(a, _)| *a == arch) {
+            Some((_, v)) => v.push((key, code)),
+            None => by_arch.push((arch, vec![(key, code)])),
+        }
+    }
+    if by_arch.is_empty() {
+        return Err(vec![Error::other(format!(
+            "{}: no AMDGPU code object to split (a fat binary's device entries go to kpack archives)",
+            file.display()
+        ))]);
+    }
+    super::create_out_dir(dir)?;
+    let mut outs = Vec::new();
+    for (arch, kernels) in &by_arch {
+        let refs: Vec<(&str, &str, &[u8])> = (kernels.iter())
+            .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_slice()))
+            .collect();
+        let archive = kpack::write(kpack::Storage::Plain, &prefix, arch, &refs);
+        let path =
+            output::contained_path(dir, &format!("{prefix}_{arch}.kpack")).map_err(|e| vec![e])?;
+        let mut f = OutputFile::create(&path).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, &archive).map_err(|e| vec![Error::from(e)])?;
+        outs.push((f, path, arch.clone(), kernels.len()));
+    }
+    let lines: Vec<String> = (outs.iter())
+        .map(|(_, p, a, n)| format!("{}: {n} code object(s) for {a}", p.display()))
+        .collect();
+    commit_all(outs.into_iter().map(|(f, ..)| f).collect()).map_err(|e| vec![e])?;
+    for l in lines {
+        outln!("{l}");
+    }
+    Ok(0)
+}
+
+/// `convert --to bundle` of a kpack archive: a binary bundle (alignment
+/// 4096, as clang writes `.hip_fatbin` bundles) of an empty host entry and
+/// one `hipv4-amdgcn-amd-amdhsa--<arch>` entry per code object, the code
+/// objects byte for byte as the archive holds them.
+pub(super) fn join(file: &Path, output_path: &Path) -> Result<i32, Vec<Error>> {
+    let input = Input::open(file).map_err(|e| vec![e])?;
+    let a = check(&input)?;
+    let data = input.bytes();
+    let limit = offload_kit_llvm::budget::get();
+    let mut entries: Vec<(Vec<u8>, Vec<u8>)> =
+        vec![(b"host-x86_64-unknown-linux-gnu-".to_vec(), Vec::new())];
+    for k in &a.kernels {
+        let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch).into_bytes();
+        if entries.iter().any(|(i, _)| *i == id) {
+            return Err(vec![Error::other(format!(
+                "two code objects for {} (kernels filed under several names): one bundle holds one per target",
+                k.arch
+            ))]);
+        }
+        let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
+        entries.push((id, code.into_owned()));
+    }
+    let refs: Vec<(&[u8], &[u8])> = entries
+        .iter()
+        .map(|(i, c)| (i.as_slice(), c.as_slice()))
+        .collect();
+    let bundle = offload_kit_format::binary::write_to_vec(&refs, 4096).map_err(|e| vec![e])?;
+    output::write_file(output_path, &bundle).map_err(|e| vec![e])?;
+    outln!(
+        "{}: a bundle of {} code object(s)",
+        output_path.display(),
+        entries.len() - 1
+    );
+    Ok(0)
+}

@@ -33,7 +33,11 @@ pub struct Cli {
 /// version.
 fn ccob_forms() -> clap::builder::PossibleValuesParser {
     let versions = offload_kit_format::raw::ccob::VERSIONS.map(|v| format!("v{v}"));
-    clap::builder::PossibleValuesParser::new(std::iter::once("none".to_string()).chain(versions))
+    let kpack = ["kpack".to_string(), "bundle".to_string()];
+    let forms = std::iter::once("none".to_string())
+        .chain(versions)
+        .chain(kpack);
+    clap::builder::PossibleValuesParser::new(forms)
 }
 
 fn parse_budget(text: &str) -> Result<u64, String> {
@@ -169,16 +173,26 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
     },
-    /// Convert between uncompressed and CCOB v1/v2/v3.
+    /// Convert between uncompressed and CCOB v1/v2/v3; a fat binary's AMDGPU code objects to
+    /// kpack archives (`--to kpack`, -o a directory), a kpack archive to a bundle (`--to bundle`).
     Convert {
-        /// Input bundle or CCOB file.
+        /// Input bundle, CCOB file, fat binary or kpack archive.
         file: PathBuf,
         /// Target form.
         #[arg(long, value_parser = ccob_forms())]
         to: String,
-        /// Output file.
+        /// Output file (a directory with --to kpack).
         #[arg(short, long)]
         output: PathBuf,
+        /// With --to kpack: the kernel name the archives file code objects under
+        /// (`<name>#<bundle>`; default the input's file name), as the host's
+        /// `.rocm_kpack_ref` names it.
+        #[arg(long = "kernel-name")]
+        kernel_name: Option<String>,
+        /// With --to kpack: archives are named `<prefix>_<target ID>.kpack` (default the
+        /// input's file name up to its first '.').
+        #[arg(long)]
+        prefix: Option<String>,
         #[command(flatten)]
         how: Compression,
     },
@@ -434,16 +448,16 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         to,
         output,
         how,
+        kernel_name,
+        prefix,
     } => match to.as_str() {
         "none" => decompress_cmd(&file, &output),
-        v => compress_cmd(
-            &file,
-            &output,
-            v[1..].parse().expect("v1|v2|v3"),
-            &how.method,
-            how.level,
-            how.threads,
-        ),
+        "kpack" => super::kpack::split(&file, &output, kernel_name.as_deref(), prefix.as_deref()),
+        "bundle" => super::kpack::join(&file, &output),
+        v => {
+            let version = v[1..].parse().expect("v1|v2|v3");
+            compress_cmd(&file, &output, version, &how.method, how.level, how.threads)
+        }
     },
     Cmd::Verify { file } => verify_cmd(&file),
     }
