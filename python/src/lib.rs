@@ -524,10 +524,10 @@ fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Ve
     let res = match release {
         // A ROCm kpack archive (spec/kpack.md), which LLVM does not read.
         None if okit::kpack::is_kpack(data.bytes()) => {
-            inspect::validate_kpack(data.bytes()).map(|_| detect::Listing::default())
+            inspect::validate_kpack(data.bytes()).map(|_| ())
         }
-        None => inspect::validate(&data.bytes()),
-        Some(_) => detect::list(&data.bytes(), release),
+        None => inspect::validate(&data.bytes()).map(|_| ()),
+        Some(_) => detect::list(&data.bytes(), release).map(|_| ()),
     };
     data.intact()?;
     Ok(match res {
