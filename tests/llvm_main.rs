@@ -778,6 +778,25 @@ fn packaging_writes_one_multi_entry_binary() {
         let read = offload_kit::offload_binary::parse_strict(&c, 0, Default::default()).unwrap();
         let got: Vec<&[u8]> = read[0].entries.iter().map(|e| &*e.image).collect();
         assert_eq!(got, imgs, "{fmt}");
+        // main reads what it wrote: objdump prints both, extraction gives them back.
+        let o = packager("main", d, &["--objdump-offloading", "c.bin"]);
+        assert_eq!(o.code, Some(0), "{fmt}: {}", o.stderr);
+        assert_eq!(
+            o.stdout,
+            packager("main", d, &["--objdump-offloading", "m.bin"]).stdout,
+            "{fmt}"
+        );
+        let o = packager(
+            "main",
+            d,
+            &["c.bin", "--image=triple=nvptx64-nvidia-cuda,file=nv.out"],
+        );
+        assert_eq!(o.code, Some(0), "{fmt}: {}", o.stderr);
+        assert_eq!(
+            std::fs::read(d.join("nv.out")).unwrap(),
+            b"IMAGE-TWO!!",
+            "{fmt}"
+        );
     }
     for (args, want) in [
         (
@@ -809,6 +828,29 @@ fn packaging_writes_one_multi_entry_binary() {
         assert_eq!(o.code, Some(1), "{args:?}");
         assert!(o.stderr.contains(want), "{args:?}: {}", o.stderr);
     }
+    // A compressed binary claiming more than the stream holds, and one whose
+    // entries offset is not 40: refused, nothing written, no panic.
+    let mut c = std::fs::read(d.join("c.bin")).unwrap();
+    let claim = u64::from_le_bytes(c[32..40].try_into().unwrap());
+    c[32..40].copy_from_slice(&(claim + 8).to_le_bytes());
+    std::fs::write(d.join("bad.bin"), &c).unwrap();
+    let o = packager("main", d, &["bad.bin", "--image=triple=t,file=bad.out"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("OB-19") && !d.join("bad.out").exists(),
+        "{}",
+        o.stderr
+    );
+    c[32..40].copy_from_slice(&claim.to_le_bytes());
+    c[16] = 48;
+    std::fs::write(d.join("bad2.bin"), &c).unwrap();
+    let o = packager("main", d, &["--objdump-offloading", "bad2.bin"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("Invalid data") && o.stderr.contains("OB-19"),
+        "{}",
+        o.stderr
+    );
     let o = packager("22", d, &["-o", "x.bin", "--compress", images[0]]);
     assert_eq!(o.code, Some(1));
     assert!(

@@ -395,8 +395,19 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
         }
     };
     let identifier = if input == "-" { "<stdin>" } else { input };
+    // main reads compressed version 3 binaries inflated; image offsets are
+    // offsets in this view.
+    let view = match release {
+        Release::Main if llvm::input_kind(file.bytes()) == llvm::InputKind::OffloadBinary => {
+            match llvm::main_inflated(file.bytes()) {
+                Ok(b) => b,
+                Err(f) => return failure(argv0, f),
+            }
+        }
+        _ => std::borrow::Cow::Borrowed(file.bytes()),
+    };
     let images: Vec<LlvmImage<'_>> =
-        match llvm::extract_offload_binaries(file.bytes(), identifier, release) {
+        match llvm::extract_offload_binaries(&view, identifier, release) {
             Ok(i) => i,
             Err(f) => return failure(argv0, f),
         };
@@ -455,7 +466,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
                         return 1;
                     }
                 };
-                let bytes = &file.bytes()[offset as usize..(offset + size) as usize];
+                let bytes = &view[offset as usize..(offset + size) as usize];
                 // The name written: untrusted bytes made safe.
                 let shown = Path::new(&target)
                     .strip_prefix(".")

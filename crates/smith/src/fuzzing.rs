@@ -129,6 +129,10 @@ pub fn any_container(data: &[u8]) {
         }
     }
     let _ = offload_kit_format::kpack::parse_host_ref(data, 0);
+    // LLVM main's view of compressed version 3 offload binaries, inflated.
+    if let Ok(v) = crate::offload_binary::llvm::main_inflated(data) {
+        let _ = crate::offload_binary::llvm::extract_offload_binaries(&v, "f", Release::Main);
+    }
 }
 
 /// The inspector on anything: [`identify`](crate::inspect::code_object::identify)

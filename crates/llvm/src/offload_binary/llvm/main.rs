@@ -241,3 +241,76 @@ pub(super) fn main_offload_files<'a>(
     }
     Ok(out)
 }
+
+/// A file of offload binaries as LLVM main reads it with the proposed
+/// llvm#222774 (`OffloadBinary.h` at `05ed393bf1e3`): each version 3
+/// binary whose `inflated size` is not 0 inflated (its stream zstd when it
+/// starts with the zstd magic, else zlib) into the uncompressed binary it
+/// stands for (`size` the inflated size, `inflated size` 0), everything
+/// else kept as it is; borrowed when nothing is compressed. An entries
+/// offset other than 40, past the size, or an inflated size below it is
+/// main's "invalid data". Offsets after an inflated binary are offsets in
+/// this view, not in the file.
+pub fn main_inflated(contents: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Failure> {
+    let len = contents.len() as u64;
+    let mut out: Option<Vec<u8>> = None;
+    let mut off = 0u64;
+    while off < len {
+        let rest = &contents[off as usize..];
+        let field = |at: u64| read_u64(rest, at);
+        let (Some(size), Some(eo), Some(inflated)) = (field(8), field(16), field(32)) else {
+            break;
+        };
+        let version = u32::from_le_bytes(rest[4..8].try_into().expect("4 bytes"));
+        if !rest.starts_with(&MAGIC) || size == 0 || size > len - off {
+            break;
+        }
+        let next = (off + size).div_ceil(8).saturating_mul(8).min(len);
+        if version == 3 && inflated != 0 {
+            if eo != HEADER_SIZE_V3 || eo > size || inflated < eo {
+                return Err(Failure::parse(
+                    rules::OB_19,
+                    off + 16,
+                    format!(
+                        "compressed: entries offset {eo}, size {size}, inflated size {inflated}"
+                    ),
+                ));
+            }
+            // Every inflated binary is held at once: the whole view within the budget.
+            let held = out.as_ref().map_or(off, |o| o.len() as u64);
+            let budget = crate::budget::get();
+            if held.saturating_add(inflated) > budget {
+                return Err(Failure::Unsafe {
+                    error: Error::at(
+                        rules::CLI_6,
+                        off + 32,
+                        format!("the inflated binaries take more than the memory budget of {budget} bytes"),
+                    ),
+                });
+            }
+            let body =
+                super::super::compressed::inflate(&rest[eo as usize..size as usize], inflated - eo)
+                    .map_err(|e| Failure::Error {
+                        message: PARSE_FAILED.into(),
+                        error: e.rebase(off + eo),
+                    })?;
+            let o = out.get_or_insert_with(|| contents[..off as usize].to_vec());
+            let at = o.len();
+            o.extend_from_slice(&rest[..eo as usize]);
+            o[at + 8..at + 16].copy_from_slice(&inflated.to_le_bytes());
+            o[at + 32..at + 40].copy_from_slice(&0u64.to_le_bytes());
+            o.extend_from_slice(&body);
+            o.resize(o.len().div_ceil(8) * 8, 0);
+        } else if let Some(o) = &mut out {
+            o.extend_from_slice(&contents[off as usize..next as usize]);
+        }
+        off = next;
+    }
+    Ok(match out {
+        Some(mut o) => {
+            o.extend_from_slice(&contents[off as usize..]);
+            std::borrow::Cow::Owned(o)
+        }
+        None => std::borrow::Cow::Borrowed(contents),
+    })
+}

@@ -27,6 +27,7 @@ use std::io::Cursor;
 mod main;
 mod objdump;
 
+pub use main::main_inflated;
 use main::{create_binary, main_offload_files};
 pub use objdump::*;
 

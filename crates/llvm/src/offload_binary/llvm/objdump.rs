@@ -356,6 +356,18 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
     };
     match input_kind(data) {
         InputKind::OffloadBinary => {
+            // main reads compressed version 3 binaries inflated.
+            let inflated = match release {
+                Release::Main => main_inflated(data),
+                _ => Ok(std::borrow::Cow::Borrowed(data)),
+            };
+            let data: &[u8] = match &inflated {
+                Ok(d) => d,
+                Err(f) => {
+                    fail(&mut run, f.clone(), &format!("'{file}': "));
+                    return Some(run);
+                }
+            };
             // createBinary: OffloadBinary::create on the whole file.
             if let Err(f) = create_binary(data, 0, release) {
                 fail(&mut run, f, &format!("'{file}': "));
