@@ -571,7 +571,7 @@ fn coff_sections(c: &CoffObject<'_>) -> Vec<llvm_object::SectionRange> {
 fn write_entries(
     argv0: &str,
     obj: &Object<'_>,
-    found: llvm_object::Found,
+    mut found: llvm_object::Found,
     arch_name: Option<&str>,
     release: Release,
     out: &mut impl Write,
@@ -581,7 +581,8 @@ fn write_entries(
         elog(&format!("{argv0}: error: '{}': {line}", obj.shown));
         Err(1)
     };
-    let decompressed = found.decompressed.clone();
+    // Taken, not copied: the decompressed bundles can be large.
+    let decompressed = std::mem::take(&mut found.decompressed);
     let entries = match found.into_result() {
         Ok(v) => v,
         Err((m, d)) => {
