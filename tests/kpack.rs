@@ -4,6 +4,8 @@
 //! each, and extracts code objects byte-identical to what the fat binary
 //! they were split from holds (spec/kpack.md).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -407,4 +409,309 @@ fn fat_binaries_split_into_archives_and_back() {
             .expect("the device entry");
         assert_eq!(dev.1, mine[0].1, "{arch}: the bundle's code object");
     }
+}
+
+/// The stand-in HIP runtime (tests/data/kpack/loader/) built into `dir`:
+/// `load HOST...` dlopens each host, and the runtime prints what glibc's
+/// loader handed each wrapper.
+fn loader(dir: &Path) -> PathBuf {
+    let src = data("loader");
+    let cc = |args: &[&str]| {
+        let o = Command::new("cc").args(args).output().unwrap_or_else(|e| {
+            panic!("a C compiler ('cc') is needed to build the loader stand-in: {e}")
+        });
+        assert!(
+            o.status.success(),
+            "cc {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let map = format!("-Wl,--version-script={}", s(&src.join("hip.map")));
+    cc(&[
+        "-shared",
+        "-fPIC",
+        "-o",
+        &s(&dir.join("libamdhip64.so.5")),
+        &map,
+        &s(&src.join("hip_stub.c")),
+    ]);
+    cc(&["-o", &s(&dir.join("load")), &s(&src.join("load.c")), "-ldl"]);
+    dir.join("load")
+}
+
+/// What each wrapper of `host` registers when the loader runs it:
+/// (magic as stored, reserved1, the first 20 bytes its pointer reaches).
+fn registered(load: &Path, host: &Path) -> Vec<(String, u64, Vec<u8>)> {
+    let o = Command::new(load)
+        .arg(host)
+        .env("LD_LIBRARY_PATH", load.parent().unwrap())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{}: {out}{}",
+        host.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!((w[0], w[2], w[4]), ("magic", "index", "data"), "{l}");
+            let bytes = w[5..]
+                .iter()
+                .map(|b| u8::from_str_radix(b, 16).unwrap())
+                .collect();
+            (w[1].to_string(), w[3].parse().unwrap(), bytes)
+        })
+        .collect()
+}
+
+/// The device entries of a file as `list` shows them: (ID, size), sorted.
+fn device_entries(file: &Path) -> Vec<(String, String)> {
+    let (code, out, err) = offload_kit(&["list", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mut v: Vec<(String, String)> = out
+        .lines()
+        .filter(|l| l.starts_with("hipv4-"))
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[0].to_string(), w[4].to_string())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The code objects `extract --all` writes for `file` (host entries left
+/// out), each as its size and hash, sorted (a 1.3 GB library's are not
+/// held).
+fn code_objects(file: &Path, dir: &Path) -> Vec<(u64, u64)> {
+    use std::hash::{Hash, Hasher};
+    let _ = std::fs::remove_dir_all(dir);
+    let (code, out, err) = offload_kit(&[
+        "extract",
+        "--all",
+        "--dir",
+        dir.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{}: {out}{err}", file.display());
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let b = std::fs::read(&p).unwrap();
+        if p.to_string_lossy().contains("host-") || b.is_empty() {
+            continue;
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        b.hash(&mut h);
+        v.push((b.len() as u64, h.finish()));
+    }
+    v.sort();
+    let _ = std::fs::remove_dir_all(dir);
+    v
+}
+
+/// A fat binary split by `convert --to kpack` and made whole by
+/// `convert --to bundle`, checked through offload-kit's readers and
+/// glibc's loader (HIPK-3): returns the split's directory.
+fn split_and_back(fat: &Path, d: &Path, gpu: &str) -> PathBuf {
+    let split = d.join("split");
+    let name = fat.file_name().unwrap().to_str().unwrap();
+    let (code, o, e) = offload_kit(&[
+        "convert",
+        "--to",
+        "kpack",
+        fat.to_str().unwrap(),
+        "-o",
+        split.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    let host = split.join(name);
+    assert!(o.contains("HIPK host"), "{o}");
+    // The same code objects, through the host, as in the fat binary.
+    assert_eq!(
+        code_objects(&host, &d.join("x-split")),
+        code_objects(fat, &d.join("x-fat"))
+    );
+    let (code, o, e) = offload_kit(&["check", "--gpu", gpu, host.to_str().unwrap()]);
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(o.contains(": runs: "), "{o}");
+    let (code, o, e) = offload_kit(&["inspect", host.to_str().unwrap()]);
+    assert_eq!(code, 0, "{o}{e}");
+    let shown = o
+        .lines()
+        .filter(|l| l.contains("AMDGPU code object"))
+        .count();
+    assert_eq!(shown, device_entries(fat).len(), "{o}");
+    assert!(o.contains("split into kpack archives (HIPK host)"), "{o}");
+    // And back: the host registers bundles again, of the same code objects.
+    let back = d.join(format!("back-{name}"));
+    let (code, o, e) = offload_kit(&[
+        "convert",
+        "--to",
+        "bundle",
+        host.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    assert_eq!(device_entries(&back), device_entries(fat));
+    assert_eq!(
+        code_objects(&back, &d.join("x-back")),
+        code_objects(fat, &d.join("x-fat"))
+    );
+    let (code, o, e) = offload_kit(&["validate", back.to_str().unwrap()]);
+    assert_eq!(code, 0, "{o}{e}");
+    split
+}
+
+#[test]
+fn split_hosts_load_find_their_archives_and_convert_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let load = loader(d);
+    let fat = data("libk.so");
+    let split = split_and_back(&fat, d, "gfx90a");
+    let ours = split.join("libk.so");
+    // glibc maps the new segment and applies the retargeted relocation:
+    // the wrapper says HIPK and points at `.rocm_kpack_ref`, as the
+    // wrapper of ROCm's own split does; the fat binary's points at its
+    // bundle, and so does the host made whole again.
+    let reference = offload_kit::kpack::HostRef {
+        search_paths: vec!["libk_@GFXARCH@.kpack".into()],
+        kernel_name: "libk.so".into(),
+    }
+    .to_bytes();
+    let bundle = b"__CLANG_OFFLOAD_BUNDLE__"[..20].to_vec();
+    assert_eq!(
+        registered(&load, &ours),
+        [("HIPK".into(), 0, reference[..20].to_vec())]
+    );
+    let rocm = registered(&load, &data("split-host-libk.so"));
+    assert_eq!(
+        (rocm[0].0.as_str(), rocm[0].1, &rocm[0].2[..2]),
+        ("HIPK", 0, &reference[..2])
+    );
+    assert_eq!(
+        registered(&load, &fat),
+        [("FPIH".into(), 0, bundle.clone())]
+    );
+    assert_eq!(
+        registered(&load, &d.join("back-libk.so")),
+        [("FPIH".into(), 0, bundle)]
+    );
+    // The host is smaller by the fat binary's whole pages.
+    let (before, after) = (
+        std::fs::metadata(&fat).unwrap().len(),
+        std::fs::metadata(&ours).unwrap().len(),
+    );
+    assert!(after + 8192 <= before, "{after} of {before} bytes");
+    // A split host is not split twice, and a fat binary is not made whole.
+    let (code, _, e) = offload_kit(&[
+        "convert",
+        "--to",
+        "kpack",
+        ours.to_str().unwrap(),
+        "-o",
+        d.join("again").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{e}");
+    assert!(e.contains("HIPK-3"), "{e}");
+}
+
+#[test]
+fn hosts_of_several_translation_units_split_per_wrapper() {
+    let Some(bin) = common::llvm_bin(22, &["clang", "clang-offload-bundler"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let src = std::fs::read_to_string(data("../../fixtures/k.hip")).unwrap();
+    std::fs::write(d.join("a.hip"), &src).unwrap();
+    std::fs::write(d.join("b.hip"), src.replace("void k(", "void k2(")).unwrap();
+    let lib = d.join("libab.so");
+    let o = Command::new(bin.join("clang"))
+        .args([
+            "-x",
+            "hip",
+            "-nogpulib",
+            "-nogpuinc",
+            "--offload-arch=gfx906",
+            "--offload-arch=gfx90a:xnack+",
+            "-fPIC",
+            "-shared",
+            "-o",
+        ])
+        .arg(&lib)
+        .args([d.join("a.hip"), d.join("b.hip")])
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let split = split_and_back(&lib, d, "gfx90a:xnack+");
+    // Two wrappers: each archive files one code object under each index,
+    // and each wrapper registers its own.
+    let (code, o, e) = offload_kit(&["list", split.join("libab_gfx906.kpack").to_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    let keys: Vec<&str> = o
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(keys, ["libab.so#0", "libab.so#1"], "{o}");
+    let load = loader(d);
+    let regs = registered(&load, &split.join("libab.so"));
+    let indices: Vec<u64> = regs.iter().map(|r| r.1).collect();
+    assert_eq!(indices, [0, 1]);
+    assert!(regs.iter().all(|r| r.0 == "HIPK"));
+    let (code, o, e) = offload_kit(&[
+        "extract",
+        "--gpu",
+        "gfx90a:xnack+",
+        "--dir",
+        d.join("gpu").to_str().unwrap(),
+        split.join("libab.so").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    assert!(
+        d.join("gpu/gfx90a_xnack+.0.hsaco").is_file()
+            && d.join("gpu/gfx90a_xnack+.1.hsaco").is_file(),
+        "{o}"
+    );
+}
+
+/// Debian's librocsparse0 5.3 (tools/setup puts it in target/rocsparse).
+fn rocsparse() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/rocsparse/usr/lib/x86_64-linux-gnu/librocsparse.so.0.1");
+    assert!(
+        p.is_file(),
+        "{} is missing: run tools/setup (it fetches Debian's librocsparse0)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn librocsparse_splits_into_archives_and_back() {
+    let lib = rocsparse();
+    let dir = tempfile::tempdir().unwrap();
+    let split = split_and_back(&lib, dir.path(), "gfx90a:sramecc+:xnack-");
+    let archives = std::fs::read_dir(&split).unwrap().filter(|e| {
+        e.as_ref()
+            .unwrap()
+            .path()
+            .extension()
+            .is_some_and(|x| x == "kpack")
+    });
+    assert_eq!(archives.count(), 7, "one archive per target ID");
 }

@@ -66,10 +66,16 @@ pub(super) fn extract(
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A HIPK host: the code object ROCm's runtime finds in its archives.
-    if let (Some((g, kpack_path)), Some(host)) = (gpu, super::hipk::host_ref(input.bytes())) {
-        let (r, index) = host?;
-        let given = super::hipk::override_paths(kpack_path);
-        return super::hipk::extract(file, &r, index, g, given.as_deref(), output, dir);
+    if let Some(host) = super::hipk::host_ref(input.bytes()) {
+        if let Some((g, kpack_path)) = gpu {
+            let (r, indices) = host?;
+            let given = super::hipk::override_paths(kpack_path);
+            return super::hipk::extract(file, &r, &indices, g, given.as_deref(), output, dir);
+        }
+        if let (true, Some(dir)) = (all, dir.as_deref()) {
+            let (r, indices) = host?;
+            return super::hipk::extract_all(file, &r, &indices, dir);
+        }
     }
     let gpu = gpu.map(|(g, _)| g);
     if let (true, Some(dir)) = (

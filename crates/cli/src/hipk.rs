@@ -6,6 +6,7 @@ use super::Input;
 use offload_kit_format::host::elf::Elf;
 use offload_kit_format::kpack::{self, compatible_targets, lookup_key, HostRef};
 use offload_kit_format::{rules, Error};
+use offload_kit_io::output::{commit_all, OutputFile};
 use std::path::{Path, PathBuf};
 
 /// What the runtime ends with for one GPU.
@@ -16,6 +17,14 @@ pub(super) enum Outcome {
         key: String,
         arch: String,
         code: Vec<u8>,
+    },
+    /// Every wrapper's code object (a host of several): how many, for
+    /// which architectures, in which archives, bytes in all.
+    FoundEach {
+        count: usize,
+        archs: Vec<String>,
+        archives: Vec<PathBuf>,
+        bytes: u64,
     },
     /// `KPACK_ERROR_ARCHIVE_NOT_FOUND`: none of `tried` is an archive.
     ArchiveNotFound { tried: Vec<PathBuf> },
@@ -34,7 +43,7 @@ impl Outcome {
     /// The runtime's error name, if the code object was not found.
     pub(super) fn error(&self) -> Option<&'static str> {
         match self {
-            Outcome::Found { .. } => None,
+            Outcome::Found { .. } | Outcome::FoundEach { .. } => None,
             Outcome::ArchiveNotFound { .. } => Some("ARCHIVE_NOT_FOUND"),
             Outcome::ArchNotFound { .. } => Some("ARCH_NOT_FOUND"),
             Outcome::KernelNotFound { .. } => Some("KERNEL_NOT_FOUND"),
@@ -51,6 +60,11 @@ impl Outcome {
                 "code object '{key}' for {arch} ({} bytes) in {}",
                 code.len(),
                 show(archive)
+            ),
+            Outcome::FoundEach { count, archs, archives, bytes } => format!(
+                "{count} code objects (one per wrapper) for {} ({bytes} bytes) in {}",
+                archs.join(", "),
+                archives.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
             ),
             Outcome::ArchiveNotFound { tried } => format!(
                 "ARCHIVE_NOT_FOUND: no archive at {}",
@@ -85,8 +99,17 @@ fn split(list: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The host's reference and code-object index, if `data` is a HIPK host.
-pub(super) fn host_ref(data: &[u8]) -> Option<Result<(HostRef, u64), Vec<Error>>> {
+/// A HIPK host's reference and its wrappers' code-object indices.
+pub(super) type SplitHost = (HostRef, Vec<u64>);
+
+/// What [`for_each_filed`] calls per code object: archive, index, key,
+/// architecture, code object.
+pub(super) type EachFiled<'f> =
+    dyn FnMut(&Path, u64, &str, &str, &[u8]) -> Result<(), Vec<Error>> + 'f;
+
+/// The host's reference and the code-object index of each of its
+/// wrappers (one per translation unit), if `data` is a HIPK host.
+pub(super) fn host_ref(data: &[u8]) -> Option<Result<SplitHost, Vec<Error>>> {
     let elf = Elf::parse(data).ok()?;
     let r = offload_kit_llvm::bundle::fatbin::kpack_ref(&elf, data)?;
     let wrapper = elf
@@ -94,20 +117,100 @@ pub(super) fn host_ref(data: &[u8]) -> Option<Result<(HostRef, u64), Vec<Error>>
         .and_then(|s| Some((s.data(data)?, s.offset)));
     Some(match (r, wrapper) {
         (Err(e), _) => Err(vec![e]),
-        (Ok(r), Some((w, at))) => match kpack::wrapper_index(w) {
-            Some(i) => Ok((r, i)),
-            None => Err(vec![Error::at(
-                rules::HIPK_1,
-                at,
-                format!(
-                    "the {} wrapper of {} bytes has no code-object index",
-                    kpack::WRAPPER_SECTION,
-                    w.len()
-                ),
-            )]),
-        },
+        (Ok(r), Some((w, at))) => {
+            let indices: Vec<u64> = (w.chunks(24))
+                .filter(|c| c.starts_with(kpack::HOST_MAGIC))
+                .filter_map(kpack::wrapper_index)
+                .collect();
+            if indices.is_empty() {
+                Err(vec![Error::at(
+                    rules::HIPK_1,
+                    at,
+                    format!(
+                        "the {} wrapper of {} bytes has no code-object index",
+                        kpack::WRAPPER_SECTION,
+                        w.len()
+                    ),
+                )])
+            } else {
+                Ok((r, indices))
+            }
+        }
         (Ok(_), None) => Err(vec![Error::at(rules::HIPK_1, 0, "no wrapper section")]),
     })
+}
+
+/// Every archive the host's search paths can name, `@GFXARCH@` standing
+/// for any text (`given`, when set, in their place): the split's archives
+/// for every architecture, sorted.
+pub(super) fn archives(host: &Path, r: &HostRef, given: Option<&[PathBuf]>) -> Vec<PathBuf> {
+    if let Some(g) = given {
+        return g.iter().filter(|p| p.is_file()).cloned().collect();
+    }
+    let dir = host.parent().unwrap_or(Path::new(""));
+    let here = |p: &Path| {
+        if p.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            p.to_path_buf()
+        }
+    };
+    let mut out = Vec::new();
+    for sp in &r.search_paths {
+        let full = dir.join(sp);
+        let name = full.file_name().map(|n| n.to_string_lossy().into_owned());
+        match name.as_deref().and_then(|n| n.split_once(kpack::GFXARCH)) {
+            Some((pre, post)) => {
+                let parent = here(full.parent().unwrap_or(Path::new("")));
+                let Ok(entries) = std::fs::read_dir(&parent) else {
+                    continue;
+                };
+                for e in entries.flatten() {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.len() > pre.len() + post.len() && n.starts_with(pre) && n.ends_with(post) {
+                        out.push(full.with_file_name(&n));
+                    }
+                }
+            }
+            None if full.is_file() => out.push(full),
+            None => {}
+        }
+    }
+    out.retain(|p| p.is_file());
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Calls `each(archive, index, key, arch, code object)` for every code
+/// object the host's keys (`<kernel_name>#<index>` for each index) name
+/// in `archives`, in archive and table order; archives that do not parse
+/// are errors.
+pub(super) fn for_each_filed(
+    archives: &[PathBuf],
+    r: &HostRef,
+    indices: &[u64],
+    each: &mut EachFiled<'_>,
+) -> Result<(), Vec<Error>> {
+    let keys: Vec<(String, u64)> = indices
+        .iter()
+        .map(|&i| (lookup_key(&r.kernel_name, i), i))
+        .collect();
+    for path in archives {
+        let input = Input::open(path).map_err(|e| vec![e])?;
+        let data = input.bytes();
+        let a = kpack::parse(data).map_err(|e| vec![e])?;
+        for k in &a.kernels {
+            let Some((key, index)) = keys.iter().find(|(key, _)| *key == k.name) else {
+                continue;
+            };
+            let code = a
+                .code_object(data, k, offload_kit_llvm::budget::get())
+                .map_err(|e| vec![e])?;
+            each(path, *index, key, &k.arch, &code)?;
+        }
+    }
+    Ok(())
 }
 
 /// What ROCm's runtime finds for the HIPK host at `host` (its reference
@@ -176,40 +279,154 @@ pub(super) fn find(
     })
 }
 
-/// `extract --gpu` of a HIPK host: the code object the runtime finds,
-/// to `output` or into `dir` as `<arch>.hsaco`; the runtime's error when it
-/// finds none.
+/// What the runtime finds for every wrapper of a host (`indices`): the
+/// first wrapper's failure, else what was found for each.
+pub(super) fn find_all(
+    host: &Path,
+    r: &HostRef,
+    indices: &[u64],
+    isa: &str,
+    given: Option<&[PathBuf]>,
+) -> Result<Outcome, Vec<Error>> {
+    if let [index] = indices {
+        return find(host, r, *index, isa, given);
+    }
+    let (mut archs, mut archives, mut bytes) = (Vec::new(), Vec::new(), 0u64);
+    for &index in indices {
+        match find(host, r, index, isa, given)? {
+            Outcome::Found {
+                archive,
+                arch,
+                code,
+                ..
+            } => {
+                bytes += code.len() as u64;
+                if !archs.contains(&arch) {
+                    archs.push(arch);
+                }
+                if !archives.contains(&archive) {
+                    archives.push(archive);
+                }
+            }
+            other => return Ok(other),
+        }
+    }
+    Ok(Outcome::FoundEach {
+        count: indices.len(),
+        archs,
+        archives,
+        bytes,
+    })
+}
+
+/// `extract --gpu` of a HIPK host: the code object the runtime finds for
+/// each wrapper, to `output` (one wrapper) or into `dir` as `<arch>.hsaco`
+/// (`<arch>.<index>.hsaco` for several); the runtime's error when it finds
+/// none for some wrapper.
 pub(super) fn extract(
     host: &Path,
     r: &HostRef,
-    index: u64,
+    indices: &[u64],
     gpu: &str,
     given: Option<&[PathBuf]>,
     output: Option<PathBuf>,
     dir: Option<PathBuf>,
 ) -> Result<i32, Vec<Error>> {
-    let found = find(host, r, index, gpu, given)?;
-    let Outcome::Found { arch, code, .. } = &found else {
+    let mut writes = Vec::new();
+    for &index in indices {
+        let found = find(host, r, index, gpu, given)?;
+        let Outcome::Found { arch, .. } = &found else {
+            return Err(vec![Error::at(
+                rules::HIPK_2,
+                0,
+                format!("no code object for {gpu}: {}", found.describe()),
+            )]);
+        };
+        let path = match (&output, &dir) {
+            (Some(o), None) if indices.len() == 1 => o.clone(),
+            (_, Some(d)) => {
+                super::create_out_dir(d)?;
+                let arch = arch.replace([':', '/'], "_");
+                let name = match indices.len() {
+                    1 => format!("{arch}.hsaco"),
+                    _ => format!("{arch}.{index}.hsaco"),
+                };
+                offload_kit_io::output::contained_path(d, &name).map_err(|e| vec![e])?
+            }
+            (Some(_), None) => {
+                return Err(vec![Error::other(format!(
+                    "the host has {} wrappers, each with its code object: extract --gpu needs --dir DIR",
+                    indices.len()
+                ))])
+            }
+            (None, None) => {
+                return Err(vec![Error::other(
+                    "extract --gpu needs -o FILE or --dir DIR",
+                )])
+            }
+        };
+        writes.push((path, found));
+    }
+    let mut files = Vec::new();
+    for (path, found) in &writes {
+        let Outcome::Found { code, .. } = found else {
+            continue;
+        };
+        let mut f = OutputFile::create_replacing(path).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+        files.push(f);
+    }
+    commit_all(files).map_err(|e| vec![e])?;
+    for (path, found) in &writes {
+        outln!("{}: {}", path.display(), found.describe());
+    }
+    Ok(0)
+}
+
+/// `extract --all --dir DIR` of a HIPK host: every code object its keys
+/// name in its archives (every architecture), as `<key>.<arch>.hsaco`.
+pub(super) fn extract_all(
+    host: &Path,
+    r: &HostRef,
+    indices: &[u64],
+    dir: &Path,
+) -> Result<i32, Vec<Error>> {
+    let found = archives(host, r, override_paths(None).as_deref());
+    if found.is_empty() {
         return Err(vec![Error::at(
             rules::HIPK_2,
             0,
-            format!("no code object for {gpu}: {}", found.describe()),
+            format!(
+                "ARCHIVE_NOT_FOUND: no archive matches {}",
+                r.search_paths.join(", ")
+            ),
         )]);
-    };
-    let path = match (output, dir) {
-        (Some(o), None) => o,
-        (_, Some(d)) => {
-            super::create_out_dir(&d)?;
-            let name = format!("{}.hsaco", arch.replace([':', '/'], "_"));
-            offload_kit_io::output::contained_path(&d, &name).map_err(|e| vec![e])?
+    }
+    super::create_out_dir(dir)?;
+    let mut files: Vec<(PathBuf, OutputFile)> = Vec::new();
+    for_each_filed(&found, r, indices, &mut |_, _, key, arch, code| {
+        let name = format!("{}.{arch}.hsaco", key.replace('/', "_"));
+        let path = offload_kit_io::output::contained_path(dir, &name).map_err(|e| vec![e])?;
+        if files.iter().any(|(p, _)| *p == path) {
+            return Err(vec![Error::rule(
+                rules::CLI_5,
+                format!(
+                    "two code objects would both be written to '{}'",
+                    path.display()
+                ),
+            )]);
         }
-        (None, None) => {
-            return Err(vec![Error::other(
-                "extract --gpu needs -o FILE or --dir DIR",
-            )])
-        }
-    };
-    offload_kit_io::output::write_file(&path, code).map_err(|e| vec![e])?;
-    outln!("{}: {}", path.display(), found.describe());
+        let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+        files.push((path, f));
+        Ok(())
+    })?;
+    let n = files.len();
+    commit_all(files.into_iter().map(|(_, f)| f).collect()).map_err(|e| vec![e])?;
+    outln!(
+        "offload-kit: wrote {n} file(s) into '{}' from {} archive(s)",
+        dir.display(),
+        found.len()
+    );
     Ok(0)
 }

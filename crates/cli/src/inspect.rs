@@ -30,6 +30,8 @@ enum Outcome {
     Failed(Vec<Error>),
     /// Found by walking a directory and not a container.
     NoOffloadCode,
+    /// A kpack archive: its lines (spec/kpack.md).
+    Archive(Vec<String>),
 }
 
 /// The files `paths` name, directories walked.
@@ -50,7 +52,7 @@ pub fn run(paths: &[PathBuf], json: bool, opts: Options) -> Result<i32, Vec<Erro
     let outcomes = inspect_all(&files, opts);
     let read = outcomes
         .iter()
-        .filter(|o| matches!(o, Outcome::Read(_)))
+        .filter(|o| matches!(o, Outcome::Read(_) | Outcome::Archive(_)))
         .count();
     let failed = outcomes
         .iter()
@@ -149,6 +151,12 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
         Ok(i) => i,
         Err(e) => return Outcome::Failed(vec![e]),
     };
+    if super::kpack::is_kpack(&input) {
+        return match archive_lines(path, &input) {
+            Ok(lines) => Outcome::Archive(lines),
+            Err(es) => Outcome::Failed(es),
+        };
+    }
     if walked && detect::detect(input.bytes()).is_none() {
         return Outcome::NoOffloadCode;
     }
@@ -168,6 +176,12 @@ fn print_file(path: &Path, o: &Outcome) {
         Outcome::NoOffloadCode => return,
         Outcome::Failed(es) => {
             super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
+            return;
+        }
+        Outcome::Archive(lines) => {
+            for l in lines {
+                outln!("{l}");
+            }
             return;
         }
         Outcome::Read(r) => r,
@@ -225,6 +239,85 @@ fn print_file(path: &Path, o: &Outcome) {
         outln!("  {}: {f}", paint(Stream::Stdout, Color::Yellow, "finding"));
     }
     print_warnings(r);
+    if let Some(lines) = split_host_lines(path) {
+        for l in lines {
+            outln!("{l}");
+        }
+    }
+}
+
+/// `inspect` of a kpack archive: a summary line, then one line per code
+/// object (its key, architecture, size and what it is).
+fn archive_lines(path: &Path, input: &Input) -> Result<Vec<String>, Vec<Error>> {
+    let data = input.bytes();
+    let a = super::kpack::check(input)?;
+    let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
+    let mut lines = vec![format!(
+        "{name}: kpack archive, group '{}', {} code object(s) ({})",
+        a.group_name.escape_debug(),
+        a.kernels.len(),
+        a.gfx_arches.join(", ").escape_debug()
+    )];
+    for k in &a.kernels {
+        let code = a
+            .code_object(data, k, offload_kit_llvm::budget::get())
+            .map_err(|e| vec![e])?;
+        lines.push(code_object_line(&k.name, &k.arch, &code));
+    }
+    Ok(lines)
+}
+
+fn code_object_line(key: &str, arch: &str, code: &[u8]) -> String {
+    let what = describe(&offload_kit_inspect::code_object::identify(code));
+    format!(
+        "    {:<44} size {:<9} {what}",
+        format!("{} {}", key.escape_debug(), arch.escape_debug()),
+        code.len()
+    )
+}
+
+/// `inspect` through a HIPK host: where its device code went, and each
+/// code object its archives file under its keys (every architecture);
+/// `None` for other files.
+fn split_host_lines(path: &Path) -> Option<Vec<String>> {
+    let input = Input::open(path).ok()?;
+    let host = super::hipk::host_ref(input.bytes())?;
+    let mut lines = Vec::new();
+    let (r, indices) = match host {
+        Ok(h) => h,
+        Err(es) => {
+            lines.extend(es.iter().map(|e| format!("  error: {e}")));
+            return Some(lines);
+        }
+    };
+    let archives = super::hipk::archives(path, &r, super::hipk::override_paths(None).as_deref());
+    lines.push(format!(
+        "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
+        r.kernel_name.escape_debug(),
+        indices.len(),
+        archives.len(),
+        r.search_paths.join(", ").escape_debug()
+    ));
+    let mut last: Option<PathBuf> = None;
+    let res = super::hipk::for_each_filed(
+        &archives,
+        &r,
+        &indices,
+        &mut |archive, _, key, arch, code| {
+            if last.as_deref() != Some(archive) {
+                let shown = offload_kit_io::output::escape_controls(&archive.to_string_lossy())
+                    .into_owned();
+                lines.push(format!("  archive {shown}"));
+                last = Some(archive.to_path_buf());
+            }
+            lines.push(code_object_line(key, arch, code));
+            Ok(())
+        },
+    );
+    if let Err(es) = res {
+        lines.extend(es.iter().map(|e| format!("  error: {e}")));
+    }
+    Some(lines)
 }
 
 /// The spec violations read past (`--strict` refuses them), one line each.
@@ -297,6 +390,8 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
         .zip(outcomes)
         .filter_map(|((path, _), o)| match o {
             Outcome::NoOffloadCode => None,
+            Outcome::Archive(_) => Some(serde_json::json!({"file": path.to_string_lossy(),
+                "errors": [Error::other("a kpack archive: inspect --json does not describe archives (list --json does)")]})),
             Outcome::Read(r) => {
                 Some(serde_json::json!({"file": path.to_string_lossy(), "report": r}))
             }
@@ -339,10 +434,10 @@ pub fn run_check(
             .ok()
             .and_then(|i| super::hipk::host_ref(i.bytes()))
         {
-            let (r, index) = host?;
+            let (r, indices) = host?;
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
-                let found = super::hipk::find(path, &r, index, &g.text, given.as_deref())?;
+                let found = super::hipk::find_all(path, &r, &indices, &g.text, given.as_deref())?;
                 t.0 += 1;
                 if let Some(e) = found.error() {
                     t.1 += 1;
@@ -366,7 +461,7 @@ pub fn run_check(
             continue;
         }
         let r = match o {
-            Outcome::NoOffloadCode => continue,
+            Outcome::NoOffloadCode | Outcome::Archive(_) => continue,
             Outcome::Failed(es) => {
                 all_run = false;
                 super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);

@@ -1,8 +1,9 @@
 //! `list`, `validate` and `extract --all` of a kpack archive (spec/kpack.md).
 
 use super::Input;
-use offload_kit_format::kpack::{self, Archive, Scheme};
-use offload_kit_format::Error;
+use offload_kit_format::host::elf::{hipk, Elf};
+use offload_kit_format::kpack::{self, Archive, HostRef, Scheme};
+use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{self, commit_all, OutputFile};
 use std::path::{Path, PathBuf};
 
@@ -139,14 +140,18 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
     Ok(0)
 }
 
-/// A code object and the key an archive files it under.
-type Filed = (String, Vec<u8>);
+/// A code object (borrowed from the input where it is stored plain) and
+/// the key an archive files it under.
+type Filed<'d> = (String, std::borrow::Cow<'d, [u8]>);
 
 /// `convert --to kpack`: the code objects of a fat binary's device entries
 /// as ROCm's `split_artifacts` files them (spec/kpack.md): one plain
 /// archive per target ID, `<prefix>_<target ID>.kpack` in `dir`, each code
-/// object under `<kernel>#<bundle>` (the runtime's key; the bundle's number
-/// is the index a host's wrapper gives). The host is not rewritten.
+/// object under `<kernel>#<index>` (the runtime's key). A host (an
+/// executable or shared object with HIP wrappers) is rewritten beside
+/// them as a HIPK host finding them there (HIPK-3), the index being the
+/// wrapper's that registers the code object's bundle; for anything else
+/// the index is the bundle's number.
 pub(super) fn split(
     file: &Path,
     dir: &Path,
@@ -163,6 +168,7 @@ pub(super) fn split(
     let kernel = kernel.map_or(name.clone(), str::to_string);
     let stem = name.split('.').next().unwrap_or("kpack").to_string();
     let prefix = prefix.map_or(stem, str::to_string);
+    let wrappers = host_wrappers(data).map_err(|e| vec![e])?;
     // Per target ID, its (kernel key, code object)s, in listing order.
     let mut by_arch: Vec<(String, Vec<Filed>)> = Vec::new();
     for e in &l.entries {
@@ -177,10 +183,18 @@ pub(super) fn split(
         else {
             continue;
         };
-        let code = offload_kit_llvm::detect::payload(data, e)
-            .map_err(|e| vec![e])?
-            .into_owned();
-        let key = kpack::lookup_key(&kernel, e.bundle as u64);
+        let code = offload_kit_llvm::detect::payload(data, e).map_err(|e| vec![e])?;
+        let index = match &wrappers {
+            Some(ws) => wrapper_of(ws, e.ccob_offset.unwrap_or(e.offset)).ok_or_else(|| {
+                vec![Error::at(
+                    rules::HIPK_3,
+                    e.offset,
+                    format!("no wrapper registers the bundle of entry '{}'", e.id),
+                )]
+            })?,
+            None => e.bundle as u64,
+        };
+        let key = kpack::lookup_key(&kernel, index);
         match by_arch.iter_mut().find(|(a, _)| *a == arch) {
             Some((_, v)) => v.push((key, code)),
             None => by_arch.push((arch, vec![(key, code)])),
@@ -196,7 +210,7 @@ pub(super) fn split(
     let mut outs = Vec::new();
     for (arch, kernels) in &by_arch {
         let refs: Vec<(&str, &str, &[u8])> = (kernels.iter())
-            .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_slice()))
+            .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_ref()))
             .collect();
         let archive = kpack::write(kpack::Storage::Plain, &prefix, arch, &refs);
         let path =
@@ -205,14 +219,131 @@ pub(super) fn split(
         std::io::Write::write_all(&mut f, &archive).map_err(|e| vec![Error::from(e)])?;
         outs.push((f, path, arch.clone(), kernels.len()));
     }
-    let lines: Vec<String> = (outs.iter())
+    let mut lines: Vec<String> = (outs.iter())
         .map(|(_, p, a, n)| format!("{}: {n} code object(s) for {a}", p.display()))
         .collect();
-    commit_all(outs.into_iter().map(|(f, ..)| f).collect()).map_err(|e| vec![e])?;
+    let mut files: Vec<OutputFile> = outs.into_iter().map(|(f, ..)| f).collect();
+    if wrappers.is_some() {
+        let reference = HostRef {
+            search_paths: vec![format!("{prefix}_@GFXARCH@.kpack")],
+            kernel_name: kernel.clone(),
+        };
+        let host = hipk::rewrite(data, &reference).map_err(|e| vec![e])?;
+        let path = output::contained_path(dir, &name).map_err(|e| vec![e])?;
+        let mut f = OutputFile::create(&path).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, &host).map_err(|e| vec![Error::from(e)])?;
+        lines.push(format!(
+            "{}: HIPK host ({} of {} bytes), kernel '{kernel}', archives '{}'",
+            path.display(),
+            host.len(),
+            data.len(),
+            reference.search_paths[0]
+        ));
+        files.push(f);
+    }
+    commit_all(files).map_err(|e| vec![e])?;
     for l in lines {
         outln!("{l}");
     }
     Ok(0)
+}
+
+/// `convert --to bundle` of a HIPK host: the host made whole again
+/// (HIPK-3, [`hipk::restore`]), each wrapper registering a bundle of its
+/// code objects from every archive its search paths name (an empty host
+/// entry, then one `hipv4-amdgcn-amd-amdhsa--<arch>` entry per
+/// architecture, in archive order).
+fn join_host(
+    file: &Path,
+    input: &Input,
+    r: &HostRef,
+    output_path: &Path,
+) -> Result<i32, Vec<Error>> {
+    let data = input.bytes();
+    let wrappers = hipk::split_wrappers(data).map_err(|e| vec![e])?;
+    let paths = super::hipk::archives(file, r, super::hipk::override_paths(None).as_deref());
+    let mut archives = Vec::new();
+    for p in &paths {
+        let input = Input::open(p).map_err(|e| vec![e])?;
+        let a = check(&input)?;
+        archives.push((input, a));
+    }
+    let host_id: &[u8] = match offload_kit_format::host::elf::Elf::parse(data).map(|e| e.machine) {
+        Ok(183) => b"host-aarch64-unknown-linux-gnu-",
+        _ => b"host-x86_64-unknown-linux-gnu-",
+    };
+    let limit = offload_kit_llvm::budget::get();
+    // The fat binaries laid out as restore() lays them out, built one at a
+    // time from the archives (plain blobs borrowed, not copied).
+    let (mut payload, mut targets, mut objects) = (Vec::new(), Vec::new(), 0);
+    for w in &wrappers {
+        let key = kpack::lookup_key(&r.kernel_name, w.index);
+        let mut entries: Vec<(Vec<u8>, std::borrow::Cow<'_, [u8]>)> = Vec::new();
+        for (input, a) in &archives {
+            for k in a.kernels.iter().filter(|k| k.name == key) {
+                let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch).into_bytes();
+                if entries.iter().any(|(i, _)| *i == id) {
+                    return Err(vec![Error::other(format!(
+                        "a second code object for {} under '{key}'",
+                        k.arch
+                    ))]);
+                }
+                entries.push((
+                    id,
+                    a.code_object(input.bytes(), k, limit)
+                        .map_err(|e| vec![e])?,
+                ));
+            }
+        }
+        if entries.is_empty() {
+            return Err(vec![Error::at(
+                rules::HIPK_2,
+                0,
+                format!("no archive of {} holds '{key}'", archives.len()),
+            )]);
+        }
+        objects += entries.len();
+        let mut refs: Vec<(&[u8], &[u8])> = vec![(host_id, &[])];
+        refs.extend(entries.iter().map(|(i, c)| (i.as_slice(), c.as_ref())));
+        let bundle = offload_kit_format::binary::write_to_vec(&refs, 4096).map_err(|e| vec![e])?;
+        payload.resize(
+            payload.len().next_multiple_of(hipk::FATBIN_ALIGN as usize),
+            0,
+        );
+        targets.push(payload.len() as u64);
+        payload.extend_from_slice(&bundle);
+    }
+    let restored = hipk::restore(data, &payload, &targets).map_err(|e| vec![e])?;
+    drop(payload);
+    output::write_file(output_path, &restored).map_err(|e| vec![e])?;
+    outln!(
+        "{}: the host with {} bundle(s) of {objects} code object(s) from {} archive(s)",
+        output_path.display(),
+        targets.len(),
+        archives.len()
+    );
+    Ok(0)
+}
+
+/// The wrappers of `data` if it is a HIP host to rewrite (an executable or
+/// shared object with a `.hipFatBinSegment`); `None` for other inputs.
+fn host_wrappers(data: &[u8]) -> Result<Option<Vec<hipk::Wrapper>>, Error> {
+    let Ok(elf) = Elf::parse(data) else {
+        return Ok(None);
+    };
+    if !matches!(elf.e_type, 2 | 3) || elf.section_by_name(kpack::WRAPPER_SECTION).is_none() {
+        return Ok(None);
+    }
+    hipk::wrappers(data).map(Some)
+}
+
+/// The index of the wrapper registering the bundle that holds file
+/// position `at`: the last wrapper whose fat binary starts at or before it.
+fn wrapper_of(wrappers: &[hipk::Wrapper], at: u64) -> Option<u64> {
+    (wrappers.iter())
+        .filter(|w| w.target_offset <= at)
+        .max_by_key(|w| w.target_offset)
+        .map(|w| w.index)
 }
 
 /// `convert --to bundle` of a kpack archive: a binary bundle (alignment
@@ -221,6 +352,10 @@ pub(super) fn split(
 /// objects byte for byte as the archive holds them.
 pub(super) fn join(file: &Path, output_path: &Path) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
+    if let Some(host) = super::hipk::host_ref(input.bytes()) {
+        let (r, _) = host?;
+        return join_host(file, &input, &r, output_path);
+    }
     let a = check(&input)?;
     let data = input.bytes();
     let limit = offload_kit_llvm::budget::get();

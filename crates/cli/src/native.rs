@@ -174,7 +174,8 @@ enum Cmd {
         output: PathBuf,
     },
     /// Convert between uncompressed and CCOB v1/v2/v3; a fat binary's AMDGPU code objects to
-    /// kpack archives (`--to kpack`, -o a directory), a kpack archive to a bundle (`--to bundle`).
+    /// kpack archives and its host to a HIPK host finding them (`--to kpack`, -o a directory);
+    /// a HIPK host back to a fat binary, or a kpack archive to a bundle (`--to bundle`).
     Convert {
         /// Input bundle, CCOB file, fat binary or kpack archive.
         file: PathBuf,
@@ -185,7 +186,7 @@ enum Cmd {
         #[arg(short, long)]
         output: PathBuf,
         /// With --to kpack: the kernel name the archives file code objects under
-        /// (`<name>#<bundle>`; default the input's file name), as the host's
+        /// (`<name>#<wrapper index>`; default the input's file name), as the host's
         /// `.rocm_kpack_ref` names it.
         #[arg(long = "kernel-name")]
         kernel_name: Option<String>,

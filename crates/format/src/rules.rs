@@ -162,6 +162,7 @@ rules! {
     KPAK_5 = "KPAK-5", "kpack.md", "The TOC maps each kernel name and architecture to an existing blob";
     HIPK_1 = "HIPK-1", "kpack.md", "A HIPK host names its archives in `.rocm_kpack_ref`, and its `.hip_fatbin` may hold nothing";
     HIPK_2 = "HIPK-2", "kpack.md", "A HIPK host's code object is the one ROCm's runtime finds: `<kernel_name>#<index>` in the first archive holding a compatible architecture";
+    HIPK_3 = "HIPK-3", "kpack.md", "A host rewritten for a split keeps every address: its `.hip_fatbin` pages leave the file, its wrappers say HIPK, carry their index and point at `.rocm_kpack_ref` in a new load segment";
 }
 
 /// Look a rule up by its ID.

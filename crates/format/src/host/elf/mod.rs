@@ -51,6 +51,7 @@
 use crate::error::{Error, Result};
 use crate::rules;
 
+pub mod hipk;
 mod read;
 mod write;
 
