@@ -243,6 +243,16 @@ fn main() {
                 &verdicts,
             );
             conformance::html::write_compare(dir.path(), &c).map_err(Failed::from)?;
+            // Three runs: the same outcome a divergence twice, then a pass.
+            let h = conformance::compare::History::of_runs(
+                &some,
+                &[
+                    ("first.json".into(), earlier.clone()),
+                    ("earlier.json".into(), earlier.clone()),
+                    ("this run".into(), verdicts.clone()),
+                ],
+            );
+            conformance::html::write_history(dir.path(), &h).map_err(Failed::from)?;
             // Selenium drives Chromium through chromedriver: the matrix, a
             // click on a filter and on a case link, the keyboard (Tab, Enter)
             // and a screenshot (tests/browser/dashboard.py).

@@ -17,6 +17,7 @@ python3-selenium and chromium-driver, installed by tools/setup) it:
    and uses the CSS-only state filter ("passing", then "all");
 6. with DASHBOARD_CHANGED_CASE and DASHBOARD_CHANGED_IMPL set, opens
    compare.html and checks the score that changed (+1), the rule table,
+   history.html and the score that rose in the last of three runs,
    and the changed case's row and link;
 7. takes a screenshot of the matrix.
 
@@ -120,12 +121,24 @@ def main():
                   f"the changed cases are {[r.text for r in rows]}")
             rows[0].find_element(By.TAG_NAME, "a").click()
             check(case in driver.title or case in driver.page_source, "the changed case's link did not open its page")
+            # The scores over three runs (history.html): the implementation's
+            # score rose in the last run only.
+            driver.get("file://" + os.path.abspath(os.path.join(site, "history.html")))
+            heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#history thead th")]
+            check(heads[2:] == ["first.json", "earlier.json", "this run"], f"the history's runs are {heads}")
+            rose = [tr for tr in driver.find_elements(By.CSS_SELECTOR, "#history tbody tr")
+                    if tr.find_element(By.TAG_NAME, "th").text == impl
+                    and tr.find_elements(By.CSS_SELECTOR, "td.pass")]
+            check(len(rose) == 1, f"{len(rose)} rows of {impl} rose")
+            cells = rose[0].find_elements(By.TAG_NAME, "td")
+            check(cells[1].text == cells[2].text and cells[3].get_attribute("class") == "pass",
+                  f"the history row is {[c.text for c in cells]}")
         # 7. A screenshot of the matrix.
         driver.get(index)
         check(driver.save_screenshot(shot), "no screenshot")
     finally:
         driver.quit()
-    print("dashboard: matrix, filter, case link, keyboard, implementation page, comparison and screenshot checked")
+    print("dashboard: matrix, filter, case link, keyboard, implementation page, comparison, history and screenshot checked")
 
 
 if __name__ == "__main__":

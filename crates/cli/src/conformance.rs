@@ -27,6 +27,8 @@ options:
   --compare OLD.json list (and with --html, show in compare.html) the cases whose
                      outcome changed since the run that wrote OLD.json (--json)
   --compare-impls A,B  the cases whose outcome differs between implementations A and B
+  --history A.json,B.json,...  the pass score per implementation and chapter in each of
+                     those runs (oldest first) and this one (with --html, history.html)
   --html DIR         write the dashboard: a static site (matrix, per-group, per-implementation,
                      per-case and per-rule pages) that opens from the file system
   --jobs N           parallel runs (default: twice the number of CPUs)
@@ -61,6 +63,7 @@ struct Options {
     html: Option<PathBuf>,
     compare: Option<PathBuf>,
     compare_impls: Option<String>,
+    history: Vec<PathBuf>,
     jobs: Option<usize>,
     timeout: Option<f64>,
     summary_only: bool,
@@ -99,6 +102,7 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
             "--html" => c.html = Some(value()?.into()),
             "--compare" => c.compare = Some(value()?.into()),
             "--compare-impls" => c.compare_impls = Some(value()?),
+            "--history" => c.history.extend(value()?.split(',').map(PathBuf::from)),
             "--repro-dir" => c.repro_dir = Some(value()?.into()),
             "--jobs" | "-j" => {
                 c.jobs = Some(value()?.parse().map_err(|_| "--jobs needs a number")?)
@@ -493,10 +497,24 @@ fn compare_and_site(
         print!("{}", c.text());
         shown = Some(c);
     }
+    let mut history = None;
+    if !cli.history.is_empty() {
+        let mut runs = Vec::new();
+        for p in &cli.history {
+            runs.push((p.display().to_string(), report::load_results(p)?));
+        }
+        runs.push(("this run".to_string(), verdicts.to_vec()));
+        let h = offload_kit_conformance::compare::History::of_runs(cases, &runs);
+        print!("{}", h.text());
+        history = Some(h);
+    }
     if let Some(d) = &cli.html {
         html::write_site(cases, names, verdicts, d)?;
         if let Some(c) = shown {
             html::write_compare(d, &c)?;
+        }
+        if let Some(h) = history {
+            html::write_history(d, &h)?;
         }
     }
     Ok(())
@@ -514,6 +532,7 @@ fn merge_main(args: &[String]) -> i32 {
             "--json" => value().map(|v| cli.json = Some(v.into())),
             "--compare" => value().map(|v| cli.compare = Some(v.into())),
             "--compare-impls" => value().map(|v| cli.compare_impls = Some(v)),
+            "--history" => value().map(|v| cli.history.extend(v.split(',').map(PathBuf::from))),
             p if !p.starts_with('-') => {
                 parts.push(PathBuf::from(p));
                 Ok(())

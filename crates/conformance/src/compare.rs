@@ -4,7 +4,8 @@
 //! outcomes became a pass and how many stopped being one. The same
 //! comparison serves two runs (`--compare OLD.json`: a new LLVM release, a
 //! new offload-kit, a new ROCm) and two implementations of one run
-//! (`--compare-impls A,B`).
+//! (`--compare-impls A,B`). [`History`] follows the scores over any number
+//! of runs (`--history A.json,B.json,...`).
 //!
 //! # Example
 //!
@@ -180,6 +181,71 @@ impl Comparison {
             for (r, (f, b)) in moved {
                 let _ = writeln!(s, "  {r}: +{f} pass, -{b} pass");
             }
+        }
+        s
+    }
+}
+
+/// The pass score of each implementation per chapter over several runs,
+/// oldest first (test262.fyi's graph, as a table).
+///
+/// ```
+/// use offload_kit_conformance::compare::History;
+/// use offload_kit_conformance::{Role, Status, Verdict};
+///
+/// let v = |status| vec![Verdict { case: "a".into(), implementation: "llvm".into(),
+///     status, underlying: None, detail: String::new(), observed: String::new(), note: None,
+///     bug: None, commands: vec![], seconds: 0.0, role: Role::Reference }];
+/// let h = History::of_runs(&[], &[("r1".into(), v(Status::Differs)), ("r2".into(), v(Status::Pass))]);
+/// assert_eq!(h.rows()[0].1, [Some((0, 1)), Some((1, 1))]);
+/// assert!(h.text().contains("llvm other: 0/1 → 1/1"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    /// Each run's label (its results file, or `this run`), oldest first.
+    pub runs: Vec<String>,
+    /// Each run's scores, in the same order.
+    pub scores: Vec<Scores>,
+}
+
+/// One (implementation, chapter) over the runs: passed and run in each
+/// run that ran it.
+pub type HistoryRow<'h> = (&'h (String, String), Vec<Option<(usize, usize)>>);
+
+impl History {
+    /// The scores of `runs` (label, verdicts), oldest first, each scored
+    /// against today's corpus `cases`.
+    pub fn of_runs(cases: &[Case], runs: &[(String, Vec<Verdict>)]) -> History {
+        History {
+            runs: runs.iter().map(|(l, _)| l.clone()).collect(),
+            scores: runs.iter().map(|(_, v)| scores(cases, v)).collect(),
+        }
+    }
+
+    /// Every (implementation, chapter) any run scored, sorted, with its
+    /// score in each run (`None` where that run did not run it).
+    pub fn rows(&self) -> Vec<HistoryRow<'_>> {
+        let mut keys: Vec<&(String, String)> = self.scores.iter().flat_map(|s| s.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        keys.into_iter()
+            .map(|k| (k, self.scores.iter().map(|s| s.get(k).copied()).collect()))
+            .collect()
+    }
+
+    /// The history as text: one line per (implementation, chapter), its
+    /// scores from the oldest run to the newest (`-` where not run).
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "== pass score per implementation and chapter over {} run(s): {} ==\n",
+            self.runs.len(),
+            self.runs.join(", ")
+        );
+        for ((imp, ch), cells) in self.rows() {
+            let cells: Vec<String> = (cells.iter())
+                .map(|c| c.map_or("-".into(), |(p, n)| format!("{p}/{n}")))
+                .collect();
+            let _ = writeln!(s, "  {imp} {ch}: {}", cells.join(" → "));
         }
         s
     }

@@ -565,6 +565,46 @@ pub fn write_compare(dir: &Path, c: &super::compare::Comparison) -> Result<(), S
     std::fs::write(&p, page(&c.title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
 }
 
+/// `history.html` in `dir`: the pass score of each implementation per
+/// chapter in each run, oldest first, each cell marked by whether it rose
+/// or fell since the run before.
+pub fn write_history(dir: &Path, h: &super::compare::History) -> Result<(), String> {
+    let mut b = String::from("<table id=\"history\"><thead><tr><th scope=\"col\">implementation</th><th scope=\"col\">chapter</th>");
+    for r in &h.runs {
+        let _ = write!(b, "<th scope=\"col\">{}</th>", esc(r));
+    }
+    b.push_str("</tr></thead><tbody>\n");
+    for ((imp, ch), cells) in h.rows() {
+        let _ = write!(
+            b,
+            "<tr><th scope=\"row\">{}</th><td>{}</td>",
+            esc(imp),
+            esc(ch)
+        );
+        let mut last: Option<usize> = None;
+        for c in &cells {
+            match c {
+                None => b.push_str("<td>-</td>"),
+                Some((p, n)) => {
+                    let class = match last {
+                        Some(l) if *p > l => " class=\"pass\"",
+                        Some(l) if *p < l => " class=\"differs\"",
+                        _ => "",
+                    };
+                    let _ = write!(b, "<td{class}>{p}/{n}</td>");
+                    last = Some(*p);
+                }
+            }
+        }
+        b.push_str("</tr>\n");
+    }
+    b.push_str("</tbody></table>\n");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let p = dir.join("history.html");
+    let title = format!("Pass scores over {} runs", h.runs.len());
+    std::fs::write(&p, page(&title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
