@@ -714,4 +714,23 @@ fn librocsparse_splits_into_archives_and_back() {
             .is_some_and(|x| x == "kpack")
     });
     assert_eq!(archives.count(), 7, "one archive per target ID");
+    // A GPU named without its settings stands for each mode its agent may
+    // report, as for the fat binary: gfx906 runs with xnack- only.
+    let host = split.join("librocsparse.so.0.1");
+    for file in [&host, &lib] {
+        let (code, o, e) = offload_kit(&[
+            "check",
+            "--gpu",
+            "gfx906",
+            "--gpu",
+            "gfx90a",
+            file.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{o}{e}");
+        assert!(
+            o.contains("gfx906: runs") && o.contains("(not in every mode of gfx906)"),
+            "{o}"
+        );
+        assert!(o.contains("gfx90a: runs: "), "{o}");
+    }
 }

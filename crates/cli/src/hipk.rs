@@ -319,6 +319,23 @@ pub(super) fn find_all(
     })
 }
 
+/// What the runtime finds for a GPU whose name may leave feature settings
+/// out (`gfx90a`): the agent's ISA always sets them, so each mode the GPU
+/// may run in (`check::Gpu::modes`) is tried; per mode, its settings and
+/// what was found.
+pub(super) fn find_modes(
+    host: &Path,
+    r: &HostRef,
+    indices: &[u64],
+    gpu: &offload_kit_inspect::check::Gpu,
+    given: Option<&[PathBuf]>,
+) -> Result<Vec<(String, Outcome)>, Vec<Error>> {
+    gpu.modes()
+        .iter()
+        .map(|m| Ok((m.text.clone(), find_all(host, r, indices, &m.text, given)?)))
+        .collect()
+}
+
 /// `extract --gpu` of a HIPK host: the code object the runtime finds for
 /// each wrapper, to `output` (one wrapper) or into `dir` as `<arch>.hsaco`
 /// (`<arch>.<index>.hsaco` for several); the runtime's error when it finds
@@ -332,9 +349,22 @@ pub(super) fn extract(
     output: Option<PathBuf>,
     dir: Option<PathBuf>,
 ) -> Result<i32, Vec<Error>> {
+    let parsed = offload_kit_inspect::check::Gpu::parse(gpu)
+        .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
+    // The first mode of the GPU in which every wrapper finds its code
+    // object (a name without feature settings stands for each).
+    let modes = parsed.modes();
+    let isa = (modes.iter())
+        .map(|m| m.text.as_str())
+        .find(|m| {
+            indices
+                .iter()
+                .all(|&i| matches!(find(host, r, i, m, given), Ok(Outcome::Found { .. })))
+        })
+        .unwrap_or(modes[0].text.as_str());
     let mut writes = Vec::new();
     for &index in indices {
-        let found = find(host, r, index, gpu, given)?;
+        let found = find(host, r, index, isa, given)?;
         let Outcome::Found { arch, .. } = &found else {
             return Err(vec![Error::at(
                 rules::HIPK_2,

@@ -437,24 +437,40 @@ pub fn run_check(
             let (r, indices) = host?;
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
-                let found = super::hipk::find_all(path, &r, &indices, &g.text, given.as_deref())?;
+                let modes = super::hipk::find_modes(path, &r, &indices, g, given.as_deref())?;
                 t.0 += 1;
-                if let Some(e) = found.error() {
+                let runs: Vec<&(String, super::hipk::Outcome)> =
+                    modes.iter().filter(|(_, o)| o.error().is_none()).collect();
+                if let Some((_, found)) = runs.first() {
+                    // Runs in some modes only: say in which (as for bundles).
+                    let ok = paint(Stream::Stdout, Color::Green, "runs");
+                    let verdict = match runs.len() == modes.len() {
+                        true => ok,
+                        false => {
+                            let with: Vec<&str> = runs.iter().map(|(m, _)| m.as_str()).collect();
+                            format!(
+                                "{ok} as {} (not in every mode of {})",
+                                with.join(", "),
+                                g.text
+                            )
+                        }
+                    };
+                    if !json {
+                        outln!("{name}: {}: {verdict}: {}", g.text, found.describe());
+                    }
+                    verdicts.push(
+                        serde_json::json!({"gpu": g.text, "runs": true, "found": found.describe()}),
+                    );
+                } else {
+                    let found = &modes[0].1;
                     t.1 += 1;
                     all_run = false;
                     if !json {
                         let bad = paint(Stream::Stdout, Color::Red, "DOES NOT RUN");
                         outln!("{name}: {}: {bad}: {}", g.text, found.describe());
                     }
+                    let e = found.error().unwrap_or("NOT_FOUND");
                     verdicts.push(serde_json::json!({"gpu": g.text, "runs": false, "error": e, "why": found.describe()}));
-                } else {
-                    if !json {
-                        let ok = paint(Stream::Stdout, Color::Green, "runs");
-                        outln!("{name}: {}: {ok}: {}", g.text, found.describe());
-                    }
-                    verdicts.push(
-                        serde_json::json!({"gpu": g.text, "runs": true, "found": found.describe()}),
-                    );
                 }
             }
             docs.push(serde_json::json!({"file": path.to_string_lossy(), "kpack": verdicts}));
