@@ -547,6 +547,17 @@ fn split_and_back(fat: &Path, d: &Path, gpu: &str) -> PathBuf {
         .count();
     assert_eq!(shown, device_entries(fat).len(), "{o}");
     assert!(o.contains("split into kpack archives (HIPK host)"), "{o}");
+    let (code, o, e) = offload_kit(&["inspect", "--json", host.to_str().unwrap()]);
+    assert_eq!(code, 0, "{o}{e}");
+    let doc: serde_json::Value = serde_json::from_str(&o).unwrap();
+    let filed = doc["files"][0]["kpack_host"]["code_objects"]
+        .as_array()
+        .unwrap();
+    assert_eq!(filed.len(), shown, "{o}");
+    assert!(
+        filed.iter().all(|c| c["code_object"]["kind"] == "amdgpu"),
+        "{o}"
+    );
     // And back: the host registers bundles again, of the same code objects.
     let back = d.join(format!("back-{name}"));
     let (code, o, e) = offload_kit(&[

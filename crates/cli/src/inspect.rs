@@ -30,8 +30,8 @@ enum Outcome {
     Failed(Vec<Error>),
     /// Found by walking a directory and not a container.
     NoOffloadCode,
-    /// A kpack archive: its lines (spec/kpack.md).
-    Archive(Vec<String>),
+    /// A kpack archive (spec/kpack.md).
+    Archive(KpackView),
 }
 
 /// The files `paths` name, directories walked.
@@ -152,8 +152,8 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
         Err(e) => return Outcome::Failed(vec![e]),
     };
     if super::kpack::is_kpack(&input) {
-        return match archive_lines(path, &input) {
-            Ok(lines) => Outcome::Archive(lines),
+        return match archive_view(path, &input) {
+            Ok(view) => Outcome::Archive(view),
             Err(es) => Outcome::Failed(es),
         };
     }
@@ -178,8 +178,8 @@ fn print_file(path: &Path, o: &Outcome) {
             super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
             return;
         }
-        Outcome::Archive(lines) => {
-            for l in lines {
+        Outcome::Archive(view) => {
+            for l in &view.lines {
                 outln!("{l}");
             }
             return;
@@ -239,65 +239,95 @@ fn print_file(path: &Path, o: &Outcome) {
         outln!("  {}: {f}", paint(Stream::Stdout, Color::Yellow, "finding"));
     }
     print_warnings(r);
-    if let Some(lines) = split_host_lines(path) {
-        for l in lines {
+    if let Some(view) = split_host_view(path) {
+        for l in &view.lines {
             outln!("{l}");
         }
     }
 }
 
+/// A kpack archive or split host as `inspect` shows it: text lines and
+/// the `--json` view (docs/schema: `kpack_archive`, `kpack_host`).
+struct KpackView {
+    lines: Vec<String>,
+    json: serde_json::Value,
+}
+
+/// One code object filed in an archive: its line and JSON item.
+fn filed_item(view: &mut KpackView, archive: Option<&Path>, key: &str, arch: &str, code: &[u8]) {
+    let object = offload_kit_inspect::code_object::identify(code);
+    view.lines.push(format!(
+        "    {:<44} size {:<9} {}",
+        format!("{} {}", key.escape_debug(), arch.escape_debug()),
+        code.len(),
+        describe(&object)
+    ));
+    let mut item =
+        serde_json::json!({"key": key, "arch": arch, "size": code.len(), "code_object": object});
+    if let Some(a) = archive {
+        item["archive"] = serde_json::json!(a.to_string_lossy());
+    }
+    if let Some(items) = view.json["code_objects"].as_array_mut() {
+        items.push(item);
+    }
+}
+
 /// `inspect` of a kpack archive: a summary line, then one line per code
 /// object (its key, architecture, size and what it is).
-fn archive_lines(path: &Path, input: &Input) -> Result<Vec<String>, Vec<Error>> {
+fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
     let data = input.bytes();
     let a = super::kpack::check(input)?;
     let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
-    let mut lines = vec![format!(
-        "{name}: kpack archive, group '{}', {} code object(s) ({})",
-        a.group_name.escape_debug(),
-        a.kernels.len(),
-        a.gfx_arches.join(", ").escape_debug()
-    )];
+    let mut view = KpackView {
+        lines: vec![format!(
+            "{name}: kpack archive, group '{}', {} code object(s) ({})",
+            a.group_name.escape_debug(),
+            a.kernels.len(),
+            a.gfx_arches.join(", ").escape_debug()
+        )],
+        json: serde_json::json!({"group_name": a.group_name, "gfx_arch_family": a.gfx_arch_family,
+            "gfx_arches": a.gfx_arches, "compression_scheme": super::kpack::scheme_name(&a),
+            "code_objects": []}),
+    };
     for k in &a.kernels {
         let code = a
             .code_object(data, k, offload_kit_llvm::budget::get())
             .map_err(|e| vec![e])?;
-        lines.push(code_object_line(&k.name, &k.arch, &code));
+        filed_item(&mut view, None, &k.name, &k.arch, &code);
     }
-    Ok(lines)
-}
-
-fn code_object_line(key: &str, arch: &str, code: &[u8]) -> String {
-    let what = describe(&offload_kit_inspect::code_object::identify(code));
-    format!(
-        "    {:<44} size {:<9} {what}",
-        format!("{} {}", key.escape_debug(), arch.escape_debug()),
-        code.len()
-    )
+    Ok(view)
 }
 
 /// `inspect` through a HIPK host: where its device code went, and each
 /// code object its archives file under its keys (every architecture);
 /// `None` for other files.
-fn split_host_lines(path: &Path) -> Option<Vec<String>> {
+fn split_host_view(path: &Path) -> Option<KpackView> {
     let input = Input::open(path).ok()?;
     let host = super::hipk::host_ref(input.bytes())?;
-    let mut lines = Vec::new();
+    let mut view = KpackView {
+        lines: Vec::new(),
+        json: serde_json::json!({}),
+    };
     let (r, indices) = match host {
         Ok(h) => h,
         Err(es) => {
-            lines.extend(es.iter().map(|e| format!("  error: {e}")));
-            return Some(lines);
+            view.lines
+                .extend(es.iter().map(|e| format!("  error: {e}")));
+            view.json = serde_json::json!({"errors": es});
+            return Some(view);
         }
     };
     let archives = super::hipk::archives(path, &r, super::hipk::override_paths(None).as_deref());
-    lines.push(format!(
+    view.lines.push(format!(
         "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
         r.kernel_name.escape_debug(),
         indices.len(),
         archives.len(),
         r.search_paths.join(", ").escape_debug()
     ));
+    let shown: Vec<_> = archives.iter().map(|a| a.to_string_lossy()).collect();
+    view.json = serde_json::json!({"kernel_name": r.kernel_name, "search_paths": r.search_paths,
+        "wrappers": indices, "archives": shown, "code_objects": []});
     let mut last: Option<PathBuf> = None;
     let res = super::hipk::for_each_filed(
         &archives,
@@ -307,17 +337,19 @@ fn split_host_lines(path: &Path) -> Option<Vec<String>> {
             if last.as_deref() != Some(archive) {
                 let shown = offload_kit_io::output::escape_controls(&archive.to_string_lossy())
                     .into_owned();
-                lines.push(format!("  archive {shown}"));
+                view.lines.push(format!("  archive {shown}"));
                 last = Some(archive.to_path_buf());
             }
-            lines.push(code_object_line(key, arch, code));
+            filed_item(&mut view, Some(archive), key, arch, code);
             Ok(())
         },
     );
     if let Err(es) = res {
-        lines.extend(es.iter().map(|e| format!("  error: {e}")));
+        view.lines
+            .extend(es.iter().map(|e| format!("  error: {e}")));
+        view.json["errors"] = serde_json::json!(es);
     }
-    Some(lines)
+    Some(view)
 }
 
 /// The spec violations read past (`--strict` refuses them), one line each.
@@ -390,10 +422,15 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
         .zip(outcomes)
         .filter_map(|((path, _), o)| match o {
             Outcome::NoOffloadCode => None,
-            Outcome::Archive(_) => Some(serde_json::json!({"file": path.to_string_lossy(),
-                "errors": [Error::other("a kpack archive: inspect --json does not describe archives (list --json does)")]})),
+            Outcome::Archive(view) => Some(
+                serde_json::json!({"file": path.to_string_lossy(), "kpack_archive": view.json}),
+            ),
             Outcome::Read(r) => {
-                Some(serde_json::json!({"file": path.to_string_lossy(), "report": r}))
+                let mut doc = serde_json::json!({"file": path.to_string_lossy(), "report": r});
+                if let Some(view) = split_host_view(path) {
+                    doc["kpack_host"] = view.json;
+                }
+                Some(doc)
             }
             Outcome::Failed(es) => {
                 Some(serde_json::json!({"file": path.to_string_lossy(), "errors": es}))

@@ -12,7 +12,7 @@ pub(super) fn is_kpack(input: &Input) -> bool {
     kpack::is_kpack(input.bytes())
 }
 
-fn scheme_name(a: &Archive) -> &'static str {
+pub(super) fn scheme_name(a: &Archive) -> &'static str {
     match a.scheme {
         Scheme::Plain(_) => "none",
         Scheme::ZstdPerKernel(_) => "zstd-per-kernel",
