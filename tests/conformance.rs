@@ -29,10 +29,6 @@ use std::sync::{Arc, Mutex};
 /// Rules without a conformance case yet, and why (every other rule has one).
 const PENDING_RULES: &[(&str, &str)] = &[
     (
-        "HIPK-2",
-        "finding a host's archives needs a directory tree of several files, which no conformance operation lays out yet (issue 31): tests/kpack.rs runs it on ROCm's own splits",
-    ),
-    (
         "HIPK-3",
         "a writer's rule (how a host is rewritten for a split), which no conformance operation exercises: tests/kpack.rs checks it through glibc's loader",
     ),

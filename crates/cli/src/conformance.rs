@@ -424,11 +424,61 @@ fn spec_main(args: &[String]) -> i32 {
             0
         }
         Some("lookup") if args.len() >= 2 => lookup(&args[1], &args[2..]),
+        Some("kpack-lookup") if args.len() >= 2 => kpack_lookup(&args[1], &args[2..]),
         _ => {
-            eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp] | spec lookup FILE REQUEST…");
+            eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp] | spec lookup FILE REQUEST… | spec kpack-lookup HOST ISA…");
             2
         }
     }
+}
+
+/// `spec kpack-lookup HOST ISA…`: for each agent ISA, what ROCm's runtime
+/// answers for the HIPK host's wrappers (spec/kpack.md HIPK-2), one
+/// `ISA\tANSWER` line each: `FOUND <archive file name> <key> <arch>
+/// <size>` (one per wrapper, `;`-separated) or the runtime's error.
+fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
+    let path = std::path::Path::new(host);
+    let input = match super::Input::open(path) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("offload-kit: {e}");
+            return 1;
+        }
+    };
+    let Some(Ok((r, indices))) = super::hipk::host_ref(input.bytes()) else {
+        eprintln!("offload-kit: error: {host}: not a HIPK host (rule HIPK-1)");
+        return 1;
+    };
+    for isa in isas {
+        let mut found = Vec::new();
+        for &i in &indices {
+            match super::hipk::find(path, &r, i, isa, None) {
+                Ok(super::hipk::Outcome::Found {
+                    archive,
+                    key,
+                    arch,
+                    code,
+                }) => {
+                    let name = archive
+                        .file_name()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned();
+                    found.push(format!("FOUND {name} {key} {arch} {}", code.len()));
+                }
+                Ok(o) => {
+                    found = vec![o.error().unwrap_or("NOT_FOUND").to_string()];
+                    break;
+                }
+                Err(es) => {
+                    super::report_errors("", &es, 5);
+                    return 1;
+                }
+            }
+        }
+        println!("{isa}\t{}", found.join("; "));
+    }
+    0
 }
 
 /// `conformance export DIR [--case GLOB]...`.

@@ -360,6 +360,7 @@ impl Adapter {
                 "locate",
                 "lookup",
                 "extract-uri",
+                "kpack-lookup",
             ]
             .contains(&op.as_str())
             {

@@ -82,6 +82,14 @@ pub enum Op {
     /// it, `{raw_path}` the path as it is): one output, the bytes. How
     /// `roc-obj-extract` and `offload-kit extract URI` are measured.
     ExtractUri,
+    /// Ask for the code object ROCm's runtime loads for a HIPK host's
+    /// wrapper (spec/kpack.md HIPK-2) for each of `args.requests` (agent
+    /// ISAs): every input is written under its own name (the host first,
+    /// its archives beside it, as its search paths name them) and the host
+    /// is passed; each answer is `FOUND <archive> <key> <arch> <size>` or
+    /// the runtime's error (`ARCHIVE_NOT_FOUND`, `ARCH_NOT_FOUND`,
+    /// `KERNEL_NOT_FOUND`).
+    KpackLookup,
 }
 
 impl Op {
@@ -101,6 +109,7 @@ impl Op {
             Op::ObjdumpOffloading => "objdump-offloading",
             Op::Locate => "locate",
             Op::Lookup => "lookup",
+            Op::KpackLookup => "kpack-lookup",
             Op::ExtractUri => "extract-uri",
         }
     }
@@ -191,7 +200,12 @@ impl Args {
             | Op::ExtractUri => 1,
             Op::Unbundle | Op::Compatible => self.targets.len().max(1),
             Op::Unpackage => self.output_files.len(),
-            Op::List | Op::Verify | Op::ObjdumpOffloading | Op::Locate | Op::Lookup => 0,
+            Op::List
+            | Op::Verify
+            | Op::ObjdumpOffloading
+            | Op::Locate
+            | Op::Lookup
+            | Op::KpackLookup => 0,
         })
     }
 }
@@ -345,6 +359,19 @@ pub struct Expect {
     /// answered; an empty list means the answer must be "none".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lookup: Option<Vec<LookupExpect>>,
+    /// kpack-lookup: success, and per request (in order) the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kpack_lookup: Option<Vec<KpackAnswer>>,
+}
+
+/// The answer to one `kpack-lookup` request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KpackAnswer {
+    /// The request (an agent ISA).
+    pub request: String,
+    /// `FOUND <archive input> <key> <arch> <size>`, or the runtime's error.
+    pub answer: String,
 }
 
 /// The acceptable answers to one `lookup` request.
@@ -383,6 +410,7 @@ impl Expect {
             self.compressed.is_some(),
             self.locate.is_some(),
             self.lookup.is_some(),
+            self.kpack_lookup.is_some(),
         ]
         .iter()
         .filter(|b| **b)
@@ -581,6 +609,20 @@ impl Case {
             Op::ExtractUri => {
                 if self.args.inputs.len() != 1 || self.args.uri.is_none() {
                     return Err("extract-uri needs exactly one input and args.uri".into());
+                }
+            }
+            Op::KpackLookup => {
+                if self.args.inputs.is_empty() || self.args.requests.is_empty() {
+                    return Err(
+                        "kpack-lookup needs the host (then its archives) and requests".into(),
+                    );
+                }
+                if let Some(n) = (self.args.inputs.iter())
+                    .find(|n| n.is_empty() || n.contains('/') || n.starts_with('.'))
+                {
+                    return Err(format!(
+                        "kpack-lookup input '{n}' must be a plain file name"
+                    ));
                 }
             }
             Op::Bundle | Op::Unbundle => {}

@@ -41,7 +41,7 @@ as that release writes them; byte-identical to `spec/` for most cases).
 
 case.json:
 - `op`: bundle, unbundle, list, parse-id, compatible, compress, decompress,
-  verify, package, unpackage, objdump-offloading, locate, lookup,
+  verify, package, unpackage, objdump-offloading, locate, lookup, kpack-lookup,
   extract-uri (see offload-kit's conformance/README.md for what each asks);
 - `args`: the operation's arguments; `args.inputs` names inputs, found at
   `<variant>/<name>` (`inputs[name][variant]` is null for a missing file);
@@ -52,7 +52,7 @@ case.json:
   case is about;
 - `expect`: the spec's outcome, one of `fail` (a rule ID, or `*`),
   `outputs`, `bundle`, `list`, `id`, `compatible`, `compressed`, `locate`,
-  `lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;
+  `lookup`, `kpack_lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;
 - `releases.llvm-N.expect` (N a release, or `main`: LLVM main modelled from
   its source): the same for LLVM N's spelling, and
   `releases.llvm-N.known_divergence`: what the corpus documents LLVM N does

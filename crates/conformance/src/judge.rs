@@ -230,6 +230,8 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
     for (i, (name, spec)) in specs.iter().enumerate() {
         let path = match (&args.file_name, case.op) {
             (Some(f), Op::ExtractUri) => dir.join(f),
+            // A split host and its archives, each under its own name.
+            (_, Op::KpackLookup) => dir.join(safe_name(name)),
             _ => dir.join(format!("in{i}-{}", safe_name(name))),
         };
         let built = match build(name, spec) {

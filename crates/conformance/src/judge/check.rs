@@ -29,6 +29,16 @@ pub(super) fn check(ctx: &Ctx<'_>, e: &Expect, obs: &Observation) -> Result<(), 
     if let Some(want) = &e.lookup {
         return check_lookup(want, facts);
     }
+    if let Some(want) = &e.kpack_lookup {
+        let got = facts.kpack_answers.clone().unwrap_or_default();
+        let want: Vec<(String, String)> = (want.iter())
+            .map(|w| (w.request.clone(), w.answer.clone()))
+            .collect();
+        return match got == want {
+            true => Ok(()),
+            false => Err(format!("answered {got:?}; expected {want:?}")),
+        };
+    }
     if let Some(want) = &e.locate {
         return check_locate(ctx, want, facts);
     }

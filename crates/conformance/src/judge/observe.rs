@@ -44,6 +44,8 @@ pub struct Facts {
     pub located: Option<Vec<crate::adapter::Found>>,
     /// `lookup`: per request, the `(offset, size)` answered (size 0: none).
     pub answers: Option<Vec<(String, u64, u64)>>,
+    /// `kpack-lookup`: per request, the answer line.
+    pub kpack_answers: Option<Vec<(String, String)>>,
 }
 
 impl Observation {
@@ -213,6 +215,7 @@ pub(super) fn observe(
         Op::List => facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?),
         Op::Locate => facts.located = Some(ctx.adapter.parse_located(&res.stdout)?),
         Op::Lookup => facts.answers = Some(ctx.adapter.parse_lookup(&res.stdout)?),
+        Op::KpackLookup => facts.kpack_answers = Some(parse_kpack_answers(&res.stdout)?),
         Op::Decompress if ctx.adapter.decompress_result == DecompressResult::Listing => {
             facts.listing = Some(ctx.adapter.parse_listing(&res.stdout)?)
         }
@@ -293,4 +296,17 @@ fn decoded_len(b: &[u8]) -> usize {
             ccob::decode_into(&h, payload, h.header_size, &mut sink).ok()
         })
         .map_or(0, |n| n as usize)
+}
+
+/// The answers of a `kpack-lookup` run: one `REQUEST\tANSWER` line per
+/// request.
+fn parse_kpack_answers(stdout: &[u8]) -> Result<Vec<(String, String)>, String> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| match l.split_once('\t') {
+            Some((r, a)) => Ok((r.to_string(), a.to_string())),
+            None => Err(format!("kpack-lookup line '{l}' is not REQUEST\tANSWER")),
+        })
+        .collect()
 }
