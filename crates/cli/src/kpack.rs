@@ -147,8 +147,8 @@ type Filed<'d> = (String, std::borrow::Cow<'d, [u8]>);
 /// `convert --to kpack`: the code objects of a fat binary's device entries
 /// as ROCm's `split_artifacts` files them (spec/kpack.md): one plain
 /// archive per target ID, `<prefix>_<target ID>.kpack` in `dir`, each code
-/// object under `<kernel>#<index>` (the runtime's key). A host (an
-/// executable or shared object with HIP wrappers) is rewritten beside
+/// object under `<kernel>#<index>` (the runtime's key). A host (a
+/// shared object with HIP wrappers) is rewritten beside
 /// them as a HIPK host finding them there (HIPK-3), the index being the
 /// wrapper's that registers the code object's bundle; for anything else
 /// the index is the bundle's number.
@@ -184,20 +184,30 @@ pub(super) fn split(
             continue;
         };
         let code = offload_kit_llvm::detect::payload(data, e).map_err(|e| vec![e])?;
-        let index = match &wrappers {
-            Some(ws) => wrapper_of(ws, e.ccob_offset.unwrap_or(e.offset)).ok_or_else(|| {
-                vec![Error::at(
-                    rules::HIPK_3,
-                    e.offset,
-                    format!("no wrapper registers the bundle of entry '{}'", e.id),
-                )]
-            })?,
-            None => e.bundle as u64,
+        let indices = match &wrappers {
+            Some(ws) => wrappers_of(ws, e.ccob_offset.unwrap_or(e.offset)),
+            None => vec![e.bundle as u64],
         };
-        let key = kpack::lookup_key(&kernel, index);
-        match by_arch.iter_mut().find(|(a, _)| *a == arch) {
-            Some((_, v)) => v.push((key, code)),
-            None => by_arch.push((arch, vec![(key, code)])),
+        if indices.is_empty() {
+            return Err(vec![Error::at(
+                rules::HIPK_3,
+                e.offset,
+                format!("no wrapper registers the bundle of entry '{}'", e.id),
+            )]);
+        }
+        let slot = match by_arch.iter().position(|(a, _)| *a == arch) {
+            Some(i) => i,
+            None => {
+                by_arch.push((arch, Vec::new()));
+                by_arch.len() - 1
+            }
+        };
+        // Filed under each wrapper registering the bundle (a runtime asks
+        // with any of their indices).
+        for index in indices {
+            by_arch[slot]
+                .1
+                .push((kpack::lookup_key(&kernel, index), code.clone()));
         }
     }
     if by_arch.is_empty() {
@@ -337,13 +347,17 @@ fn host_wrappers(data: &[u8]) -> Result<Option<Vec<hipk::Wrapper>>, Error> {
     hipk::wrappers(data).map(Some)
 }
 
-/// The index of the wrapper registering the bundle that holds file
-/// position `at`: the last wrapper whose fat binary starts at or before it.
-fn wrapper_of(wrappers: &[hipk::Wrapper], at: u64) -> Option<u64> {
+/// The indices of the wrappers registering the bundle that holds file
+/// position `at`: those whose fat binary starts last at or before it.
+fn wrappers_of(wrappers: &[hipk::Wrapper], at: u64) -> Vec<u64> {
+    let start = (wrappers.iter())
+        .map(|w| w.target_offset)
+        .filter(|&t| t <= at)
+        .max();
     (wrappers.iter())
-        .filter(|w| w.target_offset <= at)
-        .max_by_key(|w| w.target_offset)
+        .filter(|w| Some(w.target_offset) == start)
         .map(|w| w.index)
+        .collect()
 }
 
 /// `convert --to bundle` of a kpack archive: a binary bundle (alignment

@@ -1,7 +1,8 @@
 //! Rewriting a fat binary's host into a HIPK host (spec/kpack.md HIPK-3):
-//! what ROCm's splitter does to a shared library or executable once its
-//! code objects went to kpack archives. Every virtual address stays where
-//! it was; only file offsets move.
+//! what ROCm's splitter does to a shared library once its code objects
+//! went to kpack archives. Every virtual address stays where it was; only
+//! file offsets move. (Executables are refused: Linux before 5.18 would
+//! not find their moved program header table.)
 //!
 //! - The whole pages of `.hip_fatbin` leave the file: the section becomes
 //!   `SHT_NOBITS` and its load segment is split around a segment with no
@@ -40,6 +41,8 @@ const PT_LOAD: u32 = 1;
 const PT_PHDR: u32 = 6;
 const PF_R: u32 = 4;
 const PHDR_SIZE: u64 = 56;
+/// The largest load alignment taken (GNU ld's old x86-64 default).
+const MAX_ALIGN: u64 = 2 << 20;
 const SHDR_SIZE: u64 = 64;
 const RELA_SIZE: u64 = 24;
 
@@ -108,10 +111,10 @@ fn accepted<'a>(data: &'a [u8]) -> Result<(Elf<'a>, u32)> {
             "only 64-bit little-endian hosts are rewritten (as ROCm's splitter)",
         ));
     }
-    if !matches!(elf.e_type, 2 | 3) {
+    if elf.e_type != 3 {
         return Err(fail(
             16,
-            "only executables and shared objects are rewritten: an object file's fat binary is linked later",
+            "only shared objects are rewritten: an object file's fat binary is linked later, and an executable's moved program header table is found only by Linux 5.18 and later (AT_PHDR)",
         ));
     }
     let relative = match elf.machine {
@@ -141,7 +144,13 @@ fn phdrs(elf: &Elf<'_>) -> Result<Vec<Phdr>> {
             "the program header table is not plain ELF64 entries",
         ));
     }
-    (0..count)
+    if count >= 0xfff0 {
+        return Err(fail(
+            56,
+            format!("{count} program headers: no room for three more"),
+        ));
+    }
+    let headers: Vec<Phdr> = (0..count)
         .map(|i| {
             let at = elf.phoff + i * PHDR_SIZE;
             let w = |o: u64| u64_at(d, at + o);
@@ -159,7 +168,50 @@ fn phdrs(elf: &Elf<'_>) -> Result<Vec<Phdr>> {
             };
             h().ok_or_else(|| fail(at, "program header outside the file"))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    check_bounds(elf, &headers)?;
+    Ok(headers)
+}
+
+/// Every segment and section within the file and the address space, so
+/// that the arithmetic of a rewrite cannot overflow; at most [`MAX_ALIGN`]
+/// of load alignment.
+fn check_bounds(elf: &Elf<'_>, headers: &[Phdr]) -> Result<()> {
+    let len = elf.data.len() as u64;
+    for (i, p) in headers.iter().enumerate() {
+        let at = elf.phoff + i as u64 * PHDR_SIZE;
+        let in_file = p.offset.checked_add(p.filesz).is_some_and(|e| e <= len);
+        let in_memory = p.vaddr.checked_add(p.memsz).is_some_and(|e| e < 1 << 62);
+        if !in_file || !in_memory || (p.p_type == PT_LOAD && p.filesz > p.memsz) {
+            return Err(fail(
+                at,
+                format!("segment {i} lies outside the file or the address space"),
+            ));
+        }
+        if p.p_type == PT_LOAD && p.align > MAX_ALIGN {
+            return Err(fail(
+                at,
+                format!(
+                    "segment {i}: alignment 0x{:x} over 0x{MAX_ALIGN:x}",
+                    p.align
+                ),
+            ));
+        }
+    }
+    for s in &elf.sections {
+        let in_memory = s.addr.checked_add(s.size).is_some_and(|e| e < 1 << 62);
+        let in_file = !s.has_file_data() || s.offset.checked_add(s.size).is_some_and(|e| e <= len);
+        if !in_memory || !in_file || s.offset > len {
+            return Err(fail(
+                s.header_pos,
+                format!(
+                    "section '{}' lies outside the file or the address space",
+                    s.name_str()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 impl Phdr {
@@ -194,7 +246,9 @@ fn relocations(elf: &Elf<'_>) -> Vec<(u64, u64, u64, u64)> {
     let d = elf.data;
     let mut out = Vec::new();
     for s in (elf.sections.iter()).filter(|s| s.sh_type == SHT_RELA && s.flags & SHF_ALLOC != 0) {
-        for i in 0..s.size / RELA_SIZE {
+        // Bounded by the file (check_bounds): no more entries than bytes.
+        let n = s.data(d).map_or(0, |b| b.len() as u64 / RELA_SIZE);
+        for i in 0..n {
             let at = s.offset + i * RELA_SIZE;
             if let (Some(o), Some(info), Some(a)) =
                 (u64_at(d, at), u64_at(d, at + 8), u64_at(d, at + 16))
@@ -254,7 +308,7 @@ fn wrappers_of(elf: &Elf<'_>, loads: &[Phdr], relative: u32, kind: Kind) -> Resu
             format!("{FATBIN_SECTION} has no contents in the file (already split?)"),
         ));
     }
-    if seg.size % WRAPPER_SIZE != 0 || seg.size == 0 {
+    if seg.size % WRAPPER_SIZE != 0 || seg.size == 0 || seg.data(d).is_none_or(<[u8]>::is_empty) {
         return Err(fail(
             seg.header_pos,
             format!(
@@ -264,6 +318,8 @@ fn wrappers_of(elf: &Elf<'_>, loads: &[Phdr], relative: u32, kind: Kind) -> Resu
         ));
     }
     let relocs = relocations(elf);
+    let by_place: std::collections::HashMap<u64, &(u64, u64, u64, u64)> =
+        relocs.iter().map(|r| (r.1, r)).collect();
     let mut out = Vec::new();
     for i in 0..seg.size / WRAPPER_SIZE {
         let vaddr = seg.addr + i * WRAPPER_SIZE;
@@ -294,7 +350,7 @@ fn wrappers_of(elf: &Elf<'_>, loads: &[Phdr], relative: u32, kind: Kind) -> Resu
                 format!("wrapper {i} does not start with {}", name(magic)),
             ));
         }
-        let reloc = relocs.iter().find(|r| r.1 == vaddr + 8);
+        let reloc = by_place.get(&(vaddr + 8)).copied();
         let target = match reloc {
             Some(&(_, _, info, addend)) if info & 0xffff_ffff == u64::from(relative) => addend,
             Some(&(rat, ..)) => {
@@ -340,7 +396,7 @@ fn round_up(v: u64, a: u64) -> u64 {
 /// The host rewritten for a split (HIPK-3): the returned bytes are a HIPK
 /// host whose `.rocm_kpack_ref` holds `reference`. Refused (HIPK-3, at the
 /// offending offset) for anything but an unsplit 64-bit little-endian
-/// executable or shared object whose wrappers all point into
+/// shared object whose wrappers all point into
 /// `.hip_fatbin`.
 pub fn rewrite(data: &[u8], reference: &HostRef) -> Result<Vec<u8>> {
     let (elf, relative) = accepted(data)?;
@@ -440,23 +496,14 @@ fn relink(
     let align = (old.iter().filter(|p| p.p_type == PT_LOAD))
         .map(|p| p.align)
         .fold(4096, u64::max);
-    if !align.is_power_of_two() || align > 1 << 30 {
+    if !align.is_power_of_two() || align > MAX_ALIGN {
         return Err(fail(
             elf.phoff,
             format!("load alignment 0x{align:x} is not a power of two"),
         ));
     }
-    // The whole pages of .hip_fatbin, [cut_start, cut_end), leave the file.
-    let (cut_start, cut_end) = (
-        round_up(fat.offset, align),
-        (fat.offset + fat.size) / align * align,
-    );
-    let cut = if plan.cut_fatbin && fat.has_file_data() {
-        check_nothing_else_points_into(elf, relative, wrappers, &fat)?;
-        cut_end.saturating_sub(cut_start)
-    } else {
-        0
-    };
+    let (cut_start, cut_end) = cut_of(elf, relative, old, wrappers, plan, align)?;
+    let cut = cut_end - cut_start;
     let shift = |off: u64| {
         if cut > 0 && off >= cut_end {
             off - cut
@@ -464,19 +511,6 @@ fn relink(
             off
         }
     };
-    let in_cut = |off: u64, size: u64| cut > 0 && off < cut_end && off + size > cut_start;
-    for s in elf
-        .sections
-        .iter()
-        .filter(|s| s.index != fat.index && s.has_file_data())
-    {
-        if in_cut(s.offset, s.size.max(1)) {
-            return Err(fail(
-                s.header_pos,
-                format!("section '{}' shares {FATBIN_SECTION}'s pages", s.name_str()),
-            ));
-        }
-    }
     let bounds = if cut > 0 {
         (cut_start, cut_end)
     } else {
@@ -490,23 +524,27 @@ fn relink(
     // The body without the pages (and without the old section header
     // table when it ends the file), then the new segment: the payload and
     // the program header table.
-    let shdrs_end = elf.shoff + shnum * SHDR_SIZE;
-    let past_fat = cut_end.max(fat.offset + fat.size);
+    let shdrs_end = elf.shoff.saturating_add(shnum * SHDR_SIZE);
+    let past_fat = match fat.has_file_data() {
+        true => cut_end.max(fat.offset + fat.size),
+        false => cut_end,
+    };
     let body_end = if shdrs_end == data.len() as u64 && elf.shoff >= past_fat {
         elf.shoff
     } else {
         data.len() as u64
     };
-    let mut out =
-        Vec::with_capacity((body_end - cut) as usize + plan.payload.len() + 4 * align as usize);
+    let mut out = Vec::with_capacity((body_end - cut) as usize + plan.payload.len() + 3 * 4096);
     if cut > 0 {
         out.extend_from_slice(&data[..cut_start as usize]);
         out.extend_from_slice(&data[cut_end as usize..body_end as usize]);
     } else {
         out.extend_from_slice(&data[..body_end as usize]);
     }
-    let seg_off = round_up(out.len() as u64, align);
-    let seg_vaddr = round_up(top, align);
+    // A page boundary in the file; in memory, above everything, at the
+    // same place modulo the load alignment (no padding to a 2 MiB one).
+    let seg_off = round_up(out.len() as u64, 4096);
+    let seg_vaddr = round_up(top, align) + seg_off % align;
     let table_rel = round_up(plan.payload.len() as u64, 8);
     let pos = new_phdrs
         .iter()
@@ -567,6 +605,64 @@ fn relink(
         }
     }
     Ok(out)
+}
+
+/// The whole pages of `.hip_fatbin` that leave the file, `[start, end)`
+/// (empty when none do or none is asked for); refused when anything else
+/// lies in them or points into the section.
+fn cut_of(
+    elf: &Elf<'_>,
+    relative: u32,
+    old: &[Phdr],
+    wrappers: &[Wrapper],
+    plan: &Relink<'_>,
+    align: u64,
+) -> Result<(u64, u64)> {
+    let fat = *section(elf, FATBIN_SECTION).expect("checked by wrappers_of");
+    let shnum = elf.sections.len() as u64;
+    // The whole pages of .hip_fatbin, [cut_start, cut_end), leave the file
+    // (its bounds checked by check_bounds when it has file data).
+    let (cut_start, cut_end) = match plan.cut_fatbin && fat.has_file_data() {
+        true => (
+            round_up(fat.offset, align),
+            (fat.offset + fat.size) / align * align,
+        ),
+        false => (0, 0),
+    };
+    let cut = cut_end.saturating_sub(cut_start);
+    if cut > 0 {
+        check_nothing_else_points_into(elf, relative, wrappers, &fat)?;
+    }
+    let in_cut = |off: u64, size: u64| cut > 0 && off < cut_end && off + size > cut_start;
+    for s in elf
+        .sections
+        .iter()
+        .filter(|s| s.index != fat.index && s.has_file_data() && s.size > 0)
+    {
+        if in_cut(s.offset, s.size) {
+            return Err(fail(
+                s.header_pos,
+                format!("section '{}' shares {FATBIN_SECTION}'s pages", s.name_str()),
+            ));
+        }
+    }
+    // Nor may the file header or either header table lie in them.
+    let tables = [
+        (0, 64),
+        (elf.phoff, old.len() as u64 * PHDR_SIZE),
+        (elf.shoff, shnum * SHDR_SIZE),
+    ];
+    if let Some((at, _)) = tables.iter().find(|(at, n)| *n > 0 && in_cut(*at, *n)) {
+        return Err(fail(
+            *at,
+            format!("a header table lies in {FATBIN_SECTION}'s pages"),
+        ));
+    }
+    Ok(if cut > 0 {
+        (cut_start, cut_end)
+    } else {
+        (0, 0)
+    })
 }
 
 /// Refuse a cut when a relocation other than a wrapper's points into
@@ -674,7 +770,12 @@ fn write_sections(
 ) -> Result<u64> {
     let data = elf.data;
     let shstr = elf.sections[elf.shstrndx];
-    let names = shstr.data_or_err(data)?;
+    let names = (shstr.data(data)).ok_or_else(|| {
+        fail(
+            shstr.header_pos,
+            "the section name table is not in the file",
+        )
+    })?;
     let (shstr_off, name_pos) = (out.len() as u64, names.len() as u64);
     if plan.adds_ref {
         out.extend_from_slice(names);
@@ -702,7 +803,8 @@ fn write_sections(
             h[4..8].copy_from_slice(&SHT_NOBITS.to_le_bytes());
         } else if Some(s.index) == plan.retire {
             h[4..8].copy_from_slice(&SHT_NULL.to_le_bytes());
-        } else if s.has_file_data() {
+        } else {
+            // NOBITS sections too: their offset is where their bytes would be.
             set(24, shift(s.offset));
         }
         out.extend_from_slice(&h);
@@ -784,6 +886,19 @@ mod tests {
         let mut rel = LIBK.to_vec();
         rel[16] = 1; // ET_REL
         assert!(rule(rewrite(&rel, &reference())).contains("object file"));
+        let mut exe = LIBK.to_vec();
+        exe[16] = 2; // ET_EXEC: Linux before 5.18 would not find the moved table
+        assert!(rule(rewrite(&exe, &reference())).contains("executable"));
+        // Hostile sizes: a relocation table or alignment past any bound.
+        let elf = Elf::parse(LIBK).unwrap();
+        let rela = elf.section_by_name(".rela.dyn").unwrap().header_pos as usize;
+        let mut huge = LIBK.to_vec();
+        huge[rela + 32..rela + 40].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(rewrite(&huge, &reference()).is_err());
+        let mut align = LIBK.to_vec();
+        let ph = elf.phoff as usize;
+        align[ph + 48..ph + 56].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        assert!(rule(rewrite(&align, &reference())).contains("alignment"));
         // The wrapper's relocation retargeted outside .hip_fatbin.
         let elf = Elf::parse(LIBK).unwrap();
         let seg = elf.section_by_name(WRAPPER_SECTION).unwrap().addr;
