@@ -106,7 +106,7 @@ fn smoke_bundler_plan() {
 #[test]
 fn smoke_any_container() {
     let mut inputs = seeds();
-    // Mutations of real containers: text, compressed, kpack.
+    // Mutations of real containers: text, compressed, kpack, hosts.
     let text = offload_kit::bundle::text::write_to_vec(
         &[
             (b"host-x86_64-unknown-linux-gnu-", b"host\n"),
@@ -129,6 +129,9 @@ fn smoke_any_container() {
         ccob,
         kpack("pack_tree-test-gfx9.kpack"),
         kpack("split-test_lib_gfx906.kpack"),
+        // Hosts to rewrite for a split (HIPK-3), and ROCm's split one.
+        kpack("libk.so"),
+        kpack("split-host-libk.so"),
     ] {
         for _ in 0..500 {
             let mut d = base.clone();

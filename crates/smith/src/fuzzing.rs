@@ -129,6 +129,18 @@ pub fn any_container(data: &[u8]) {
         }
     }
     let _ = offload_kit_format::kpack::parse_host_ref(data, 0);
+    // A host rewritten for a split (HIPK-3): a bad host is refused, a
+    // rewritten one reads back as split and is made whole again.
+    use offload_kit_format::host::elf::hipk;
+    let r = offload_kit_format::kpack::HostRef {
+        search_paths: vec!["k_@GFXARCH@.kpack".into()],
+        kernel_name: "k".into(),
+    };
+    if let Ok(split) = hipk::rewrite(data, &r) {
+        let w = hipk::split_wrappers(&split).expect("a rewritten host reads back as split");
+        let _ = hipk::restore(&split, b"__CLANG_OFFLOAD_BUNDLE__", &vec![0; w.len()]);
+    }
+    let _ = hipk::split_wrappers(data);
     // LLVM main's view of compressed version 3 offload binaries, inflated.
     if let Ok(v) = crate::offload_binary::llvm::main_inflated(data) {
         let _ = crate::offload_binary::llvm::extract_offload_binaries(&v, "f", Release::Main);
