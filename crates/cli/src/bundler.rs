@@ -85,7 +85,9 @@ fn help(prog: &str, release: Release) -> String {
 
 /// Run the drop-in bundler. `prog` is argv[0] as invoked (LLVM prefixes its
 /// errors with it). Returns the exit status.
-pub fn main(prog: &str, args: Vec<String>) -> i32 {
+/// `default` is the release without `--llvm-version` (22, or what the
+/// drop-in directory names).
+pub fn main(prog: &str, args: Vec<String>, default: Release) -> i32 {
     let args = match cl::expand_response_files(args) {
         Ok(a) => a,
         Err(e) => {
@@ -102,7 +104,7 @@ pub fn main(prog: &str, args: Vec<String>) -> i32 {
             return 1;
         }
     };
-    let release: Release = match p.value("llvm-version").unwrap_or("22").parse() {
+    let release: Release = match p.value("llvm-version").map_or(Ok(default), str::parse) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("{prog}: error: {e}");
@@ -746,7 +748,7 @@ fn write_compressed(mut o: OutputFile, bundle: &[u8], comp: &Compression) -> Res
 }
 
 fn open(p: &std::path::Path) -> Result<Input, String> {
-    Input::open(p).map_err(|e| {
+    Input::open_as_llvm(p).map_err(|e| {
         let m = e.message().to_string();
         if m.starts_with('\'') {
             m

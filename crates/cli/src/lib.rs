@@ -42,6 +42,7 @@ mod bundler;
 mod ccob;
 mod cl;
 mod conformance;
+mod dropins;
 mod extract;
 mod generate;
 mod hipk;
@@ -55,6 +56,7 @@ mod term;
 
 use offload_kit_format::Error;
 use offload_kit_io::output::io_text;
+use offload_kit_llvm::Release;
 use std::fs::File;
 use std::io::Read;
 use std::path::Path;
@@ -106,6 +108,33 @@ impl Input {
         // for a writer for ever): the library's one rule for inputs.
         let (file, len) = offload_kit_io::input::open_regular(path)
             .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
+        Input::mapped(file, len, path)
+    }
+
+    /// Open `path` as LLVM's tools do (the drop-ins): `-` is standard
+    /// input, a regular file is mapped, and a device, pipe or socket
+    /// (`/dev/null`, `/dev/fd/N`, `<(…)`, a named FIFO) is read to its end
+    /// within the memory budget (CLI-6 past it), as
+    /// `MemoryBuffer::getFileOrSTDIN` reads it.
+    pub fn open_as_llvm(path: &Path) -> Result<Input, Error> {
+        use offload_kit_io::input::{open_as_llvm, LlvmInput, OpenError};
+        if path == Path::new("-") {
+            return Input::open(path);
+        }
+        let name = || path.display();
+        match open_as_llvm(path, offload_kit_llvm::budget::get()) {
+            Ok(LlvmInput::Read(buf)) => Ok(Input::from_vec(buf)),
+            Ok(LlvmInput::Regular(file, len)) => Input::mapped(file, len, path),
+            Err(e @ OpenError::TooLarge(_)) => Err(Error::rule(
+                offload_kit_format::rules::CLI_6,
+                format!("'{}': {e}", name()),
+            )),
+            Err(e) => Err(Error::other(format!("'{}': {e}", name()))),
+        }
+    }
+
+    /// `file`, a regular file of `len` bytes opened from `path`, mapped.
+    fn mapped(file: File, len: u64, path: &Path) -> Result<Input, Error> {
         let map = if len == 0 {
             None
         } else {
@@ -334,16 +363,30 @@ pub fn main() -> ! {
             })
             .collect()
     };
-    let drop_in = |run: &dyn Fn(Vec<String>) -> i32| text().map_or_else(|c| c, run);
+    // A drop-in's release: --llvm-version, else what the directory it was
+    // started from says (`offload-kit dropins`), else 22.
+    let drop_in = |run: &dyn Fn(Vec<String>, Release) -> i32| {
+        let args = match text() {
+            Ok(a) => a,
+            Err(code) => return code,
+        };
+        match dropins::default_release(&prog, &name) {
+            Ok(release) => run(args, release),
+            Err(e) => {
+                eprintln!("{prog}: error: {e}");
+                1
+            }
+        }
+    };
     let code = if name.starts_with("clang-offload-bundler") {
-        drop_in(&|a| bundler::main(&prog, a))
+        drop_in(&|a, r| bundler::main(&prog, a, r))
     } else if name.starts_with("clang-offload-packager") || name.starts_with("llvm-offload-binary")
     {
-        drop_in(&|a| packager::main(&prog, a, true))
+        drop_in(&|a, r| packager::main(&prog, a, true, r))
     } else if name.starts_with("llvm-objdump") {
-        drop_in(&|a| offloading::main(&prog, offloading::Tool::Objdump, a))
+        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Objdump, a, r))
     } else if name.starts_with("llvm-readobj") {
-        drop_in(&|a| offloading::main(&prog, offloading::Tool::Readobj, a))
+        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Readobj, a, r))
     } else {
         native::main(args_os)
     };

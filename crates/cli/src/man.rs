@@ -230,6 +230,20 @@ const EXTRAS: &[(&str, Extra)] = &[
         },
     ),
     (
+        "dropins",
+        Extra {
+            examples: &[
+                ("clang 19 building through offload-kit as LLVM 19's offload tools.", "offload-kit dropins --llvm-version 19 ~/ok-19 && clang-19 -B ~/ok-19 -x hip --offload-arch=gfx906 -c k.hip"),
+                ("In place of a toolchain's own tools (keep a copy of them first).", "offload-kit dropins --llvm-version 22 --force /opt/llvm-22/bin"),
+            ],
+            exit: &[
+                ("0", "The links and offload-kit-dropins.conf were written."),
+                ("1", "DIR holds a file under a tool's name that is not offload-kit (without --force), or could not be written."),
+                USAGE,
+            ],
+        },
+    ),
+    (
         "bundler",
         Extra {
             examples: &[

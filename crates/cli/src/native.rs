@@ -283,6 +283,19 @@ enum Cmd {
     },
     /// The drop-in clang-offload-bundler (LLVM option syntax; --llvm-version picks the release).
     #[command(disable_help_flag = true)]
+    /// Make DIR a directory of LLVM's offload tools (clang-offload-bundler,
+    /// clang-offload-packager, llvm-offload-binary, as the release has them)
+    /// that run offload-kit as that release: `clang-N -B DIR` then uses them.
+    Dropins {
+        /// The release the drop-ins reproduce.
+        #[arg(long = "llvm-version")]
+        llvm: Release,
+        /// The directory (created if need be).
+        dir: PathBuf,
+        /// Replace files there that are not offload-kit (LLVM's own tools).
+        #[arg(long)]
+        force: bool,
+    },
     Bundler {
         /// Options as clang-offload-bundler takes them.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -312,6 +325,11 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
     }
 }
 
+/// `offload-kit objdump|readobj ARGS`: the drop-in at its default release.
+fn offloading(name: &str, tool: super::offloading::Tool, args: Vec<String>) -> i32 {
+    super::offloading::main(&format!("offload-kit {name}"), tool, args, Release::L22)
+}
+
 /// Run one command: its exit status, or the errors that make it exit 1.
 /// The drop-ins print their own errors and give their own exit status.
 fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
@@ -322,23 +340,12 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         write_stdout(&out)
     }
     Cmd::Man { dir } => man_pages(dir.as_deref()),
-    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args)),
-    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false)),
+    Cmd::Dropins { llvm, dir, force } => super::dropins::run(llvm, &dir, force),
+    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args, Release::L22)),
+    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false, Release::L22)),
     Cmd::Conformance { args } => Ok(super::conformance::main(args)),
-    Cmd::Objdump { args } => {
-        Ok(super::offloading::main(
-            "offload-kit objdump",
-            super::offloading::Tool::Objdump,
-            args,
-        ))
-    }
-    Cmd::Readobj { args } => {
-        Ok(super::offloading::main(
-            "offload-kit readobj",
-            super::offloading::Tool::Readobj,
-            args,
-        ))
-    }
+    Cmd::Objdump { args } => Ok(offloading("objdump", super::offloading::Tool::Objdump, args)),
+    Cmd::Readobj { args } => Ok(offloading("readobj", super::offloading::Tool::Readobj, args)),
     Cmd::List {
         file, uri: true, ..
     } => list_uris(&file),

@@ -197,7 +197,8 @@ Generic Options:
 /// Run the drop-in packager. `argv0` is the program as invoked (errors
 /// start with it); `direct` is set when offload-kit was invoked under the
 /// tool's own name (then the name decides LLVM 22's deprecation warning).
-pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
+/// `default` is the release without `--llvm-version`.
+pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i32 {
     let args = match cl::expand_response_files(args) {
         Ok(a) => a,
         Err(e) => {
@@ -206,7 +207,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool) -> i32 {
         }
     };
     // The release decides which options exist: read it first.
-    let mut release = Release::L22;
+    let mut release = default;
     for (i, a) in args.iter().enumerate() {
         let v = match a.trim_start_matches('-').split_once('=') {
             Some(("llvm-version", v)) => Some(v.to_string()),
@@ -387,7 +388,7 @@ fn failure(argv0: &str, f: Failure) -> i32 {
 }
 
 fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, archive: bool) -> i32 {
-    let file = match Input::open(Path::new(input)) {
+    let file = match Input::open_as_llvm(Path::new(input)) {
         Ok(f) => f,
         Err(e) => {
             elog!("{argv0}: error: '{input}': {}", llvm_io(&e));
@@ -554,7 +555,7 @@ fn archive_bytes(
 }
 
 fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
-    let file = match Input::open(Path::new(input)) {
+    let file = match Input::open_as_llvm(Path::new(input)) {
         Ok(f) => f,
         Err(e) => {
             elog!("{argv0}: error: '{input}': {}", llvm_io(&e));

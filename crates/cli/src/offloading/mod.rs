@@ -42,9 +42,14 @@ pub enum Tool {
 }
 
 /// Run the drop-in; returns the exit status.
-pub fn main(argv0: &str, tool: Tool, args: Vec<String>) -> i32 {
+/// `default` is the release without `--llvm-version`: 22 and main are
+/// modelled, and another default is refused as `--llvm-version` would be.
+pub fn main(argv0: &str, tool: Tool, args: Vec<String>, default: Release) -> i32 {
     let mut offloading = false;
-    let mut release = Release::L22;
+    let mut release = match modelled_release(argv0, tool, &default.to_string()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
     let mut arch_name: Option<String> = None;
     let mut files = Vec::new();
     let given = args.clone();
@@ -157,6 +162,9 @@ fn modelled_release(argv0: &str, tool: Tool, v: &str) -> Result<Release, i32> {
     }
 }
 
+/// Set in the environment of LLVM's tool when a command is handed to it.
+const HANDED_ON: &str = "OFFLOAD_KIT_HANDED_ON";
+
 /// Run LLVM's own tool with `args` in place of this process: the one
 /// `OFFLOAD_KIT_REAL_LLVM_OBJDUMP` / `OFFLOAD_KIT_REAL_LLVM_READOBJ`
 /// names, else the first of that name on `PATH` that is not offload-kit
@@ -169,11 +177,27 @@ fn hand_to_real_tool(argv0: &str, tool: Tool, option: &str, args: &[String]) -> 
             &["llvm-readobj", "llvm-readelf"],
         ),
     };
+    // A tool that handed this command on and got offload-kit again (a
+    // wrapper script on PATH that runs offload-kit, say) would hand it on
+    // for ever: the guard set below stops the second hand-off.
+    if std::env::var_os(HANDED_ON).is_some() {
+        elog(&format!(
+            "{argv0}: error: '{option}': offload-kit handed this command to LLVM's {} and was run again ({HANDED_ON} is set): what runs under that name is offload-kit, through a link or a script; set {var}=/path/to/LLVM's/{}",
+            names[0], names[0]
+        ));
+        return 1;
+    }
     let own = Path::new(argv0)
         .file_name()
         .map(|n| n.to_string_lossy().into_owned());
-    let me = std::env::current_exe().and_then(std::fs::canonicalize).ok();
-    let not_me = |p: &Path| p.is_file() && std::fs::canonicalize(p).ok().as_ref() != me.as_ref();
+    let me = std::env::current_exe().ok();
+    // Not offload-kit by any name: symbolic and hard links are the same file.
+    let not_me = |p: &Path| {
+        p.is_file()
+            && !me
+                .as_deref()
+                .is_some_and(|me| crate::dropins::runs_offload_kit(p, me))
+    };
     let named = std::env::var_os(var).map(std::path::PathBuf::from);
     let found = named.clone().filter(|p| not_me(p)).or_else(|| {
         let path = std::env::var_os("PATH")?;
@@ -210,7 +234,10 @@ fn hand_to_real_tool(argv0: &str, tool: Tool, option: &str, args: &[String]) -> 
         }
     }
     use std::os::unix::process::CommandExt;
-    let e = std::process::Command::new(&real).args(passed).exec();
+    let e = std::process::Command::new(&real)
+        .args(passed)
+        .env(HANDED_ON, &real)
+        .exec();
     elog(&format!(
         "{argv0}: error: cannot run {}: {e}",
         real.display()
@@ -235,7 +262,7 @@ fn open(argv0: &str, f: &str) -> Result<Opened, String> {
     if f != "-" && Path::new(f).is_dir() {
         return Err(format!("{argv0}: error: '{name}': Is a directory"));
     }
-    match Input::open(Path::new(f)) {
+    match Input::open_as_llvm(Path::new(f)) {
         Ok(input) => Ok(Opened { name, input }),
         Err(e) => {
             let m = e.message();

@@ -147,6 +147,39 @@ impl Release {
         self.ccob_versions_written().last().copied().unwrap_or(2)
     }
 
+    /// The offload tools this release ships that clang runs by name
+    /// (`clang -B DIR` looks them up), and whether offload-kit reproduces
+    /// each: the bundler from 13; `clang-offload-packager` from 15 (15's
+    /// first packager is not modelled); from 22 `llvm-offload-binary`,
+    /// which clang 22 runs for `--offload-new-driver`, with
+    /// `clang-offload-packager` kept as its deprecated name.
+    pub fn offload_tools(self) -> &'static [OffloadTool] {
+        const BUNDLER: OffloadTool = OffloadTool {
+            name: "clang-offload-bundler",
+            modelled: true,
+        };
+        const PACKAGER: OffloadTool = OffloadTool {
+            name: "clang-offload-packager",
+            modelled: true,
+        };
+        const OFFLOAD_BINARY: OffloadTool = OffloadTool {
+            name: "llvm-offload-binary",
+            modelled: true,
+        };
+        match self {
+            Release::L13 | Release::L14 => &[BUNDLER],
+            Release::L15 => &[
+                BUNDLER,
+                OffloadTool {
+                    modelled: false,
+                    ..PACKAGER
+                },
+            ],
+            Release::L16 | Release::L19 => &[BUNDLER, PACKAGER],
+            Release::L22 | Release::Main => &[BUNDLER, OFFLOAD_BINARY, PACKAGER],
+        }
+    }
+
     /// Whether unbundling a fat object's host entry runs `llvm-objcopy` to
     /// strip the bundle sections (19 and later), which `-###` prints
     /// instead of running.
@@ -214,6 +247,15 @@ impl<'de> serde::Deserialize<'de> for Release {
         }
         d.deserialize_any(ReleaseVisitor)
     }
+}
+
+/// An offload tool a release ships ([`Release::offload_tools`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OffloadTool {
+    /// The program name clang runs.
+    pub name: &'static str,
+    /// Whether offload-kit reproduces this release's tool.
+    pub modelled: bool,
 }
 
 /// A target as a release's `OffloadTargetInfo` sees it.
