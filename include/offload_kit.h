@@ -90,7 +90,7 @@ size_t offloadkit_generate_with_payloads(const char *kind,
 
 /*
  Write a valid container of `kind` (`binary`, `text`, `object`,
- `fatbin`, `ccob`, `offload-binary`, `archive`) made from `seed` into
+ `fatbin`, `ccob`, `offload-binary`, `archive`, `kpack`) made from `seed` into
  `buf`, at most `cap` bytes; return its size, or 0 when `kind` is NULL or
  unknown, `buf` is NULL, `cap` is 0, or no file of that kind fits.
 
@@ -99,6 +99,22 @@ size_t offloadkit_generate_with_payloads(const char *kind,
  `kind` is NULL or NUL-terminated; `buf` points to `cap` writable bytes.
  */
 size_t offloadkit_generate(const char *kind, uint64_t seed, uint8_t *buf, size_t cap);
+
+/*
+ As [`offloadkit_generate`], but only what LLVM release `llvm_version`
+ (13, 14, 15, 16, 19 or 22; 23 for main) reads: offload binaries of
+ version 1 for 15-22, compressed bundles of the versions it reads. Returns
+ 0 also for another release number, or a kind the release reads none of.
+
+ # Safety
+
+ `kind` is NULL or NUL-terminated; `buf` points to `cap` writable bytes.
+ */
+size_t offloadkit_generate_for_release(const char *kind,
+                                       uint32_t llvm_version,
+                                       uint64_t seed,
+                                       uint8_t *buf,
+                                       size_t cap);
 
 /*
  As [`offloadkit_generate`], but the file breaks exactly the spec rule

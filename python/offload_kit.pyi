@@ -120,8 +120,12 @@ def generate(
     target_ids: Optional[Sequence[str]] = None,
     payloads: Optional[Union[str, "os.PathLike[str]"]] = None,
     random_payloads: bool = False,
+    llvm_version: Optional[int] = None,
 ) -> Tuple[bytes, dict]:
     """A generated container (valid, or breaking rule ``malformed``) and its description.
+
+    ``llvm_version`` (13-22) makes only what that release's readers take:
+    offload binaries of version 1, compressed bundles of the versions it reads.
 
     Entries carry images loaders accept for their targets; ``payloads`` (a
     directory of the user's images) or ``random_payloads=True`` change that.

@@ -59,9 +59,63 @@ fn trial(kind: Kind, rule: Option<Rule>) -> Result<(), Failed> {
     Ok(())
 }
 
+/// `Options::release`: every valid file of every kind is one the release
+/// reads (offload binary and CCOB versions, in the container and inside
+/// `.hip_fatbin` sections and archive members); a kind it reads none of
+/// is refused.
+fn for_release(release: offload_kit::Release) -> Result<(), Failed> {
+    let opts = Options {
+        release: Some(release),
+        ..Options::default()
+    };
+    for kind in Kind::ALL {
+        for seed in 0..SEEDS {
+            let g = match generate(kind, seed, &opts) {
+                Ok(g) => g,
+                Err(e) => match kind {
+                    Kind::Ccob if release.ccob_versions_read().is_empty() => break,
+                    Kind::OffloadBinary if release.offload_binary_versions_read().is_empty() => {
+                        break
+                    }
+                    _ => return Err(format!("{kind} seed {seed}: {e}").into()),
+                },
+            };
+            if let Err(es) = inspect::validate(&g.bytes.as_slice()) {
+                return Err(format!("{kind} seed {seed}: invalid: {es}").into());
+            }
+            // Every CCOB header and offload binary header in the file.
+            let b = &g.bytes;
+            for at in memchr::memmem::find_iter(b, b"CCOB") {
+                if let Some(v) = b.get(at + 4..at + 6) {
+                    let v = u16::from_le_bytes([v[0], v[1]]);
+                    if !release.ccob_versions_read().contains(&v) {
+                        return Err(format!("{kind} seed {seed}: CCOB v{v} at {at}").into());
+                    }
+                }
+            }
+            for at in memchr::memmem::find_iter(b, &[0x10, 0xff, 0x10, 0xad]) {
+                if let Some(v) = b.get(at + 4..at + 8) {
+                    let v = u32::from_le_bytes(v.try_into().expect("4 bytes"));
+                    if !release.offload_binary_versions_read().contains(&v) {
+                        return Err(
+                            format!("{kind} seed {seed}: offload binary v{v} at {at}").into()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
+    for release in offload_kit::Release::WITH_MAIN {
+        trials.push(Trial::test(format!("release/{release}"), move || {
+            for_release(release)
+        }));
+    }
     for kind in Kind::ALL {
         trials.push(Trial::test(format!("{kind}/valid"), move || {
             trial(kind, None)

@@ -164,6 +164,7 @@ unsafe fn kind_of(name: *const c_char) -> Result<Kind, c_int> {
 unsafe fn generate_into(
     kind: *const c_char,
     rule: Option<*const c_char>,
+    release: Option<offload_kit::Release>,
     seed: u64,
     buf: *mut u8,
     cap: usize,
@@ -191,6 +192,7 @@ unsafe fn generate_into(
     let opts = Options {
         max_size: cap,
         malformed,
+        release,
         ..Options::default()
     };
     let Ok(Ok(g)) = catch_unwind(|| generate(kind, seed, &opts)) else {
@@ -257,7 +259,7 @@ pub unsafe extern "C" fn offloadkit_generate_with_payloads(
 }
 
 /// Write a valid container of `kind` (`binary`, `text`, `object`,
-/// `fatbin`, `ccob`, `offload-binary`, `archive`) made from `seed` into
+/// `fatbin`, `ccob`, `offload-binary`, `archive`, `kpack`) made from `seed` into
 /// `buf`, at most `cap` bytes; return its size, or 0 when `kind` is NULL or
 /// unknown, `buf` is NULL, `cap` is 0, or no file of that kind fits.
 ///
@@ -272,7 +274,43 @@ pub unsafe extern "C" fn offloadkit_generate(
     cap: usize,
 ) -> usize {
     // SAFETY: the caller's guarantees, passed on.
-    unsafe { generate_into(kind, None, seed, buf, cap, std::ptr::null_mut()) }
+    unsafe { generate_into(kind, None, None, seed, buf, cap, std::ptr::null_mut()) }
+}
+
+/// As [`offloadkit_generate`], but only what LLVM release `llvm_version`
+/// (13, 14, 15, 16, 19 or 22; 23 for main) reads: offload binaries of
+/// version 1 for 15-22, compressed bundles of the versions it reads. Returns
+/// 0 also for another release number, or a kind the release reads none of.
+///
+/// # Safety
+///
+/// `kind` is NULL or NUL-terminated; `buf` points to `cap` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_generate_for_release(
+    kind: *const c_char,
+    llvm_version: u32,
+    seed: u64,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    let Some(release) = offload_kit::Release::WITH_MAIN
+        .into_iter()
+        .find(|r| r.major() == llvm_version)
+    else {
+        return 0;
+    };
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe {
+        generate_into(
+            kind,
+            None,
+            Some(release),
+            seed,
+            buf,
+            cap,
+            std::ptr::null_mut(),
+        )
+    }
 }
 
 /// As [`offloadkit_generate`], but the file breaks exactly the spec rule
@@ -294,5 +332,5 @@ pub unsafe extern "C" fn offloadkit_generate_malformed(
     offset_out: *mut u64,
 ) -> usize {
     // SAFETY: the caller's guarantees, passed on.
-    unsafe { generate_into(kind, Some(rule), seed, buf, cap, offset_out) }
+    unsafe { generate_into(kind, Some(rule), None, seed, buf, cap, offset_out) }
 }

@@ -749,10 +749,11 @@ fn set_max_memory(bytes: u64) {
 /// A generated container of `kind` for `seed` (deterministic): valid, or
 /// breaking the rule `malformed`. Entries carry images loaders accept for
 /// their targets; `payloads` (a directory) the user's own images instead,
-/// `random_payloads=True` random bytes. Returns `(bytes, info)`, `info` a
+/// `random_payloads=True` random bytes; `llvm_version` makes only what that
+/// release reads. Returns `(bytes, info)`, `info` a
 /// dict with `description` and, when malformed, `rule` and `offset`.
 #[pyfunction]
-#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None, payloads=None, random_payloads=false))]
+#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None, payloads=None, random_payloads=false, llvm_version=None))]
 #[allow(clippy::too_many_arguments)]
 fn generate<'py>(
     py: Python<'py>,
@@ -763,7 +764,9 @@ fn generate<'py>(
     target_ids: Option<Vec<String>>,
     payloads: Option<std::path::PathBuf>,
     random_payloads: bool,
+    llvm_version: Option<u32>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
+    let release = release_of(llvm_version)?;
     let k = gen::Kind::from_name(kind).ok_or_else(|| {
         let names: Vec<&str> = gen::Kind::ALL.iter().map(|k| k.name()).collect();
         usage(format!("kind '{kind}': one of {}", names.join(", ")))
@@ -788,6 +791,7 @@ fn generate<'py>(
         max_size,
         malformed: rule,
         payloads,
+        release,
     };
     let g = gen::generate(k, seed, &opts).map_err(|e| usage(e.to_string()))?;
     let info = PyDict::new(py);

@@ -338,3 +338,14 @@ def test_generate_carries_images_the_users_or_random_bytes(tmp_path):
     (tmp_path / "junk.txt").write_bytes(b"not an image")
     with pytest.raises(ok.OffloadKitError, match="device image"):
         ok.generate("binary", payloads=tmp_path)
+
+
+def test_generate_for_a_release_makes_what_it_reads():
+    # LLVM 22 reads offload binaries of version 1 only; main also 2 and 3.
+    versions = {ok.generate("offload-binary", seed=s, llvm_version=22)[0][4] for s in range(60)}
+    assert versions == {1}, versions
+    anyv = {ok.generate("offload-binary", seed=s)[0][4] for s in range(60)}
+    assert anyv > {1}, anyv
+    # LLVM 16 has no compressed bundles: refused, not made.
+    with pytest.raises(ok.OffloadKitError):
+        ok.generate("ccob", seed=0, llvm_version=16)

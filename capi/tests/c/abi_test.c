@@ -55,6 +55,13 @@ int main(void) {
     CHECK(offloadkit_generate("fatbin", 1, buf, 100) == 0, "a fat binary never fits 100 bytes");
     CHECK(offloadkit_generate_malformed("ccob", "BIN-7", 1, buf, sizeof buf, NULL) == 0, "ccob cannot break BIN-7");
     CHECK(offloadkit_generate_malformed("binary", NULL, 1, buf, sizeof buf, NULL) == 0, "NULL rule");
+    /* Only what the release reads: version 1 offload binaries for 22. */
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        size_t n = offloadkit_generate_for_release("offload-binary", 22, seed, buf, sizeof buf);
+        CHECK(n > 8 && buf[4] == 1, "22: offload binary v1 (seed %llu)", (unsigned long long)seed);
+    }
+    CHECK(offloadkit_generate_for_release("ccob", 16, 1, buf, sizeof buf) == 0, "16 reads no CCOB");
+    CHECK(offloadkit_generate_for_release("binary", 18, 1, buf, sizeof buf) == 0, "no LLVM 18 profile");
     if (failures) return 1;
     puts("c abi: ok");
     return 0;

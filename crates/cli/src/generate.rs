@@ -49,6 +49,8 @@ pub struct Request<'a> {
     pub payloads: Option<&'a Path>,
     /// Carry random bytes instead of images.
     pub random_payloads: bool,
+    /// Make only what this release reads.
+    pub release: Option<offload_kit_llvm::Release>,
 }
 
 /// Run `generate`; 0 on success.
@@ -90,6 +92,7 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
         max_size: req.max_size,
         malformed: None,
         payloads: payloads.clone(),
+        release: req.release,
     };
     offload_kit_smith::generate::check_options(&probe)
         .map_err(|e| vec![Error::other(e.to_string())])?;
@@ -108,6 +111,7 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
             max_size: req.max_size,
             malformed: rule,
             payloads: payloads.clone(),
+            release: req.release,
         };
         let g = generate(kind, seed, &opts).map_err(|e| vec![Error::other(e.to_string())])?;
         let stem = match rule {
@@ -120,23 +124,36 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
         for (name, bytes) in &g.companions {
             output::write_file(&req.out.join(name), bytes).map_err(|e| vec![e])?;
         }
-        if let Some(v) = &g.violation {
-            malformed += 1;
-            let sidecar = serde_json::json!({
-                "file": file,
-                "rule": v.rule.id,
-                "offset": v.offset,
-                "kind": kind.name(),
-                "seed": seed,
-                "description": format!("{}; {}", v.description, g.description),
-            });
-            let text = serde_json::to_string_pretty(&sidecar).expect("serialisable") + "\n";
-            output::write_file(&req.out.join(format!("{file}.json")), text.as_bytes())
-                .map_err(|e| vec![e])?;
-        }
+        // Every file gets a sidecar: valid ones say so (rule null), and
+        // the seed is given as the file name spells it too.
+        let (rule_id, offset, description) = match &g.violation {
+            Some(v) => {
+                malformed += 1;
+                (
+                    Some(v.rule.id),
+                    Some(v.offset),
+                    format!("{}; {}", v.description, g.description),
+                )
+            }
+            None => (None, None, g.description.clone()),
+        };
+        let sidecar = serde_json::json!({
+            "file": file,
+            "valid": rule_id.is_none(),
+            "rule": rule_id,
+            "offset": offset,
+            "kind": kind.name(),
+            "seed": seed,
+            "seed_hex": format!("{seed:016x}"),
+            "llvm_version": req.release.map(|r| r.to_string()),
+            "description": description,
+        });
+        let text = serde_json::to_string_pretty(&sidecar).expect("serialisable") + "\n";
+        output::write_file(&req.out.join(format!("{file}.json")), text.as_bytes())
+            .map_err(|e| vec![e])?;
     }
     outln!(
-        "wrote {} {kind} files ({malformed} malformed, with .json sidecars) to {}",
+        "wrote {} {kind} files ({malformed} malformed), each with a .json sidecar, to {}",
         req.count,
         req.out.display()
     );

@@ -204,7 +204,8 @@ enum Cmd {
     },
     /// Generate containers for fuzzing loaders: valid by default, or each breaking one rule (with a .json sidecar)
     Generate {
-        /// The kind of file (see --list-kinds)
+        /// The kind of file: binary, text, object, fatbin, ccob, offload-binary, archive or kpack
+        /// (--list-kinds says what each is and which rules it can break)
         #[arg(long, required_unless_present = "list_kinds")]
         kind: Option<String>,
         /// How many files
@@ -231,6 +232,11 @@ enum Cmd {
         /// Carry random bytes instead of images (what generate wrote before images)
         #[arg(long = "random-payloads")]
         random_payloads: bool,
+        /// Make only what this LLVM release's readers take: offload binaries of version 1 for
+        /// 15-22 (2 and 3 are main's), compressed bundles of the versions it reads (none before
+        /// 19); default: every version the spec has
+        #[arg(long = "llvm-version")]
+        llvm: Option<Release>,
         /// Print the kinds and the rules each can break
         #[arg(long = "list-kinds")]
         list_kinds: bool,
@@ -432,6 +438,7 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         max_size,
         payloads,
         random_payloads,
+        llvm,
         ..
     } => super::generate::run(&super::generate::Request {
         kind: kind.as_deref().unwrap_or_default(),
@@ -443,6 +450,7 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         max_size,
         payloads: payloads.as_deref(),
         random_payloads,
+        release: llvm,
     }),
     Cmd::Compress {
         file,

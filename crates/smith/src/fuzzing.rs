@@ -635,6 +635,46 @@ pub fn fuzz_kit(data: &[u8]) {
     }
 }
 
+/// The mutator fed its own outputs (issue 41): a generated file of any
+/// kind, valid or breaking one rule (kind, rule and seed from `data`), is
+/// mutated 16 times in a chain, each mutant the next input, with bounds
+/// from `data`. Any panic inside `mutate` is fatal here: the C ABI's
+/// boundary, which catches one and hands the input back, is not in the way.
+pub fn mutate_chain(data: &[u8]) {
+    use crate::generate::{generate, Kind, Options};
+    let (&head, rest) = data.split_first().unwrap_or((&0, &[]));
+    let kind = Kind::ALL[usize::from(head) % Kind::ALL.len()];
+    let word = |i: usize| {
+        rest.iter()
+            .skip(8 * i)
+            .take(8)
+            .fold(0u64, |a, &b| a << 8 | u64::from(b))
+    };
+    let rules = kind.malformable();
+    let malformed = (head & 0x80 != 0 && !rules.is_empty())
+        .then(|| rules[usize::from(head >> 3) % rules.len()]);
+    let opts = Options {
+        malformed,
+        ..Options::default()
+    };
+    let Ok(g) = generate(kind, word(0), &opts) else {
+        return;
+    };
+    let mut cur = g.bytes;
+    for step in 0..16u64 {
+        // Bounds from tiny to well past the input, as libFuzzer's max_len.
+        let max = match word(1).rotate_left(step as u32 * 4) & 3 {
+            0 => cur.len(),
+            1 => cur.len() / 2 + 1,
+            2 => cur.len() * 2 + 64,
+            _ => 1 + (word(2) >> (step * 4) & 0xffff) as usize,
+        };
+        let m = crate::mutate::mutate(&cur, max, word(3).wrapping_add(step));
+        assert!(m.bytes.len() <= max, "mutant over the bound: {}", m.what);
+        cur = m.bytes;
+    }
+}
+
 /// Arbitrary entries for [`roundtrip`]: IDs by index into a pool of
 /// distinct valid IDs, payloads, an alignment, and a compressed copy.
 #[derive(Debug, Arbitrary)]

@@ -147,6 +147,27 @@ impl Release {
         self.ccob_versions_written().last().copied().unwrap_or(2)
     }
 
+    /// The offload binary versions this release's readers take
+    /// (spec/offload-binary.md): none before 15, version 1 in 15 to 22
+    /// (2 is "Invalid data"), 1 to 3 in main.
+    pub fn offload_binary_versions_read(self) -> &'static [u32] {
+        match self {
+            r if r <= Release::L14 => &[],
+            Release::Main => &[1, 2, 3],
+            _ => &[1],
+        }
+    }
+
+    /// The compressed bundle versions this release's readers take: none
+    /// before 19, 1 and 2 in 19, 1 to 3 from 22.
+    pub fn ccob_versions_read(self) -> &'static [u16] {
+        match self {
+            r if r <= Release::L16 => &[],
+            Release::L19 => &[1, 2],
+            _ => &[1, 2, 3],
+        }
+    }
+
     /// The offload tools this release ships that clang runs by name
     /// (`clang -B DIR` looks them up), and whether offload-kit reproduces
     /// each: the bundler from 13; `clang-offload-packager` from 15 (15's

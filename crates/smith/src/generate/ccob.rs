@@ -114,7 +114,9 @@ pub(crate) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     } else {
         binary::write(&entries, align).bytes
     };
-    let (mut blob, opts) = compress(&mut cx, &inner, &VERSIONS);
+    // generate() refused a release that reads no version.
+    let versions = cx.ccob_versions(&VERSIONS);
+    let (mut blob, opts) = compress(&mut cx, &inner, &versions);
     let description = format!(
         "CCOB v{} {:?} level {} of a binary bundle, {}",
         opts.version,

@@ -544,32 +544,36 @@ pub(crate) fn break_image(
     }
     let len = img.len() as u64;
     let r64 = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    // The image may be anything a mutator made of one: every place is
+    // checked against it, nothing assumed from `write`'s layout.
     let shoff = usize::try_from(r64(img, 40)).ok()?;
+    img.get(shoff.checked_add(64 * 8)? - 1)?;
     let sh = |i: usize| shoff + 64 * i;
-    img.get(sh(7) + 64 - 1)?;
-    fn put(img: &mut [u8], at: usize, bytes: &[u8]) {
-        img[at..at + bytes.len()].copy_from_slice(bytes)
+    fn put(img: &mut [u8], at: usize, bytes: &[u8]) -> Option<()> {
+        img.get_mut(at..at.checked_add(bytes.len())?)?
+            .copy_from_slice(bytes);
+        Some(())
     }
     Some(match rule {
         CO_2 => match rng.below(if cut { 6 } else { 5 }) {
             0 => {
-                put(img, 20, &2u32.to_le_bytes());
+                put(img, 20, &2u32.to_le_bytes())?;
                 (20, "e_version 2".into())
             }
             1 => {
-                put(img, 6, &[0]);
+                put(img, 6, &[0])?;
                 (6, "EI_VERSION 0".into())
             }
             2 => {
-                put(img, 52, &60u16.to_le_bytes());
+                put(img, 52, &60u16.to_le_bytes())?;
                 (52, "e_ehsize 60".into())
             }
             3 => {
-                put(img, 54, &55u16.to_le_bytes());
+                put(img, 54, &55u16.to_le_bytes())?;
                 (54, "e_phentsize 55".into())
             }
             4 => {
-                put(img, 58, &40u16.to_le_bytes());
+                put(img, 58, &40u16.to_le_bytes())?;
                 (58, "e_shentsize 40".into())
             }
             _ => {
@@ -580,20 +584,20 @@ pub(crate) fn break_image(
         },
         CO_3 => match rng.below(3) {
             0 => {
-                put(img, 32, &(len - 56).to_le_bytes());
+                put(img, 32, &(len - 56).to_le_bytes())?;
                 (
                     32,
                     "the program header table moved to the last 56 bytes".into(),
                 )
             }
             1 => {
-                let at = len - 64 * (1 + rng.below(7) as u64);
-                put(img, 40, &at.to_le_bytes());
+                let at = len.checked_sub(64 * (1 + rng.below(7) as u64))?;
+                put(img, 40, &at.to_le_bytes())?;
                 (40, format!("e_shoff {at}: the table runs past the end"))
             }
             _ => {
                 let n = 8 + rng.below(0xfe00) as u16;
-                put(img, 62, &n.to_le_bytes());
+                put(img, 62, &n.to_le_bytes())?;
                 (62, format!("e_shstrndx {n}"))
             }
         },
@@ -602,21 +606,21 @@ pub(crate) fn break_image(
             match rng.below(3) {
                 0 => {
                     let off = len + 1 + rng.below(4096) as u64;
-                    put(img, sh(i) + 24, &off.to_le_bytes());
+                    put(img, sh(i) + 24, &off.to_le_bytes())?;
                     (
                         sh(i) + 24,
                         format!("section {i}'s offset {off}, past the end"),
                     )
                 }
                 1 => {
-                    put(img, sh(i) + 32, &len.to_le_bytes());
+                    put(img, sh(i) + 32, &len.to_le_bytes())?;
                     (
                         sh(i) + 32,
                         format!("section {i}'s size {len}, past the end"),
                     )
                 }
                 _ => {
-                    put(img, 64 + 32, &(len + 1).to_le_bytes());
+                    put(img, 64 + 32, &(len + 1).to_le_bytes())?;
                     (
                         64 + 32,
                         "the PT_LOAD segment's file size past the end".into(),
@@ -626,22 +630,25 @@ pub(crate) fn break_image(
         }
         CO_5 => {
             let (s3, s7) = (sh(3), sh(7));
-            let dynstr = (r64(img, s3 + 24) as usize, r64(img, s3 + 32) as usize);
-            let shstrtab = r64(img, s7 + 24) as usize;
+            let dynstr = (
+                usize::try_from(r64(img, s3 + 24)).ok()?,
+                usize::try_from(r64(img, s3 + 32)).ok()?,
+            );
+            let shstrtab = usize::try_from(r64(img, s7 + 24)).ok()?;
             match rng.below(3) {
                 0 => {
                     let (off, size) = dynstr;
-                    let last = off + size - 1;
-                    put(img, last, b"x");
+                    let last = off.checked_add(size)?.checked_sub(1)?;
+                    put(img, last, b"x")?;
                     (last, ".dynstr ends without a NUL".into())
                 }
                 1 => {
                     let off = shstrtab;
-                    put(img, off, b".");
+                    put(img, off, b".")?;
                     (off, ".shstrtab begins without a NUL".into())
                 }
                 _ => {
-                    put(img, sh(2) + 40, &4u32.to_le_bytes());
+                    put(img, sh(2) + 40, &4u32.to_le_bytes())?;
                     (sh(2) + 40, ".dynsym links .text as its string table".into())
                 }
             }

@@ -160,6 +160,10 @@ pub struct Options {
     pub malformed: Option<Rule>,
     /// What entries carry: by default an image loaders accept.
     pub payloads: Payloads,
+    /// Make only what this release's readers take (offload binary and
+    /// compressed bundle versions); `None`: every version the spec has,
+    /// LLVM main's included.
+    pub release: Option<offload_kit_llvm::Release>,
 }
 
 /// What the entries of generated files carry.
@@ -270,6 +274,7 @@ impl Default for Options {
             max_size: 1 << 20,
             malformed: None,
             payloads: Payloads::Loadable,
+            release: None,
         }
     }
 }
@@ -302,6 +307,14 @@ pub struct Generated {
 /// Why [`generate`] made nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GenerateError {
+    /// [`Options::release`] reads no file of this kind (compressed bundles
+    /// before 19, offload binaries before 15).
+    NotRead {
+        /// The kind asked for.
+        kind: Kind,
+        /// The release.
+        release: offload_kit_llvm::Release,
+    },
     /// The kind has no byte-level violation of this rule.
     Unsupported {
         /// The kind asked for.
@@ -344,6 +357,9 @@ pub enum GenerateError {
 impl fmt::Display for GenerateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            GenerateError::NotRead { kind, release } => {
+                write!(f, "LLVM {release} reads no {kind} file")
+            }
             GenerateError::Unsupported { kind, rule } => {
                 let can: Vec<&str> = kind.malformable().iter().map(|r| r.id).collect();
                 write!(
@@ -449,6 +465,16 @@ pub fn check_options(opts: &Options) -> Result<(), GenerateError> {
 
 /// Generate one file of `kind` from `seed` (see the [module docs](self)).
 pub fn generate(kind: Kind, seed: u64, opts: &Options) -> Result<Generated, GenerateError> {
+    if let Some(release) = opts.release {
+        let unread = match kind {
+            Kind::Ccob => release.ccob_versions_read().is_empty(),
+            Kind::OffloadBinary => release.offload_binary_versions_read().is_empty(),
+            _ => false,
+        };
+        if unread {
+            return Err(GenerateError::NotRead { kind, release });
+        }
+    }
     if let Some(r) = opts.malformed {
         if !kind.malformable().contains(&r) {
             return Err(GenerateError::Unsupported { kind, rule: r.id });
@@ -500,6 +526,7 @@ fn draw(
             ids,
             small,
             payloads: &opts.payloads,
+            release: opts.release,
         };
         let Some((draft, companions)) = build(kind, cx, opts.malformed, seed) else {
             why = match kind {
@@ -598,6 +625,28 @@ pub(crate) struct Cx<'a> {
     pub(crate) small: bool,
     /// What entries carry.
     pub(crate) payloads: &'a Payloads,
+    /// The release whose readers must take the file ([`Options::release`]).
+    pub(crate) release: Option<offload_kit_llvm::Release>,
+}
+
+impl Cx<'_> {
+    /// The offload binary versions the file may use.
+    pub(crate) fn offload_binary_versions(&self) -> &'static [u32] {
+        self.release
+            .map_or(&[1, 2, 3], |r| r.offload_binary_versions_read())
+    }
+
+    /// Of `wanted` compressed bundle versions, those the release reads.
+    pub(crate) fn ccob_versions(&self, wanted: &[u16]) -> Vec<u16> {
+        let read = self
+            .release
+            .map_or(&[1u16, 2, 3][..], |r| r.ccob_versions_read());
+        wanted
+            .iter()
+            .copied()
+            .filter(|v| read.contains(v))
+            .collect()
+    }
 }
 
 impl Violation {

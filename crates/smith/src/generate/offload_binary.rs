@@ -107,9 +107,16 @@ pub(super) fn build(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     }
     // Version 1 (every release) most often; 2 and 3 of LLVM main otherwise;
     // compressed version 3 only for valid files (its fields are deflated).
+    let readable = cx.offload_binary_versions();
     let version = match rule {
         Some(r) if V1_ONLY.contains(&r.id) => 1,
-        _ => *cx.rng.pick(&[1u32, 1, 2, 3]),
+        _ => {
+            let drawn: Vec<u32> = [1u32, 1, 2, 3]
+                .into_iter()
+                .filter(|v| readable.contains(v))
+                .collect();
+            *cx.rng.pick(&drawn)
+        }
     };
     let compression = (version == 3 && rule.is_none() && cx.rng.chance(50)).then(|| {
         if cx.rng.chance(50) {

@@ -112,6 +112,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
                 ids,
                 small: true,
                 payloads: &Payloads::Random,
+                release: None,
             };
             let (blob, o) = gen_ccob::compress(&mut cx, &inner_m.bytes, &VERSIONS);
             inner_m.what = format!("{} inside, recompressed as v{}", inner_m.what, o.version);
@@ -167,7 +168,10 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             let mut out = data.to_vec();
             // Same length: a shorter result leaves the rest as it was.
             let n = inner.bytes.len().min(body.len());
-            out[*at..*at + n].copy_from_slice(&inner.bytes[..n]);
+            // The section's offset is the file's claim (a NOBITS or empty
+            // section may point past the end): placed only where it fits.
+            out.get_mut(*at..at.checked_add(n)?)?
+                .copy_from_slice(&inner.bytes[..n]);
             m(out, format!("section {name}: {} (in place)", inner.what))
         }
     }
@@ -274,6 +278,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 ids,
                 small: true,
                 payloads: &Payloads::Random,
+                release: None,
             };
             let (blob, o) = gen_ccob::compress(&mut cx, data, &VERSIONS);
             done(
@@ -288,6 +293,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
                 ids,
                 small: true,
                 payloads: &Payloads::Random,
+                release: None,
             };
             let (b, v) = gen_binary::malform(&mut cx, rule, model.entries, align, true)?;
             done(b, format!("rule {} broken: {}", rule.id, v.description))
