@@ -887,12 +887,12 @@ fn ir_bitcode_and_archives_never_run() {
         "--target-ids",
         id,
     ]);
+    // The generated file, not its .json sidecar.
     let ir = std::fs::read_dir(dir.join("t"))
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_none_or(|e| e != "json"))
+        .unwrap();
     std::fs::rename(ir, dir.join("k.ll")).unwrap();
     let bc = offload_kit::bundle::binary::write_to_vec(
         &[(id.as_bytes(), b"BC\xc0\xde\x35\x14\x00\x00\x05\x00\x00\x00")],
