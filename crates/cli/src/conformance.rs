@@ -451,8 +451,9 @@ fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
     };
     for isa in isas {
         let mut found = Vec::new();
+        let finder = super::hipk::Finder::new(path, &r, isa, None);
         for &i in &indices {
-            match super::hipk::find(path, &r, i, isa, None) {
+            match finder.find(&r, i) {
                 Ok(super::hipk::Outcome::Found {
                     archive,
                     key,
@@ -538,13 +539,13 @@ fn compare_and_site(
     if let Some(old) = &cli.compare {
         let title = format!("Changes since {}", old.display());
         let c = Comparison::of_runs(&title, cases, &report::load_results(old)?, verdicts);
-        print!("{}", c.text());
+        print!("{}", terminal_text(&c.text()));
         shown = Some(c);
     }
     if let Some(pair) = &cli.compare_impls {
         let (a, b) = pair.split_once(',').ok_or("--compare-impls takes A,B")?;
         let c = Comparison::of_impls(cases, verdicts, a, b);
-        print!("{}", c.text());
+        print!("{}", terminal_text(&c.text()));
         shown = Some(c);
     }
     let mut history = None;
@@ -555,7 +556,7 @@ fn compare_and_site(
         }
         runs.push(("this run".to_string(), verdicts.to_vec()));
         let h = offload_kit_conformance::compare::History::of_runs(cases, &runs);
-        print!("{}", h.text());
+        print!("{}", terminal_text(&h.text()));
         history = Some(h);
     }
     if let Some(d) = &cli.html {
@@ -568,6 +569,14 @@ fn compare_and_site(
         }
     }
     Ok(())
+}
+
+/// `text`, whose names come from reports anyone can write, for a terminal:
+/// control characters escaped on each line.
+fn terminal_text(text: &str) -> String {
+    text.lines()
+        .map(|l| offload_kit_io::output::escape_controls(l).into_owned() + "\n")
+        .collect()
 }
 
 /// `conformance merge PART.json... [--html DIR] [--json FILE] [--compare OLD.json]`.
@@ -627,6 +636,7 @@ fn merge_main(args: &[String]) -> i32 {
             *per.entry(v.status.label()).or_default() += 1;
         }
         let counts: Vec<String> = per.iter().map(|(k, c)| format!("{k} {c}")).collect();
+        let n = offload_kit_io::output::escape_controls(n);
         println!("  {n:<22} {}", counts.join(", "));
     }
     println!(

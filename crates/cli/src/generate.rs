@@ -119,10 +119,10 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
             None => format!("{kind}-{seed:016x}"),
         };
         let file = format!("{stem}.{}", extension(kind));
-        output::write_file(&req.out.join(&file), &g.bytes).map_err(|e| vec![e])?;
+        output::write_in_dir(req.out, &file, &g.bytes).map_err(|e| vec![e])?;
         // A kpack split's archives, named as its host's search path finds them.
         for (name, bytes) in &g.companions {
-            output::write_file(&req.out.join(name), bytes).map_err(|e| vec![e])?;
+            output::write_in_dir(req.out, name, bytes).map_err(|e| vec![e])?;
         }
         // Every file gets a sidecar: valid ones say so (rule null), and
         // the seed is given as the file name spells it too.
@@ -149,7 +149,7 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
             "description": description,
         });
         let text = serde_json::to_string_pretty(&sidecar).expect("serialisable") + "\n";
-        output::write_file(&req.out.join(format!("{file}.json")), text.as_bytes())
+        output::write_in_dir(req.out, &format!("{file}.json"), text.as_bytes())
             .map_err(|e| vec![e])?;
     }
     outln!(

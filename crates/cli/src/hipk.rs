@@ -55,16 +55,34 @@ impl Outcome {
         let show = |p: &Path| {
             offload_kit_format::escape::escape_controls(&p.to_string_lossy()).into_owned()
         };
+        // Kernel names and architectures come from the host and archives.
+        let text = |s: &str| offload_kit_format::escape::escape_controls(s).into_owned();
         match self {
-            Outcome::Found { archive, key, arch, code } => format!(
-                "code object '{key}' for {arch} ({} bytes) in {}",
+            Outcome::Found {
+                archive,
+                key,
+                arch,
+                code,
+            } => format!(
+                "code object '{}' for {} ({} bytes) in {}",
+                text(key),
+                text(arch),
                 code.len(),
                 show(archive)
             ),
-            Outcome::FoundEach { count, archs, archives, bytes } => format!(
+            Outcome::FoundEach {
+                count,
+                archs,
+                archives,
+                bytes,
+            } => format!(
                 "{count} code objects (one per wrapper) for {} ({bytes} bytes) in {}",
-                archs.join(", "),
-                archives.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                text(&archs.join(", ")),
+                archives
+                    .iter()
+                    .map(|p| show(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Outcome::ArchiveNotFound { tried } => format!(
                 "ARCHIVE_NOT_FOUND: no archive at {}",
@@ -72,11 +90,17 @@ impl Outcome {
             ),
             Outcome::ArchNotFound { archives } => format!(
                 "ARCH_NOT_FOUND: no compatible architecture in {}",
-                archives.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                archives
+                    .iter()
+                    .map(|p| show(p))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             Outcome::KernelNotFound { archive, key, arch } => format!(
-                "KERNEL_NOT_FOUND: {} lists {arch} but no kernel '{key}' (ROCm's runtime stops here)",
-                show(archive)
+                "KERNEL_NOT_FOUND: {} lists {} but no kernel '{}' (ROCm's runtime stops here)",
+                show(archive),
+                text(arch),
+                text(key)
             ),
         }
     }
@@ -213,74 +237,142 @@ pub(super) fn for_each_filed(
     Ok(())
 }
 
-/// What ROCm's runtime finds for the HIPK host at `host` (its reference
-/// `r` and index `index`) on a GPU of ISA `isa` (HIPK-2).
-pub(super) fn find(
-    host: &Path,
-    r: &HostRef,
-    index: u64,
-    isa: &str,
-    given: Option<&[PathBuf]>,
-) -> Result<Outcome, Vec<Error>> {
-    let paths: Vec<PathBuf> = match given {
-        Some(g) => g.to_vec(),
-        None => {
-            let dir = host.parent().unwrap_or(Path::new(""));
-            let mut v = std::env::var("ROCM_KPACK_PATH_PREFIX")
-                .map(|l| split(&l))
-                .unwrap_or_default();
-            v.extend(r.archive_paths(isa).into_iter().map(|p| dir.join(p)));
-            v
-        }
-    };
-    // Open each once, in order; those that are no regular file or archive
-    // are passed over, as the runtime does.
-    let mut open: Vec<(PathBuf, Input, kpack::Archive)> = Vec::new();
-    for p in &paths {
-        let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-        if open.iter().any(|(c, ..)| *c == canonical) || !p.is_file() {
-            continue;
-        }
-        let Ok(input) = Input::open(p) else { continue };
-        let Ok(a) = kpack::parse(input.bytes()) else {
-            continue;
+/// The archives the runtime opens for one ISA, each opened and indexed
+/// once: every wrapper of a host is then a table lookup, not another pass
+/// over every search path and archive (6,000 wrappers × 6,000 paths once
+/// took minutes).
+pub(super) struct Finder {
+    /// The paths tried, in order.
+    tried: Vec<PathBuf>,
+    /// Each archive opened: its path, bytes, table, and (name, arch) →
+    /// kernel.
+    open: Vec<Opened>,
+    /// The first archive listing each compatible target, in the runtime's
+    /// order of targets (HIPK-2).
+    targets: Vec<(String, Option<usize>)>,
+}
+
+struct Opened {
+    path: PathBuf,
+    input: Input,
+    archive: kpack::Archive,
+    by_key: std::collections::HashMap<(String, String), usize>,
+}
+
+/// Where a wrapper's code object is: archive and kernel, or the runtime's
+/// error.
+enum Located {
+    At(usize, usize),
+    Missing(Outcome),
+}
+
+impl Finder {
+    /// Open what the runtime opens for the host at `host` (reference `r`)
+    /// on a GPU of ISA `isa`: `given`, else `ROCM_KPACK_PATH_PREFIX` and
+    /// the host's search paths for `isa`.
+    pub(super) fn new(host: &Path, r: &HostRef, isa: &str, given: Option<&[PathBuf]>) -> Finder {
+        let tried: Vec<PathBuf> = match given {
+            Some(g) => g.to_vec(),
+            None => {
+                let dir = host.parent().unwrap_or(Path::new(""));
+                let mut v = std::env::var("ROCM_KPACK_PATH_PREFIX")
+                    .map(|l| split(&l))
+                    .unwrap_or_default();
+                v.extend(r.archive_paths(isa).into_iter().map(|p| dir.join(p)));
+                v
+            }
         };
-        open.push((canonical, input, a));
-    }
-    if open.is_empty() {
-        return Ok(Outcome::ArchiveNotFound { tried: paths });
-    }
-    let key = lookup_key(&r.kernel_name, index);
-    for target in compatible_targets(isa) {
-        let Some((path, input, a)) = open.iter().find(|(_, _, a)| a.gfx_arches.contains(&target))
-        else {
-            continue;
-        };
-        let Some(k) = a.kernels.iter().find(|k| k.name == key && k.arch == target) else {
-            return Ok(Outcome::KernelNotFound {
-                archive: path.clone(),
-                key,
-                arch: target,
+        // Open each once, in order; those that are no regular file or
+        // archive are passed over, as the runtime does.
+        let mut seen = std::collections::HashSet::new();
+        let mut open = Vec::new();
+        for p in &tried {
+            let canonical = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            if !seen.insert(canonical) {
+                continue;
+            }
+            let Ok(input) = Input::open(p) else { continue };
+            let Ok(archive) = kpack::parse(input.bytes()) else {
+                continue;
+            };
+            let by_key = (archive.kernels.iter().enumerate())
+                .map(|(i, k)| ((k.name.clone(), k.arch.clone()), i))
+                .collect();
+            open.push(Opened {
+                path: p.clone(),
+                input,
+                archive,
+                by_key,
             });
-        };
-        let code = a
-            .code_object(input.bytes(), k, offload_kit_llvm::budget::get())
-            .map_err(|e| vec![e])?
-            .into_owned();
-        return Ok(Outcome::Found {
-            archive: path.clone(),
-            key,
-            arch: target,
-            code,
-        });
+        }
+        let targets = compatible_targets(isa)
+            .into_iter()
+            .map(|t| {
+                let at = open.iter().position(|o| o.archive.gfx_arches.contains(&t));
+                (t, at)
+            })
+            .collect();
+        Finder {
+            tried,
+            open,
+            targets,
+        }
     }
-    Ok(Outcome::ArchNotFound {
-        archives: open.into_iter().map(|(p, ..)| p).collect(),
-    })
+
+    /// Where the code object of wrapper `index` is, without decoding it.
+    fn locate(&self, r: &HostRef, index: u64) -> Located {
+        if self.open.is_empty() {
+            return Located::Missing(Outcome::ArchiveNotFound {
+                tried: self.tried.clone(),
+            });
+        }
+        let key = lookup_key(&r.kernel_name, index);
+        for (target, at) in &self.targets {
+            let Some(at) = *at else { continue };
+            let o = &self.open[at];
+            return match o.by_key.get(&(key.clone(), target.clone())) {
+                Some(&k) => Located::At(at, k),
+                None => Located::Missing(Outcome::KernelNotFound {
+                    archive: o.path.clone(),
+                    key,
+                    arch: target.clone(),
+                }),
+            };
+        }
+        Located::Missing(Outcome::ArchNotFound {
+            archives: self.open.iter().map(|o| o.path.clone()).collect(),
+        })
+    }
+
+    /// The code object at `(archive, kernel)`, decoded and checked.
+    fn code(&self, at: usize, k: usize) -> Result<std::borrow::Cow<'_, [u8]>, Vec<Error>> {
+        let o = &self.open[at];
+        let kernel = &o.archive.kernels[k];
+        o.archive
+            .code_object(o.input.bytes(), kernel, offload_kit_llvm::budget::get())
+            .map_err(|e| vec![e])
+    }
+
+    /// What the runtime finds for wrapper `index` (HIPK-2).
+    pub(super) fn find(&self, r: &HostRef, index: u64) -> Result<Outcome, Vec<Error>> {
+        match self.locate(r, index) {
+            Located::Missing(o) => Ok(o),
+            Located::At(at, k) => {
+                let kernel = &self.open[at].archive.kernels[k];
+                Ok(Outcome::Found {
+                    archive: self.open[at].path.clone(),
+                    key: kernel.name.clone(),
+                    arch: kernel.arch.clone(),
+                    code: self.code(at, k)?.into_owned(),
+                })
+            }
+        }
+    }
 }
 
 /// What the runtime finds for every wrapper of a host (`indices`): the
-/// first wrapper's failure, else what was found for each.
+/// first wrapper's failure, else what was found for each. Each distinct
+/// code object is decoded (checked) once, however many wrappers share it.
 pub(super) fn find_all(
     host: &Path,
     r: &HostRef,
@@ -288,27 +380,34 @@ pub(super) fn find_all(
     isa: &str,
     given: Option<&[PathBuf]>,
 ) -> Result<Outcome, Vec<Error>> {
+    let finder = Finder::new(host, r, isa, given);
     if let [index] = indices {
-        return find(host, r, *index, isa, given);
+        return finder.find(r, *index);
     }
     let (mut archs, mut archives, mut bytes) = (Vec::new(), Vec::new(), 0u64);
+    let mut checked: std::collections::HashMap<(usize, usize), u64> = Default::default();
     for &index in indices {
-        match find(host, r, index, isa, given)? {
-            Outcome::Found {
-                archive,
-                arch,
-                code,
-                ..
-            } => {
-                bytes += code.len() as u64;
-                if !archs.contains(&arch) {
-                    archs.push(arch);
+        match finder.locate(r, index) {
+            Located::Missing(o) => return Ok(o),
+            Located::At(at, k) => {
+                let size = match checked.get(&(at, k)) {
+                    Some(&n) => n,
+                    None => {
+                        let n = finder.code(at, k)?.len() as u64;
+                        checked.insert((at, k), n);
+                        n
+                    }
+                };
+                bytes += size;
+                let arch = &finder.open[at].archive.kernels[k].arch;
+                if !archs.contains(arch) {
+                    archs.push(arch.clone());
                 }
-                if !archives.contains(&archive) {
-                    archives.push(archive);
+                let archive = &finder.open[at].path;
+                if !archives.contains(archive) {
+                    archives.push(archive.clone());
                 }
             }
-            other => return Ok(other),
         }
     }
     Ok(Outcome::FoundEach {
@@ -357,14 +456,14 @@ pub(super) fn extract(
     let isa = (modes.iter())
         .map(|m| m.text.as_str())
         .find(|m| {
-            indices
-                .iter()
-                .all(|&i| matches!(find(host, r, i, m, given), Ok(Outcome::Found { .. })))
+            let finder = Finder::new(host, r, m, given);
+            (indices.iter()).all(|&i| matches!(finder.locate(r, i), Located::At(..)))
         })
         .unwrap_or(modes[0].text.as_str());
+    let finder = Finder::new(host, r, isa, given);
     let mut writes = Vec::new();
     for &index in indices {
-        let found = find(host, r, index, isa, given)?;
+        let found = finder.find(r, index)?;
         let Outcome::Found { arch, .. } = &found else {
             return Err(vec![Error::at(
                 rules::HIPK_2,

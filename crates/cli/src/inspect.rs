@@ -50,9 +50,15 @@ fn files_of(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, Vec<Error>> {
 pub fn run(paths: &[PathBuf], json: bool, opts: Options) -> Result<i32, Vec<Error>> {
     let files = files_of(paths)?;
     let outcomes = inspect_all(&files, opts);
+    // A named file read whole may hold nothing (a plain program): it is
+    // printed, but not counted as offload code.
     let read = outcomes
         .iter()
-        .filter(|o| matches!(o, Outcome::Read(_) | Outcome::Archive(_)))
+        .filter(|o| match o {
+            Outcome::Read(r) => !r.entries.is_empty(),
+            Outcome::Archive(_) => true,
+            _ => false,
+        })
         .count();
     let failed = outcomes
         .iter()
@@ -251,6 +257,8 @@ fn print_file(path: &Path, o: &Outcome) {
 struct KpackView {
     lines: Vec<String>,
     json: serde_json::Value,
+    /// An archive's architectures (escaped for a terminal).
+    archs: Vec<String>,
 }
 
 /// One code object filed in an archive: its line and JSON item.
@@ -288,6 +296,9 @@ fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
         json: serde_json::json!({"group_name": a.group_name, "gfx_arch_family": a.gfx_arch_family,
             "gfx_arches": a.gfx_arches, "compression_scheme": super::kpack::scheme_name(&a),
             "code_objects": []}),
+        archs: (a.gfx_arches.iter())
+            .map(|s| s.escape_debug().to_string())
+            .collect(),
     };
     for k in &a.kernels {
         let code = a
@@ -307,6 +318,7 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
     let mut view = KpackView {
         lines: Vec::new(),
         json: serde_json::json!({}),
+        archs: Vec::new(),
     };
     let (r, indices) = match host {
         Ok(h) => h,
@@ -461,6 +473,8 @@ pub fn run_check(
     let outcomes = inspect_all(&files, opts);
     let mut all_run = true;
     let mut docs = Vec::new();
+    // Files with no device code: not counted as running or not.
+    let mut no_code = 0usize;
     // Per GPU: files checked, files on which it does not run.
     let mut tally = vec![(0usize, 0usize); gpus.len()];
     let given = super::hipk::override_paths(kpack_path);
@@ -514,7 +528,26 @@ pub fn run_check(
             continue;
         }
         let r = match o {
-            Outcome::NoOffloadCode | Outcome::Archive(_) => continue,
+            Outcome::NoOffloadCode => {
+                no_code += 1;
+                continue;
+            }
+            Outcome::Archive(view) => {
+                let (doc, runs) = check_archive(&name, path, view, &gpus, &mut tally, json);
+                all_run &= runs;
+                docs.push(doc);
+                continue;
+            }
+            Outcome::Read(r) if r.entries.is_empty() => {
+                // Each GPU's verdict says so too (no bundles), as before.
+                no_code += 1;
+                if !json {
+                    outln!("{name}: no device code (nothing for the HIP runtime to load)");
+                }
+                let verdicts: Vec<Verdict> = gpus.iter().map(|g| check::check(r, g)).collect();
+                docs.push(serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts}));
+                continue;
+            }
             Outcome::Failed(es) => {
                 all_run = false;
                 super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
@@ -549,16 +582,69 @@ pub fn run_check(
             "{}",
             serde_json::to_string_pretty(&v).expect("serialisable")
         );
-    } else if tally.first().is_some_and(|t| t.0 > 1) {
+    } else if tally.first().is_some_and(|t| t.0 > 1) || (no_code > 0 && files.len() > 1) {
+        let without = match no_code {
+            0 => String::new(),
+            n => format!("; {n} without device code"),
+        };
         for (g, (n, bad)) in gpus.iter().zip(&tally) {
             outln!(
-                "{}: {} of {n} files run; {bad} lack a code object in some bundle",
+                "{}: {} of {n} files run; {bad} lack a code object in some bundle{without}",
                 g.text,
                 n - bad
             );
         }
     }
+    // Nothing checked is said, not left silent: nothing there needs a GPU
+    // (exit 0, as a script deploying it wants).
+    if !json && tally.first().is_some_and(|t| t.0 == 0) && all_run {
+        outln!("no file holds device code ({no_code} without): nothing needs a GPU");
+    }
     Ok(i32::from(!all_run))
+}
+
+/// `check` of a kpack archive named by itself: the runtime loads it only
+/// through its host; per GPU, whether it holds a target that GPU takes
+/// (HIPK-2). Its JSON document, and whether every GPU has one.
+fn check_archive(
+    name: &str,
+    path: &Path,
+    view: &KpackView,
+    gpus: &[Gpu],
+    tally: &mut [(usize, usize)],
+    json: bool,
+) -> (serde_json::Value, bool) {
+    let mut all_run = true;
+    let mut verdicts = Vec::new();
+    for (g, t) in gpus.iter().zip(tally.iter_mut()) {
+        t.0 += 1;
+        let held = g.modes().iter().find_map(|m| {
+            offload_kit_format::kpack::compatible_targets(&m.text)
+                .into_iter()
+                .find(|target| view.archs.contains(target))
+        });
+        if held.is_none() {
+            t.1 += 1;
+            all_run = false;
+        }
+        if !json {
+            let line = match &held {
+                Some(a) => format!(
+                    "{}: holds a code object for {a} (loaded through the HIPK host that names this archive)",
+                    paint(Stream::Stdout, Color::Green, "runs")
+                ),
+                None => format!(
+                    "{}: no code object for it in this kpack archive ({})",
+                    paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+                    view.archs.join(", ")
+                ),
+            };
+            outln!("{name}: {}: {line}", g.text);
+        }
+        verdicts.push(serde_json::json!({"gpu": g.text, "runs": held.is_some(), "found": held}));
+    }
+    let doc = serde_json::json!({"file": path.to_string_lossy(), "kpack_archive": view.archs, "gpus": verdicts});
+    (doc, all_run)
 }
 
 /// `--gpu auto`: the GPUs of this machine (`check::machine_gpus`, the KFD

@@ -157,6 +157,7 @@ pub(super) fn split(
     dir: &Path,
     kernel: Option<&str>,
     prefix: Option<&str>,
+    storage: kpack::Storage,
 ) -> Result<i32, Vec<Error>> {
     use offload_kit_format::id::BundleEntryId;
     let input = Input::open(file).map_err(|e| vec![e])?;
@@ -222,10 +223,10 @@ pub(super) fn split(
         let refs: Vec<(&str, &str, &[u8])> = (kernels.iter())
             .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_ref()))
             .collect();
-        let archive = kpack::write(kpack::Storage::Plain, &prefix, arch, &refs);
+        let archive = kpack::write(storage, &prefix, arch, &refs);
         let path =
             output::contained_path(dir, &format!("{prefix}_{arch}.kpack")).map_err(|e| vec![e])?;
-        let mut f = OutputFile::create(&path).map_err(|e| vec![e])?;
+        let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut f, &archive).map_err(|e| vec![Error::from(e)])?;
         outs.push((f, path, arch.clone(), kernels.len()));
     }
@@ -240,7 +241,7 @@ pub(super) fn split(
         };
         let host = hipk::rewrite(data, &reference).map_err(|e| vec![e])?;
         let path = output::contained_path(dir, &name).map_err(|e| vec![e])?;
-        let mut f = OutputFile::create(&path).map_err(|e| vec![e])?;
+        let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut f, &host).map_err(|e| vec![Error::from(e)])?;
         lines.push(format!(
             "{}: HIPK host ({} of {} bytes), kernel '{kernel}', archives '{}'",
@@ -372,7 +373,11 @@ pub(super) fn join(file: &Path, output_path: &Path) -> Result<i32, Vec<Error>> {
     }
     let a = check(&input)?;
     let data = input.bytes();
-    let limit = offload_kit_llvm::budget::get();
+    // The code objects are held, and the bundle made of them: half the
+    // budget each, counted over every code object, not per frame (a 50 KB
+    // archive of frames claiming 128 MiB each once took 1.6 GB).
+    let room = offload_kit_llvm::budget::get() / 2;
+    let mut held = 0u64;
     let mut entries: Vec<(Vec<u8>, Vec<u8>)> =
         vec![(b"host-x86_64-unknown-linux-gnu-".to_vec(), Vec::new())];
     for k in &a.kernels {
@@ -383,7 +388,24 @@ pub(super) fn join(file: &Path, output_path: &Path) -> Result<i32, Vec<Error>> {
                 k.arch
             ))]);
         }
-        let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
+        if held.saturating_add(k.original_size) > room {
+            return Err(vec![Error::rule(
+                offload_kit_format::rules::CLI_6,
+                format!(
+                    "the code objects up to '{}' {} hold over {room} bytes, half the memory budget (--max-memory)",
+                    k.name.escape_debug(),
+                    k.arch.escape_debug()
+                ),
+            )]);
+        }
+        let code = a
+            .code_object(
+                data,
+                k,
+                room - held + offload_kit_format::kpack::ZSTD_WINDOW,
+            )
+            .map_err(|e| vec![e])?;
+        held += code.len() as u64;
         entries.push((id, code.into_owned()));
     }
     let refs: Vec<(&[u8], &[u8])> = entries

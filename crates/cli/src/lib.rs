@@ -339,8 +339,19 @@ pub(crate) fn create_out_dir(dir: &Path) -> Result<(), Vec<Error>> {
 pub fn main() -> ! {
     exit_on_sigbus();
     let args_os: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(b) = offload_kit_llvm::budget::from_env() {
-        offload_kit_llvm::budget::set(b);
+    // A malformed budget is refused as --max-memory refuses it, not
+    // silently replaced by the default.
+    if let Some(text) = std::env::var_os("OFFLOAD_KIT_MAX_MEMORY") {
+        match text.to_str().and_then(offload_kit_llvm::budget::parse) {
+            Some(b) => offload_kit_llvm::budget::set(b),
+            None => {
+                eprintln!(
+                    "offload-kit: error: OFFLOAD_KIT_MAX_MEMORY={}: not a size (bytes, or with K, M or G)",
+                    offload_kit_io::output::escape_controls(&text.to_string_lossy())
+                );
+                std::process::exit(1);
+            }
+        }
     }
     let prog = args_os
         .first()

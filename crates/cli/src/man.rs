@@ -3,7 +3,7 @@
 //! STATUS, written here once per command.
 
 use offload_kit_format::Error;
-use offload_kit_io::output::{self, OutputFile};
+use offload_kit_io::output;
 use std::path::Path;
 
 /// What a page shows beyond the options: examples (what it does, the
@@ -350,7 +350,7 @@ pub fn man_pages(top: clap::Command, dir: Option<&Path>) -> Result<Vec<u8>, Vec<
     })?;
     let mut files = Vec::new();
     for (name, page) in &pages {
-        let mut f = OutputFile::create(&dir.join(name)).map_err(|e| vec![e])?;
+        let mut f = output::create_in_dir(dir, name).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut f, page).map_err(|e| vec![Error::from(e)])?;
         files.push(f);
     }

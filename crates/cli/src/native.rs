@@ -457,7 +457,7 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         output,
         version,
         how,
-    } => compress_cmd(&file, &output, version, &how.method, how.level, how.threads),
+    } => compress_cmd(&file, &output, version, how.method(), how.level, how.threads),
     Cmd::Decompress { file, output } => decompress_cmd(&file, &output),
     Cmd::Convert {
         file,
@@ -468,11 +468,19 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         prefix,
     } => match to.as_str() {
         "none" => decompress_cmd(&file, &output),
-        "kpack" => super::kpack::split(&file, &output, kernel_name.as_deref(), prefix.as_deref()),
+        "kpack" => {
+            let storage = how.kpack_storage().map_err(|e| vec![e])?;
+            super::kpack::split(&file, &output, kernel_name.as_deref(), prefix.as_deref(), storage)
+        }
+        "bundle" if how.method.is_some() || how.level.is_some() || how.threads > 0 => {
+            Err(vec![Error::other(
+                "convert --to bundle writes an uncompressed fat binary: --method, --level and --threads do not apply",
+            )])
+        }
         "bundle" => super::kpack::join(&file, &output),
         v => {
             let version = v[1..].parse().expect("v1|v2|v3");
-            compress_cmd(&file, &output, version, &how.method, how.level, how.threads)
+            compress_cmd(&file, &output, version, how.method(), how.level, how.threads)
         }
     },
     Cmd::Verify { file } => verify_cmd(&file),
@@ -493,15 +501,48 @@ fn extract_usage() -> ! {
 /// How `compress` and `convert` compress.
 #[derive(clap::Args, Debug)]
 struct Compression {
-    /// Compression method.
-    #[arg(long, default_value = "zstd", value_parser = ["zstd", "zlib"])]
-    method: String,
+    /// Compression method (default zstd; with --to kpack: zstd per code object, as ROCm's
+    /// pack_tree writes; without it, uncompressed as split_artifacts writes).
+    #[arg(long, value_parser = ["zstd", "zlib"])]
+    method: Option<String>,
     /// Compression level (default: 3 for zstd, 6 for zlib).
     #[arg(long, allow_hyphen_values = true)]
     level: Option<i32>,
     /// zstd worker threads (opt-in, faster; the bytes then differ from LLVM's).
     #[arg(long, default_value_t = 0)]
     threads: u32,
+}
+
+impl Compression {
+    /// The method, zstd unless given.
+    fn method(&self) -> &str {
+        self.method.as_deref().unwrap_or("zstd")
+    }
+
+    /// How `convert --to kpack` stores code objects: zstd frames when a
+    /// method or level is given (zlib and threads are refused by name),
+    /// else uncompressed.
+    fn kpack_storage(&self) -> Result<offload_kit_format::kpack::Storage, Error> {
+        use offload_kit_format::kpack::Storage;
+        if self.threads > 0 {
+            return Err(Error::other(
+                "convert --to kpack: --threads does not apply (each code object is one zstd frame)",
+            ));
+        }
+        match (self.method.as_deref(), self.level) {
+            (Some("zlib"), _) => Err(Error::other(
+                "convert --to kpack: kpack archives are uncompressed or zstd-per-kernel; --method zlib is not a scheme ROCm reads",
+            )),
+            (None, None) => Ok(Storage::Plain),
+            (_, level) => {
+                let level = level.unwrap_or(3);
+                if !(1..=22).contains(&level) {
+                    return Err(Error::other(format!("convert --to kpack: zstd level {level} is not 1..22")));
+                }
+                Ok(Storage::Zstd(level))
+            }
+        }
+    }
 }
 
 /// At most this many errors are printed; the rest are counted. A hostile
@@ -744,7 +785,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     ];
     let bytes = binary::write_to_vec(&entries, 4096).map_err(|e| vec![e])?;
     let path = dir.join("demo.bundle");
-    output::write_file(&path, &bytes).map_err(|e| vec![e])?;
+    output::write_in_dir(dir, "demo.bundle", &bytes).map_err(|e| vec![e])?;
     outln!(
         "wrote {} ({} bytes, 3 entries, --bundle-align=4096)",
         path.display(),
@@ -761,6 +802,11 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     outln!("\n$ offload-kit validate {}", path.display());
     validate(&path, false)?;
     let out = dir.join("gfx906.co");
+    // extract writes a named output as LLVM would, through a link; the
+    // demo's names are its own, so whatever is there goes first.
+    if std::fs::symlink_metadata(&out).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        std::fs::remove_file(&out).map_err(|e| vec![e.into()])?;
+    }
     extract(
         &path,
         Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
@@ -781,7 +827,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     let mut bad = bytes.clone();
     bad[0x28..0x30].copy_from_slice(&u64::MAX.to_le_bytes());
     let badp = dir.join("corrupt.bundle");
-    output::write_file(&badp, &bad).map_err(|e| vec![e])?;
+    output::write_in_dir(dir, "corrupt.bundle", &bad).map_err(|e| vec![e])?;
     outln!(
         "\n$ offload-kit validate {}   (payload size of entry 0 set to 2^64-1)",
         badp.display()

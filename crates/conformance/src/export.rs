@@ -79,6 +79,11 @@ fn resolve(v: &mut Value, release: Option<Release>) {
     }
 }
 
+/// `bytes` as `rel` inside `dir`, never through a link planted there (CLI-5).
+fn put(dir: &Path, rel: &str, bytes: &[u8]) -> Result<(), String> {
+    offload_kit_io::output::write_in_dir(dir, rel, bytes).map_err(|e| e.to_string())
+}
+
 /// Write `cases` under `dir`; the number written.
 pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
@@ -96,7 +101,6 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
         if c.id.split('/').any(|p| p.is_empty() || p == "..") {
             return Err(format!("case id '{}' is not a relative path", c.id));
         }
-        let cdir = dir.join(&c.id);
         let mut inputs = serde_json::Map::new();
         for (name, spec) in &c.inputs {
             let mut per = serde_json::Map::new();
@@ -106,10 +110,7 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
                     .map_err(|e| format!("{}: input {name}: {e}", c.id))?;
                 let entry = match built {
                     Some(bytes) => {
-                        let p = cdir.join(v).join(name);
-                        std::fs::create_dir_all(p.parent().expect("has a parent"))
-                            .map_err(|e| io(&p, e))?;
-                        std::fs::write(&p, bytes).map_err(|e| io(&p, e))?;
+                        put(dir, &format!("{}/{v}/{name}", c.id), &bytes)?;
                         Value::String(format!("{v}/{name}"))
                     }
                     None => Value::Null,
@@ -148,19 +149,12 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
             "expect": expect_for(None),
             "releases": releases,
         });
-        let p = cdir.join("case.json");
-        std::fs::create_dir_all(&cdir).map_err(|e| io(&cdir, e))?;
         let text = serde_json::to_string_pretty(&doc).expect("serialisable") + "\n";
-        std::fs::write(&p, text).map_err(|e| io(&p, e))?;
+        put(dir, &format!("{}/case.json", c.id), text.as_bytes())?;
         index.push(Value::String(c.id.clone()));
     }
-    let p = dir.join("index.json");
-    std::fs::write(
-        &p,
-        serde_json::to_string_pretty(&index).expect("serialisable") + "\n",
-    )
-    .map_err(|e| io(&p, e))?;
-    let p = dir.join("README.md");
-    std::fs::write(&p, README).map_err(|e| io(&p, e))?;
+    let text = serde_json::to_string_pretty(&index).expect("serialisable") + "\n";
+    put(dir, "index.json", text.as_bytes())?;
+    put(dir, "README.md", README.as_bytes())?;
     Ok(cases.len())
 }

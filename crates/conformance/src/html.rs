@@ -95,6 +95,13 @@ fn group(id: &str) -> &str {
     id.split('/').next().unwrap_or(id)
 }
 
+/// A case ID as a link's path: each `/`-separated part made a [`slug`], so
+/// a name from a report (which anyone can write) cannot leave the
+/// attribute or the site.
+fn href_path(id: &str) -> String {
+    id.split('/').map(slug).collect::<Vec<_>>().join("/")
+}
+
 /// A file name for `s` (IDs and rules hold only safe characters; anything
 /// else becomes `_`).
 fn slug(s: &str) -> String {
@@ -130,7 +137,7 @@ fn matrix(
         let _ = write!(
             s,
             "<tr><th scope=\"row\"><a href=\"{up}case/{}.html\">{}</a></th>",
-            c.id,
+            esc(&href_path(&c.id)),
             esc(&c.id)
         );
         for i in impls {
@@ -262,11 +269,9 @@ pub fn write_site(
     verdicts: &[Verdict],
     dir: &Path,
 ) -> Result<(), String> {
-    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let write = |rel: &str, text: String| -> Result<(), String> {
-        let p = dir.join(rel);
-        std::fs::create_dir_all(p.parent().expect("has a parent")).map_err(|e| io(&p, e))?;
-        std::fs::write(&p, text).map_err(|e| io(&p, e))
+        offload_kit_io::output::write_in_dir(dir, rel, text.as_bytes())
+            .map_err(|e| format!("{}: {e}", dir.join(rel).display()))
     };
     let by: Cells<'_> = verdicts
         .iter()
@@ -432,7 +437,7 @@ fn implementation_body(cases: &[Case], i: &str, by: &Cells<'_>) -> String {
             b,
             "<tr class=\"{}\"><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td class=\"{}\">{}</td><td>{}</td></tr>",
             state(v).1,
-            c.id,
+            esc(&href_path(&c.id)),
             esc(&c.id),
             class(v),
             esc(&v.cell()),
@@ -552,7 +557,7 @@ pub fn write_compare(dir: &Path, c: &super::compare::Comparison) -> Result<(), S
         let _ = writeln!(
             b,
             "<tr><th scope=\"row\"><a href=\"case/{}.html\">{}</a></th><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ch.case,
+            esc(&href_path(&ch.case)),
             esc(&ch.case),
             esc(&ch.implementation),
             esc(&ch.before),
@@ -561,8 +566,8 @@ pub fn write_compare(dir: &Path, c: &super::compare::Comparison) -> Result<(), S
     }
     b.push_str("</tbody></table>\n");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let p = dir.join("compare.html");
-    std::fs::write(&p, page(&c.title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+    offload_kit_io::output::write_in_dir(dir, "compare.html", page(&c.title, 0, &b).as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 /// `history.html` in `dir`: the pass score of each implementation per
@@ -600,13 +605,22 @@ pub fn write_history(dir: &Path, h: &super::compare::History) -> Result<(), Stri
     }
     b.push_str("</tbody></table>\n");
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let p = dir.join("history.html");
     let title = format!("Pass scores over {} runs", h.runs.len());
-    std::fs::write(&p, page(&title, 0, &b)).map_err(|e| format!("{}: {e}", p.display()))
+    offload_kit_io::output::write_in_dir(dir, "history.html", page(&title, 0, &b).as_bytes())
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn names_from_reports_cannot_leave_a_link() {
+        // A case name from an old report is anyone's text.
+        let evil = "x\"><script>alert(1)</script>";
+        let href = esc(&href_path(evil));
+        assert!(!href.contains('"') && !href.contains('<'), "{href}");
+        assert_eq!(href_path("locate/fatbin-0"), "locate/fatbin-0");
+    }
     use super::*;
     use crate::{load_corpus, Layout, Role};
 

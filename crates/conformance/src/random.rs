@@ -376,13 +376,17 @@ fn write_repro(
     v: &Verdict,
 ) -> std::io::Result<std::path::PathBuf> {
     let name = format!("{}-{}", case.id.replace('/', "-"), a.name);
-    let d = dir.join(name);
-    std::fs::create_dir_all(&d)?;
+    let d = dir.join(&name);
+    // Never through a link planted in the directory (CLI-5).
+    let put = |file: &str, bytes: &[u8]| {
+        offload_kit_io::output::write_in_dir(dir, &format!("{name}/{file}"), bytes)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+    };
     let json = serde_json::to_string_pretty(case).expect("serialisable");
-    std::fs::write(d.join("case.json"), json + "\n")?;
-    for (name, spec) in &case.inputs {
+    put("case.json", (json + "\n").as_bytes())?;
+    for (input, spec) in &case.inputs {
         if let Ok(Some(b)) = spec.build(a.release) {
-            std::fs::write(d.join(format!("{name}.bin")), b)?;
+            put(&format!("{input}.bin"), &b)?;
         }
     }
     let mut readme = format!(
@@ -399,7 +403,7 @@ fn write_repro(
     readme.push_str(
         "\nTo keep it as a corpus case: copy case.json under conformance/corpus/ and document or fix the divergence.\n",
     );
-    std::fs::write(d.join("README.txt"), readme)?;
+    put("README.txt", readme.as_bytes())?;
     Ok(d)
 }
 

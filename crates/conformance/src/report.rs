@@ -402,7 +402,10 @@ pub fn junit(adapters: &[Adapter], verdicts: &[Verdict]) -> String {
 /// The results of a JSON report ([`json`]): for `conformance merge` of
 /// runs split by implementation, and `--compare`.
 pub fn load_results(path: &std::path::Path) -> Result<Vec<Verdict>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // A report names whatever file it is given: never waited on (a FIFO),
+    // never read past the memory budget.
+    let text = offload_kit_io::input::read_regular_text(path, offload_kit_llvm::budget::get())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     serde_json::from_value(v.get("results").cloned().unwrap_or_default())

@@ -57,8 +57,19 @@ pub const MAX_NAMES: u64 = 64 << 20;
 pub enum Scheme {
     /// `none`: each blob at its (offset, size).
     Plain(Vec<(u64, u64)>),
-    /// `zstd-per-kernel`: each blob one zstd frame at (offset, size).
-    ZstdPerKernel(Vec<(u64, u64)>),
+    /// `zstd-per-kernel`: each blob one zstd frame.
+    ZstdPerKernel(Frames),
+}
+
+/// The frames of a `zstd-per-kernel` archive: every one is checked to lie
+/// in the zstd region, but only those the TOC's kernels name are held, so
+/// a region of millions of empty frames costs no memory (KPAK-4).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frames {
+    /// How many frames the region holds.
+    pub count: u64,
+    /// (ordinal, offset, size) of each frame a kernel names, by ordinal.
+    pub named: Vec<(u64, u64, u64)>,
 }
 
 /// One code object of the archive.
@@ -170,9 +181,22 @@ pub fn parse(data: &[u8]) -> Result<Archive, Error> {
             format!("TOC format_version {format_version}; only 1 is defined"),
         ));
     }
-    let scheme = match toc.str("compression_scheme")? {
-        "none" => Scheme::Plain(plain_blobs(&toc)?),
-        "zstd-per-kernel" => Scheme::ZstdPerKernel(zstd_frames(&toc, data)?),
+    let (scheme, kernels) = match toc.str("compression_scheme")? {
+        "none" => {
+            let blobs = plain_blobs(&toc)?;
+            let kernels = kernels(&toc, blobs.len() as u64)?;
+            (Scheme::Plain(blobs), kernels)
+        }
+        "zstd-per-kernel" => {
+            let region = zstd_region(&toc, data)?;
+            let kernels = kernels(&toc, region.2)?;
+            let mut wanted: Vec<u64> = kernels.iter().map(|k| k.ordinal).collect();
+            wanted.sort_unstable();
+            (
+                Scheme::ZstdPerKernel(zstd_frames(data, region, &wanted)?),
+                kernels,
+            )
+        }
         other => {
             return Err(toc.err(
                 rules::KPAK_2,
@@ -180,10 +204,11 @@ pub fn parse(data: &[u8]) -> Result<Archive, Error> {
             ))
         }
     };
-    let blobs = match &scheme {
-        Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b,
+    let blobs: Vec<(u64, u64)> = match &scheme {
+        Scheme::Plain(b) => b.clone(),
+        Scheme::ZstdPerKernel(f) => f.named.iter().map(|&(_, o, s)| (o, s)).collect(),
     };
-    for &(offset, size) in blobs {
+    for &(offset, size) in &blobs {
         if offset < DATA_START || offset.checked_add(size).is_none_or(|end| end > toc_offset) {
             return Err(toc.err(
                 rules::KPAK_3,
@@ -191,7 +216,6 @@ pub fn parse(data: &[u8]) -> Result<Archive, Error> {
             ));
         }
     }
-    let kernels = kernels(&toc, blobs.len())?;
     let arches = toc
         .get("gfx_arches")?
         .as_array()
@@ -269,9 +293,9 @@ fn plain_blobs(toc: &Toc<'_>) -> Result<Vec<(u64, u64)>, Error> {
         .collect()
 }
 
-/// The frames of a `zstd-per-kernel` archive (KPAK-4): at `zstd_offset`, a
-/// u32 count, then (u32 size, frame) each, all within `zstd_size`.
-fn zstd_frames(toc: &Toc<'_>, data: &[u8]) -> Result<Vec<(u64, u64)>, Error> {
+/// The zstd region of a `zstd-per-kernel` archive (KPAK-4): its start,
+/// end, and the u32 frame count at its start.
+fn zstd_region(toc: &Toc<'_>, data: &[u8]) -> Result<(u64, u64, u64), Error> {
     let (start, size) = (toc.uint("zstd_offset")?, toc.uint("zstd_size")?);
     let end = start
         .checked_add(size)
@@ -285,7 +309,16 @@ fn zstd_frames(toc: &Toc<'_>, data: &[u8]) -> Result<Vec<(u64, u64)>, Error> {
     let count = u32_at(data, start).filter(|_| start + 4 <= end);
     let count =
         count.ok_or_else(|| Error::at(rules::KPAK_4, start, "zstd region has no frame count"))?;
-    let mut frames = Vec::new();
+    Ok((start, end, u64::from(count)))
+}
+
+/// The frames of the zstd region `(start, end, count)`: after the count,
+/// (u32 size, frame) each, all within the region (KPAK-4); those of the
+/// `wanted` ordinals (sorted) are kept.
+fn zstd_frames(data: &[u8], region: (u64, u64, u64), wanted: &[u64]) -> Result<Frames, Error> {
+    let (start, end, count) = region;
+    let mut named = Vec::with_capacity(wanted.len());
+    let mut next = wanted.iter().peekable();
     let mut at = start + 4;
     for i in 0..count {
         let n = u32_at(data, at).filter(|_| at + 4 <= end);
@@ -303,15 +336,18 @@ fn zstd_frames(toc: &Toc<'_>, data: &[u8]) -> Result<Vec<(u64, u64)>, Error> {
                 format!("frame {i} of {n} bytes runs past the zstd region's end (0x{end:x})"),
             ));
         }
-        frames.push((at + 4, n));
+        if next.peek() == Some(&&i) {
+            next.next();
+            named.push((i, at + 4, n));
+        }
         at += 4 + n;
     }
-    Ok(frames)
+    Ok(Frames { count, named })
 }
 
 /// The kernels of `toc` (KPAK-5): each (name, arch) with an ordinal below
 /// `blobs`.
-fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
+fn kernels(toc: &Toc<'_>, blobs: u64) -> Result<Vec<Kernel>, Error> {
     let map = toc
         .get("toc")?
         .as_map()
@@ -344,7 +380,7 @@ fn kernels(toc: &Toc<'_>, blobs: usize) -> Result<Vec<Kernel>, Error> {
                     format!("'{name}' {arch}: no ordinal and original_size"),
                 ));
             };
-            if ordinal >= blobs as u64 {
+            if ordinal >= blobs {
                 return Err(toc.err(
                     rules::KPAK_5,
                     format!("'{name}' {arch}: ordinal {ordinal} names no blob ({blobs} stored)"),
@@ -388,13 +424,16 @@ impl Archive {
     /// The (offset, size) of kernel `k`'s blob; (0, 0) for a kernel of
     /// another archive whose ordinal names none here.
     pub fn blob(&self, k: &Kernel) -> (u64, u64) {
-        let blobs = match &self.scheme {
-            Scheme::Plain(b) | Scheme::ZstdPerKernel(b) => b,
-        };
-        usize::try_from(k.ordinal)
-            .ok()
-            .and_then(|i| blobs.get(i).copied())
-            .unwrap_or((0, 0))
+        match &self.scheme {
+            Scheme::Plain(b) => usize::try_from(k.ordinal)
+                .ok()
+                .and_then(|i| b.get(i).copied())
+                .unwrap_or((0, 0)),
+            Scheme::ZstdPerKernel(f) => f
+                .named
+                .binary_search_by_key(&k.ordinal, |&(o, _, _)| o)
+                .map_or((0, 0), |i| (f.named[i].1, f.named[i].2)),
+        }
     }
 
     /// The code object of `k` from the archive's bytes `data`: its blob, or
@@ -820,7 +859,10 @@ mod tests {
             group_name: String::new(),
             gfx_arch_family: String::new(),
             gfx_arches: Vec::new(),
-            scheme: Scheme::ZstdPerKernel(vec![(0, blob.len() as u64)]),
+            scheme: Scheme::ZstdPerKernel(Frames {
+                count: 1,
+                named: vec![(0, 0, blob.len() as u64)],
+            }),
             kernels: Vec::new(),
         };
         let k = Kernel {
@@ -836,7 +878,10 @@ mod tests {
             Some("KPAK-4")
         );
         let exact = Archive {
-            scheme: Scheme::ZstdPerKernel(vec![(0, frame.len() as u64)]),
+            scheme: Scheme::ZstdPerKernel(Frames {
+                count: 1,
+                named: vec![(0, 0, frame.len() as u64)],
+            }),
             ..a.clone()
         };
         assert_eq!(&*exact.code_object(&frame, &k, 1 << 28).unwrap(), b"CODE");

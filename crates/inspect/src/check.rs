@@ -157,7 +157,11 @@ pub fn machine_gpus(
             .to_string_lossy()
             .parse()
             .unwrap_or(u64::MAX);
-        let Ok(text) = std::fs::read_to_string(node.path().join("properties")) else {
+        // sysfs files are a page; a made-up tree may hold a FIFO or
+        // /dev/zero there: never waited on, never read past 64 KiB.
+        let Ok(text) =
+            offload_kit_io::input::read_regular_text(&node.path().join("properties"), 64 << 10)
+        else {
             continue;
         };
         let field = |name: &str| {

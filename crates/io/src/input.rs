@@ -111,6 +111,22 @@ pub fn open_as_llvm(path: &Path, limit: u64) -> Result<LlvmInput, OpenError> {
     Ok(LlvmInput::Read(bytes))
 }
 
+/// The text of the regular file at `path` (reports, configuration, KFD
+/// `properties`): a FIFO, device or directory is refused without waiting,
+/// and a file of more than `limit` bytes with [`OpenError::TooLarge`].
+pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, OpenError> {
+    use std::io::Read;
+    let (file, _) = open_regular(path)?;
+    let mut text = String::new();
+    file.take(limit.saturating_add(1))
+        .read_to_string(&mut text)
+        .map_err(OpenError::Io)?;
+    if text.len() as u64 > limit {
+        return Err(OpenError::TooLarge(limit));
+    }
+    Ok(text)
+}
+
 /// What `meta` is when it is not a regular file.
 fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;

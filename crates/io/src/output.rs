@@ -344,11 +344,70 @@ impl Write for OutputFile {
     }
 }
 
-/// Write `bytes` to `path` atomically.
+/// Write `bytes` to `path` atomically. For a path the user named (as
+/// LLVM's tools write theirs: a link there is written through); a name the
+/// program chose inside the user's directory is [`write_in_dir`]'s.
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut o = OutputFile::create(path)?;
     o.write_all(bytes)?;
     o.commit()
+}
+
+/// Write `bytes` as `rel` (a relative path of plain components the
+/// program chose: `demo.bundle`, `case/locate/x.html`) inside `dir`, the
+/// directory the user named. Nothing outside `dir` is touched: a symbolic
+/// link, FIFO or device already at the name is replaced, never written
+/// through or waited on, and a directory on the way that is a symbolic
+/// link is refused (CLI-5).
+pub fn write_in_dir(dir: &Path, rel: &str, bytes: &[u8]) -> Result<()> {
+    let mut o = create_in_dir(dir, rel)?;
+    o.write_all(bytes)?;
+    o.commit()
+}
+
+/// Start writing `rel` inside `dir` as [`write_in_dir`] does: its
+/// directories are created (none through a symbolic link), and the output
+/// replaces whatever is at the name when committed.
+pub fn create_in_dir(dir: &Path, rel: &str) -> Result<OutputFile> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let bad = || {
+        Error::rule(
+            rules::CLI_5,
+            format!(
+                "output name '{}' would leave '{}'",
+                rel.escape_debug(),
+                dir.display()
+            ),
+        )
+    };
+    let (name, subdirs) = parts.split_last().ok_or_else(bad)?;
+    let mut at = dir.to_path_buf();
+    for d in subdirs {
+        at = contained_path(&at, d).map_err(|_| bad())?;
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(Error::rule(
+                    rules::CLI_5,
+                    format!(
+                        "'{}' is a symbolic link: offload-kit writes nothing through it",
+                        at.display()
+                    ),
+                ))
+            }
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(Error::rule(
+                    rules::CLI_5,
+                    format!("'{}' is in the way: not a directory", at.display()),
+                ))
+            }
+            Err(_) => std::fs::create_dir(&at).map_err(|e| {
+                Error::rule(rules::CLI_5, format!("'{}': {}", at.display(), io_text(&e)))
+            })?,
+        }
+    }
+    let path = contained_path(&at, name).map_err(|_| bad())?;
+    OutputFile::create_replacing(&path)
 }
 
 /// Turn an untrusted name (an entry ID, a member name) into a file name

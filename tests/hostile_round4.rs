@@ -1,0 +1,226 @@
+//! Hostile input, round 4 (issue 42): each finding of the adversarial
+//! round that this change fixes, reproduced and checked. Every run has a
+//! time limit, so a command that waits for ever fails the test instead of
+//! hanging it.
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn scratch(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("hostile-round4")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("mkdir");
+    d
+}
+
+fn kit(dir: &Path, args: &[&str]) -> common::Out {
+    let mut c = Command::new(KIT);
+    c.args(args);
+    common::exec(c, dir, LIMIT)
+}
+
+fn mkfifo(p: &Path) {
+    assert!(Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .expect("mkfifo")
+        .success());
+}
+
+/// A link and a FIFO planted in an output directory under the names a
+/// command will write: the file the link points to is untouched, the
+/// command does not wait on the FIFO, and both names end up as its files.
+#[test]
+fn planted_links_and_fifos_in_output_directories_are_replaced() {
+    let d = scratch("planted");
+    let victim = d.join("victim");
+    std::fs::write(&victim, b"keep me\n").expect("victim");
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        (
+            "gen",
+            &[
+                "generate", "--kind", "binary", "--count", "2", "--out", "gen",
+            ],
+            &[
+                "binary-0000000000000000.bundle",
+                "binary-0000000000000001.bundle.json",
+            ],
+        ),
+        (
+            "man",
+            &["man", "--dir", "man"],
+            &["offload-kit.1", "offload-kit-list.1"],
+        ),
+        (
+            "demo",
+            &["demo", "--dir", "demo"],
+            &["demo.bundle", "gfx906.co"],
+        ),
+    ];
+    for (dir, args, names) in cases {
+        let out = d.join(dir);
+        std::fs::create_dir_all(&out).expect("mkdir");
+        symlink(&victim, out.join(names[0])).expect("link");
+        mkfifo(&out.join(names[1]));
+        let o = kit(&d, args);
+        assert!(o.ok(), "{args:?}: {}", o.stderr);
+        for n in *names {
+            let m = std::fs::symlink_metadata(out.join(n)).expect("written");
+            assert!(m.is_file(), "{args:?}: {n} is not a regular file now");
+        }
+        assert_eq!(
+            std::fs::read(&victim).expect("victim"),
+            b"keep me\n",
+            "{args:?}"
+        );
+    }
+    // A directory on the way that is a link is refused, not followed.
+    let export = d.join("export");
+    std::fs::create_dir_all(&export).expect("mkdir");
+    let elsewhere = d.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    symlink(&elsewhere, export.join("locate")).expect("link");
+    let o = kit(&d, &["conformance", "export", "export"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("symbolic link"), "{}", o.stderr);
+    assert_eq!(std::fs::read_dir(&elsewhere).expect("dir").count(), 0);
+}
+
+/// Reports and KFD `properties` files are read only when regular: a FIFO
+/// is refused at once, /dev/zero never read to the end.
+#[test]
+fn reports_and_kfd_files_are_never_waited_on() {
+    let d = scratch("fifos");
+    mkfifo(&d.join("old.json"));
+    let o = kit(&d, &["conformance", "merge", "old.json"]);
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(o.stderr.contains("FIFO"), "{}", o.stderr);
+    // A made-up KFD tree: one node a FIFO, one /dev/zero, one a gfx90a.
+    let topo = d.join("nodes");
+    for n in ["0", "1", "2"] {
+        std::fs::create_dir_all(topo.join(n)).expect("mkdir");
+    }
+    mkfifo(&topo.join("0/properties"));
+    symlink("/dev/zero", topo.join("1/properties")).expect("link");
+    std::fs::write(topo.join("2/properties"), "gfx_target_version 90010\n").expect("node");
+    let mut c = Command::new(KIT);
+    c.args(["check", "/bin/ls", "--gpu", "auto"])
+        .env("OFFLOAD_KIT_KFD_TOPOLOGY", &topo);
+    let o = common::exec(c, &d, LIMIT);
+    // The gfx90a node was read, the others passed over: the check ran.
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+    let text = o.stdout_text();
+    assert!(text.contains("no file holds device code"), "{text}");
+}
+
+/// A malformed OFFLOAD_KIT_MAX_MEMORY is refused as --max-memory is.
+#[test]
+fn malformed_budgets_are_refused() {
+    let d = scratch("budget");
+    for bad in ["-1", "1e30", "abc", "512MB", "99999999999999999999G"] {
+        let mut c = Command::new(KIT);
+        c.args(["list", "/dev/null"])
+            .env("OFFLOAD_KIT_MAX_MEMORY", bad);
+        let o = common::exec(c, &d, LIMIT);
+        assert_eq!(o.code, Some(1), "{bad}: {}", o.stderr);
+        assert!(
+            o.stderr.contains("OFFLOAD_KIT_MAX_MEMORY"),
+            "{bad}: {}",
+            o.stderr
+        );
+    }
+}
+
+/// Plain programs are not files "with offload code", and a check of
+/// nothing but plain programs says so (nothing there needs a GPU: exit 0).
+#[test]
+fn plain_programs_get_right_answers() {
+    let d = scratch("plain");
+    let o = kit(&d, &["inspect", "/bin/ls", "/bin/cp"]);
+    let text = o.stdout_text();
+    assert!(
+        text.contains("2 files: 0 with offload code, 2 without"),
+        "{text}"
+    );
+    let o = kit(&d, &["check", "/bin/ls", "/bin/cp", "--gpu", "gfx906"]);
+    let text = o.stdout_text();
+    assert!(!text.contains("2 of 2 files run"), "{text}");
+    assert!(text.contains("gfx906: 0 of 0 files run"), "{text}");
+    assert!(text.contains("2 without device code"), "{text}");
+    assert!(
+        text.contains("no file holds device code (2 without)"),
+        "{text}"
+    );
+    let dir = d.join("bin");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy("/bin/ls", dir.join("ls")).expect("copy");
+    std::fs::copy("/bin/cp", dir.join("cp")).expect("copy");
+    let o = kit(&d, &["check", "bin", "--gpu", "gfx906"]);
+    assert_eq!(o.code, Some(0), "nothing there needs a GPU");
+    let text = o.stdout_text();
+    assert!(
+        text.contains("no file holds device code (2 without)"),
+        "{text}"
+    );
+}
+
+/// `check` of a kpack archive answers (the runtime loads it only through
+/// its host); `convert --to kpack` honours --level and refuses zlib.
+#[test]
+fn kpack_archives_and_options() {
+    let d = scratch("kpack");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let archive = format!("{data}/split-test_lib_gfx906.kpack");
+    let o = kit(&d, &["check", &archive, "--gpu", "gfx1100"]);
+    let text = o.stdout_text();
+    assert!(
+        text.contains("DOES NOT RUN: no code object for it in this kpack archive (gfx906)"),
+        "{text}"
+    );
+    assert_eq!(o.code, Some(1), "{text}");
+    let o = kit(&d, &["check", &archive, "--gpu", "gfx906"]);
+    assert!(
+        o.stdout_text()
+            .contains("runs: holds a code object for gfx906"),
+        "{}",
+        o.stdout_text()
+    );
+    assert_eq!(o.code, Some(0));
+    let lib = format!("{data}/libk.so");
+    let o = kit(
+        &d,
+        &[
+            "convert", &lib, "--to", "kpack", "-o", "z", "--method", "zlib",
+        ],
+    );
+    assert_eq!(o.code, Some(1));
+    assert!(o.stderr.contains("zlib"), "{}", o.stderr);
+    let o = kit(
+        &d,
+        &["convert", &lib, "--to", "kpack", "-o", "z", "--level", "19"],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    let written: Vec<PathBuf> = std::fs::read_dir(d.join("z"))
+        .expect("z")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "kpack"))
+        .collect();
+    assert!(!written.is_empty());
+    for a in &written {
+        let o = kit(&d, &["inspect", "--json", a.to_str().expect("utf-8")]);
+        assert!(
+            o.stdout_text().contains("zstd-per-kernel"),
+            "{}",
+            o.stdout_text()
+        );
+    }
+}
