@@ -383,7 +383,10 @@ pub fn create_in_dir(dir: &Path, rel: &str) -> Result<OutputFile> {
     let (name, subdirs) = parts.split_last().ok_or_else(bad)?;
     // The directory the user named is made as they named it.
     std::fs::create_dir_all(dir).map_err(|e| {
-        Error::rule(rules::CLI_5, format!("'{}': {}", dir.display(), io_text(&e)))
+        Error::rule(
+            rules::CLI_5,
+            format!("'{}': {}", dir.display(), io_text(&e)),
+        )
     })?;
     let mut at = dir.to_path_buf();
     for d in subdirs {
