@@ -224,3 +224,48 @@ fn kpack_archives_and_options() {
         );
     }
 }
+
+/// `extract --all --kpack-path X` of a split host reads X, not the host's
+/// search paths; an empty `--kpack-path` names no archive at all.
+#[test]
+fn extract_all_takes_the_kpack_path_given() {
+    let d = scratch("kpack-path");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let host = format!("{data}/split-host-libk.so");
+    let gfx906 = format!("{data}/split-test_lib_gfx906.kpack");
+    let o = kit(
+        &d,
+        &[
+            "extract",
+            &host,
+            "--all",
+            "--dir",
+            "one",
+            "--kpack-path",
+            &gfx906,
+        ],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    let names: Vec<String> = std::fs::read_dir(d.join("one"))
+        .expect("one")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.is_empty() && names.iter().all(|n| n.contains("gfx906")),
+        "{names:?}"
+    );
+    let o = kit(
+        &d,
+        &[
+            "extract",
+            &host,
+            "--all",
+            "--dir",
+            "none",
+            "--kpack-path",
+            "",
+        ],
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(o.stderr.contains("ARCHIVE_NOT_FOUND"), "{}", o.stderr);
+}

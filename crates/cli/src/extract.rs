@@ -61,23 +61,23 @@ pub(super) fn extract(
     output: Option<PathBuf>,
     all: bool,
     dir: Option<PathBuf>,
-    gpu: Option<(&str, Option<&str>)>,
+    gpu: Option<&str>,
+    kpack_path: Option<&str>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A HIPK host: the code object ROCm's runtime finds in its archives.
     if let Some(host) = super::hipk::host_ref(input.bytes()) {
-        if let Some((g, kpack_path)) = gpu {
+        let given = super::hipk::override_paths(kpack_path);
+        if let Some(g) = gpu {
             let (r, indices) = host?;
-            let given = super::hipk::override_paths(kpack_path);
             return super::hipk::extract(file, &r, &indices, g, given.as_deref(), output, dir);
         }
         if let (true, Some(dir)) = (all, dir.as_deref()) {
             let (r, indices) = host?;
-            return super::hipk::extract_all(file, &r, &indices, dir);
+            return super::hipk::extract_all(file, &r, &indices, given.as_deref(), dir);
         }
     }
-    let gpu = gpu.map(|(g, _)| g);
     if let (true, Some(dir)) = (
         super::kpack::is_kpack(&input),
         dir.as_deref().filter(|_| all),

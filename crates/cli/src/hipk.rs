@@ -106,12 +106,15 @@ impl Outcome {
     }
 }
 
-/// The archive paths given in place of the host's: `--kpack-path`, else
+/// The archive paths given in place of the host's: `--kpack-path` (an
+/// empty one names no archive at all), else a non-empty
 /// `ROCM_KPACK_PATH`, each a `:`-separated list (`None`: the host's).
 pub(super) fn override_paths(option: Option<&str>) -> Option<Vec<PathBuf>> {
-    let list = option
-        .map(str::to_string)
-        .or_else(|| std::env::var("ROCM_KPACK_PATH").ok())
+    if let Some(list) = option {
+        return Some(split(list));
+    }
+    let list = std::env::var("ROCM_KPACK_PATH")
+        .ok()
         .filter(|l| !l.is_empty())?;
     Some(split(&list))
 }
@@ -518,9 +521,10 @@ pub(super) fn extract_all(
     host: &Path,
     r: &HostRef,
     indices: &[u64],
+    given: Option<&[PathBuf]>,
     dir: &Path,
 ) -> Result<i32, Vec<Error>> {
-    let found = archives(host, r, override_paths(None).as_deref());
+    let found = archives(host, r, given);
     if found.is_empty() {
         return Err(vec![Error::at(
             rules::HIPK_2,

@@ -413,7 +413,8 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         output,
         all,
         dir,
-        gpu.as_deref().map(|g| (g, kpack_path.as_deref())),
+        gpu.as_deref(),
+        kpack_path.as_deref(),
         Select {
             bundle,
             member: member.as_deref(),
@@ -812,6 +813,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
         Some(out.clone()),
         false,
+        None,
         None,
         None,
         Select {
