@@ -45,6 +45,8 @@ pub(super) struct Select<'a> {
     pub(super) bundle: Option<usize>,
     pub(super) member: Option<&'a str>,
     pub(super) member_index: Option<usize>,
+    /// For a HIPK host: the archives to read (`--kpack-path`).
+    pub(super) kpack_path: Option<&'a str>,
 }
 
 impl Select<'_> {
@@ -62,13 +64,12 @@ pub(super) fn extract(
     all: bool,
     dir: Option<PathBuf>,
     gpu: Option<&str>,
-    kpack_path: Option<&str>,
     select: Select<'_>,
 ) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A HIPK host: the code object ROCm's runtime finds in its archives.
     if let Some(host) = super::hipk::host_ref(input.bytes()) {
-        let given = super::hipk::override_paths(kpack_path);
+        let given = super::hipk::override_paths(select.kpack_path);
         if let Some(g) = gpu {
             let (r, indices) = host?;
             return super::hipk::extract(file, &r, &indices, g, given.as_deref(), output, dir);

@@ -414,11 +414,11 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         all,
         dir,
         gpu.as_deref(),
-        kpack_path.as_deref(),
         Select {
             bundle,
             member: member.as_deref(),
             member_index,
+            kpack_path: kpack_path.as_deref(),
         },
     ),
     Cmd::Validate { file, json } => validate(&file, json),
@@ -815,11 +815,11 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         false,
         None,
         None,
-        None,
         Select {
             bundle: None,
             member: None,
             member_index: None,
+            kpack_path: None,
         },
     )?;
     outln!(
