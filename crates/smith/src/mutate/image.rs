@@ -219,7 +219,10 @@ pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u
     let mut out = data.to_vec();
     let version = get(data, 4, 4)?;
     let size = get(data, 8, 8)?.min(data.len() as u64);
-    let entry = usize::try_from(get(data, 16, 8)?).ok()?;
+    // The entry offset is the file's claim: kept where `entry + 40` fits.
+    let entry = usize::try_from(get(data, 16, 8)?)
+        .ok()
+        .filter(|e| e.checked_add(40).is_some())?;
     let strings = usize::try_from(get(data, entry + 8, 8)?).ok()?;
     let count = get(data, entry + 16, 8)?;
     let stride = if version == 1 { 16 } else { 24 };
