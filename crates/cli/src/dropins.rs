@@ -137,24 +137,15 @@ fn started_from(prog: &str, name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path).find(|d| d.join(name).is_file())
 }
 
-/// [`CONF`]'s text, `None` when there is none; at most 4 KiB of a regular
-/// file is read.
+/// [`CONF`]'s text, `None` when there is none; a regular file of at most
+/// 4 KiB ([`offload_kit_io::input::read_regular_text`]).
 fn read_conf(conf: &Path) -> Result<Option<String>, String> {
-    use std::io::Read;
-    let file = match offload_kit_io::input::open_regular(conf) {
-        Ok((f, _)) => f,
-        Err(offload_kit_io::input::OpenError::Io(e))
-            if e.kind() == std::io::ErrorKind::NotFound =>
-        {
-            return Ok(None)
-        }
-        Err(e) => return Err(e.to_string()),
-    };
-    let mut text = String::new();
-    file.take(4096)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
-    Ok(Some(text))
+    use offload_kit_io::input::{read_regular_text, OpenError};
+    match read_regular_text(conf, 4096) {
+        Ok(text) => Ok(Some(text)),
+        Err(OpenError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The release `llvm-version = N` names; blank lines and `#` comments

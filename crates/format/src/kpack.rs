@@ -204,11 +204,11 @@ pub fn parse(data: &[u8]) -> Result<Archive, Error> {
             ))
         }
     };
-    let blobs: Vec<(u64, u64)> = match &scheme {
-        Scheme::Plain(b) => b.clone(),
-        Scheme::ZstdPerKernel(f) => f.named.iter().map(|&(_, o, s)| (o, s)).collect(),
+    let blobs: Box<dyn Iterator<Item = (u64, u64)> + '_> = match &scheme {
+        Scheme::Plain(b) => Box::new(b.iter().copied()),
+        Scheme::ZstdPerKernel(f) => Box::new(f.named.iter().map(|&(_, o, s)| (o, s))),
     };
-    for &(offset, size) in &blobs {
+    for (offset, size) in blobs {
         if offset < DATA_START || offset.checked_add(size).is_none_or(|end| end > toc_offset) {
             return Err(toc.err(
                 rules::KPAK_3,

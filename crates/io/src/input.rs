@@ -92,7 +92,6 @@ pub enum LlvmInput {
 /// its end, blocking as LLVM blocks, and refused with
 /// [`OpenError::TooLarge`] past `limit` bytes (`/dev/zero` ends there).
 pub fn open_as_llvm(path: &Path, limit: u64) -> Result<LlvmInput, OpenError> {
-    use std::io::Read;
     // Blocking: a named FIFO waits for its writer, as LLVM's open(2) does.
     let file = File::open(path).map_err(OpenError::Io)?;
     let meta = file.metadata().map_err(OpenError::Io)?;
@@ -101,6 +100,12 @@ pub fn open_as_llvm(path: &Path, limit: u64) -> Result<LlvmInput, OpenError> {
         Some(what @ "a directory") => return Err(OpenError::NotRegular(what)),
         Some(_) => {}
     }
+    read_bounded(file, limit).map(LlvmInput::Read)
+}
+
+/// Everything `file` gives until its end, refused past `limit` bytes.
+fn read_bounded(file: File, limit: u64) -> Result<Vec<u8>, OpenError> {
+    use std::io::Read;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -108,23 +113,16 @@ pub fn open_as_llvm(path: &Path, limit: u64) -> Result<LlvmInput, OpenError> {
     if bytes.len() as u64 > limit {
         return Err(OpenError::TooLarge(limit));
     }
-    Ok(LlvmInput::Read(bytes))
+    Ok(bytes)
 }
 
 /// The text of the regular file at `path` (reports, configuration, KFD
 /// `properties`): a FIFO, device or directory is refused without waiting,
 /// and a file of more than `limit` bytes with [`OpenError::TooLarge`].
 pub fn read_regular_text(path: &Path, limit: u64) -> Result<String, OpenError> {
-    use std::io::Read;
     let (file, _) = open_regular(path)?;
-    let mut text = String::new();
-    file.take(limit.saturating_add(1))
-        .read_to_string(&mut text)
-        .map_err(OpenError::Io)?;
-    if text.len() as u64 > limit {
-        return Err(OpenError::TooLarge(limit));
-    }
-    Ok(text)
+    String::from_utf8(read_bounded(file, limit)?)
+        .map_err(|e| OpenError::Io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
 /// What `meta` is when it is not a regular file.
