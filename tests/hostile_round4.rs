@@ -269,3 +269,159 @@ fn extract_all_takes_the_kpack_path_given() {
     assert_eq!(o.code, Some(1), "{}", o.stderr);
     assert!(o.stderr.contains("ARCHIVE_NOT_FOUND"), "{}", o.stderr);
 }
+
+/// What glibc's loader says of `path` (`dlopen` through Python's ctypes):
+/// its refusal of the program headers, or the next thing it stops at (a
+/// HIP host needs `libamdhip64.so`, which this machine lacks).
+fn glibc_says(path: &Path) -> String {
+    let o = Command::new("python3")
+        .args([
+            "-c",
+            "import ctypes,sys\ntry:\n ctypes.CDLL(sys.argv[1])\n print('loaded')\nexcept OSError as e:\n print(e)",
+        ])
+        .arg(path)
+        .output()
+        .expect("python3");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A split host GNU `strip` rewrote is refused by glibc, and offload-kit
+/// says so (HIPK-4) instead of calling it valid and runnable.
+#[test]
+fn stripped_split_hosts_break_hipk_4() {
+    let d = scratch("stripped");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let host = d.join("split-host-libk.so");
+    std::fs::copy(format!("{data}/split-host-libk.so"), &host).expect("copy");
+    let before = glibc_says(&host);
+    assert!(!before.contains("ELF load command"), "{before}");
+    for a in ["split-test_lib_gfx906.kpack", "split-test_lib_gfx90a.kpack"] {
+        std::fs::copy(format!("{data}/{a}"), d.join(a)).expect("copy");
+    }
+    let o = kit(&d, &["validate", "split-host-libk.so"]);
+    assert!(o.ok(), "{}{}", o.stdout_text(), o.stderr);
+    let stripped = d.join("stripped.so");
+    let s = Command::new("strip")
+        .args(["--strip-unneeded", "-o"])
+        .arg(&stripped)
+        .arg(&host)
+        .status()
+        .expect("GNU strip (binutils) is needed for this test");
+    assert!(s.success());
+    let after = glibc_says(&stripped);
+    assert!(
+        after.contains("ELF load command"),
+        "glibc loads it: {after}"
+    );
+    for args in [
+        &["validate", "stripped.so"][..],
+        &["list", "stripped.so"][..],
+        &["inspect", "stripped.so"][..],
+        &["check", "stripped.so", "--gpu", "gfx906"][..],
+    ] {
+        let o = kit(&d, args);
+        let all = format!("{}{}", o.stdout_text(), o.stderr);
+        assert_eq!(o.code, Some(1), "{args:?}: {all}");
+        assert!(all.contains("HIPK-4"), "{args:?}: {all}");
+    }
+}
+
+/// A split host's search paths reach only its tree (spec/kpack.md HIPK-2,
+/// *Where archives are read*): the layout ROCm writes is found, while an
+/// absolute path and a link out of the tree are neither listed nor read.
+#[test]
+fn split_host_references_stay_inside_the_tree() {
+    let d = scratch("tree");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let host = std::fs::read(format!("{data}/split-host-libk.so")).expect("host");
+    let archives = ["split-test_lib_gfx906.kpack", "split-test_lib_gfx90a.kpack"];
+    let place = |root: &Path, kpack_dir: Option<&Path>| {
+        std::fs::create_dir_all(root.join("lib")).expect("lib");
+        std::fs::write(root.join("lib/libk.so"), &host).expect("host");
+        if let Some(k) = kpack_dir {
+            std::fs::create_dir_all(k).expect(".kpack");
+            for a in archives {
+                let name = a.replace("split-", "");
+                std::fs::copy(format!("{data}/{a}"), k.join(name)).expect("archive");
+            }
+        }
+    };
+    // ROCm's layout: lib/libk.so, .kpack/test_lib_gfx906.kpack.
+    let good = d.join("good");
+    place(&good, Some(&good.join(".kpack")));
+    let o = kit(&d, &["check", "good/lib/libk.so", "--gpu", "gfx906"]);
+    assert!(o.ok(), "{}{}", o.stdout_text(), o.stderr);
+    // .kpack a link to archives outside the tree.
+    let linked = d.join("linked");
+    place(&linked, None);
+    place(&d.join("elsewhere"), Some(&d.join("elsewhere/.kpack")));
+    symlink(d.join("elsewhere/.kpack"), linked.join(".kpack")).expect("link");
+    let o = kit(&d, &["check", "linked/lib/libk.so", "--gpu", "gfx906"]);
+    let text = o.stdout_text();
+    assert_eq!(o.code, Some(1), "{text}");
+    assert!(text.contains("not read, outside the host's tree"), "{text}");
+    // The same archives named by the user are read.
+    let o = kit(
+        &d,
+        &[
+            "check",
+            "linked/lib/libk.so",
+            "--gpu",
+            "gfx906",
+            "--kpack-path",
+            "linked/.kpack/test_lib_gfx906.kpack",
+        ],
+    );
+    assert!(o.ok(), "{}{}", o.stdout_text(), o.stderr);
+    // An absolute search path: /etc is never listed.
+    let old = b"../.kpack/test_lib_@GFXARCH@.kpack";
+    let new = b"/etc/////////////////////@GFXARCH@";
+    assert_eq!(old.len(), new.len());
+    let at = host
+        .windows(old.len())
+        .position(|w| w == old)
+        .expect("the search path");
+    let mut abs = host.clone();
+    abs[at..at + old.len()].copy_from_slice(new);
+    std::fs::write(d.join("abs.so"), &abs).expect("abs");
+    for args in [
+        &["inspect", "--json", "abs.so"][..],
+        &["check", "abs.so", "--gpu", "gfx906"][..],
+    ] {
+        let o = kit(&d, args);
+        let all = format!("{}{}", o.stdout_text(), o.stderr);
+        assert!(
+            !all.contains("passwd") && !all.contains("hostname"),
+            "{args:?} listed /etc: {all}"
+        );
+    }
+}
+
+/// A split host on standard input gets the verdict it gets by name: its
+/// search paths have no directory to start from there, so no archive is
+/// found (and the user can name them), never "no device code object".
+#[test]
+fn split_hosts_on_stdin_get_their_verdict() {
+    let d = scratch("stdin-host");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let host = format!("{data}/split-host-libk.so");
+    let gfx906 = format!("{data}/split-test_lib_gfx906.kpack");
+    let by_name = kit(&d, &["check", &host, "--gpu", "gfx906"]);
+    let on_stdin = |extra: &str| {
+        let mut c = Command::new("sh");
+        c.args([
+            "-c",
+            &format!("\"$0\" check - --gpu gfx906 {extra} < \"$1\""),
+            KIT,
+            &host,
+        ]);
+        common::exec(c, &d, LIMIT)
+    };
+    let o = on_stdin("");
+    let text = o.stdout_text();
+    assert_eq!((o.code, by_name.code), (Some(1), Some(1)), "{text}");
+    assert!(text.contains("ARCHIVE_NOT_FOUND"), "{text}");
+    assert!(!text.contains("no device code"), "{text}");
+    let o = on_stdin(&format!("--kpack-path {gfx906}"));
+    assert!(o.ok(), "{}{}", o.stdout_text(), o.stderr);
+}

@@ -82,7 +82,9 @@ pub unsafe extern "C" fn offloadkit_mutate(
     .unwrap_or(size)
 }
 
-/// Check `data[0..size]` against every rule of offload-kit's spec.
+/// Check `data[0..size]` against every rule of offload-kit's spec: any
+/// file offload-kit reads, a ROCm kpack archive included (the answer of
+/// `offload-kit validate` and Python's `validate`).
 ///
 /// Returns 0 when it conforms; 1 when it does not, with the first violated
 /// rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
@@ -117,7 +119,7 @@ pub unsafe extern "C" fn offloadkit_validate(
     // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
     let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
     let verdict = catch_unwind(|| {
-        offload_kit::inspect::validate(&input).err().map(|es| {
+        offload_kit::inspect::validate_any(input).err().map(|es| {
             let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
             first.map_or((String::from("?"), u64::MAX), |e| {
                 (

@@ -39,7 +39,10 @@ fn c_program_links_and_passes() {
             panic!("the C compiler '{cc}' cannot run ({e}): install gcc or set CC")
         });
     assert!(status.success(), "compiling tests/c/abi_test.c failed");
-    let run = Command::new(&out).output().unwrap();
+    let run = Command::new(&out)
+        .arg(crate_dir.join("../tests/data/kpack/split-test_lib_gfx906.kpack"))
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "abi_test failed:\n{text}");
     assert_eq!(String::from_utf8_lossy(&run.stdout).trim(), "c abi: ok");

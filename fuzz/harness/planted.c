@@ -18,11 +18,7 @@
  * bad access, so one trial measures every canary. Coverage is libFuzzer's
  * own edge count of this file.
  *
- * Mutator arms (only the mutator changes between arms):
- *   (none)               libFuzzer's own mutator
- *   -DBYTEFLIP_MUTATOR   1-8 random bytes set to random values
- *   -DOFFLOADKIT_MUTATOR offloadkit_mutate() alone (the README's recipe)
- *   -DMIX_MUTATOR        offloadkit_mutate() or LLVMFuzzerMutate(), half each
+ * Mutator arms: fuzz/harness/arms.h (only the mutator changes between arms).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -30,9 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(OFFLOADKIT_MUTATOR) || defined(MIX_MUTATOR)
-#include "offload_kit.h"
-#endif
 
 static unsigned long long execs;
 static int reached[5], triggered[5];
@@ -134,28 +127,4 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
-size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
-
-#if defined(OFFLOADKIT_MUTATOR)
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  return offloadkit_mutate(data, size, max_size, seed);
-}
-#elif defined(MIX_MUTATOR)
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  if (seed & 1) return LLVMFuzzerMutate(data, size, max_size);
-  size_t n = offloadkit_mutate(data, size, max_size, seed >> 1);
-  return n ? n : LLVMFuzzerMutate(data, size, max_size);
-}
-#elif defined(BYTEFLIP_MUTATOR)
-size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
-  srand(seed);
-  if (size == 0) {
-    if (max_size == 0) return 0;
-    data[0] = (uint8_t)rand();
-    return 1;
-  }
-  int k = 1 + rand() % 8;
-  for (int i = 0; i < k; i++) data[rand() % size] = (uint8_t)rand();
-  return size;
-}
-#endif
+#include "arms.h"

@@ -522,11 +522,8 @@ fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Ve
     let (data, _) = load(source)?;
     // Strictly: the container and the images in it (CO-2 … CO-5).
     let res = match release {
-        // A ROCm kpack archive (spec/kpack.md), which LLVM does not read.
-        None if okit::kpack::is_kpack(data.bytes()) => {
-            inspect::validate_kpack(data.bytes()).map(|_| ())
-        }
-        None => inspect::validate(&data.bytes()).map(|_| ()),
+        // Any file, a ROCm kpack archive included (which LLVM does not read).
+        None => inspect::validate_any(data.bytes()),
         Some(_) => detect::list(&data.bytes(), release).map(|_| ()),
     };
     data.intact()?;

@@ -9,7 +9,7 @@ static int failures;
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
     fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); failures++; } } while (0)
 
-int main(void) {
+int main(int argc, char **argv) {
     static uint8_t buf[1 << 16];
     char rule[16];
     uint64_t off = 0;
@@ -40,6 +40,23 @@ int main(void) {
     /* A short rule buffer is cut and NUL-terminated. */
     char tiny[3];
     CHECK(offloadkit_validate(buf, n, tiny, sizeof tiny, &off) == 1 && strcmp(tiny, "BI") == 0, "cut rule '%s'", tiny);
+    /* A ROCm kpack archive (argv[1]: ROCm's own) is a file offload-kit
+     * reads: valid, as `offload-kit validate` and Python say; cut after its
+     * magic it breaks KPAK-1. */
+    CHECK(argc == 2, "usage: abi_test KPACK-ARCHIVE");
+    if (argc == 2) {
+        FILE *f = fopen(argv[1], "rb");
+        CHECK(f != NULL, "cannot open %s", argv[1]);
+        if (f) {
+            size_t k = fread(buf, 1, sizeof buf, f);
+            fclose(f);
+            CHECK(k > 0 && k < sizeof buf, "%s: %zu bytes", argv[1], k);
+            int r = offloadkit_validate(buf, k, rule, sizeof rule, &off);
+            CHECK(r == 0, "ROCm's kpack archive: validate %d %s at %llu", r, rule, (unsigned long long)off);
+            r = offloadkit_validate(buf, 4, rule, sizeof rule, &off);
+            CHECK(r == 1 && strcmp(rule, "KPAK-1") == 0, "KPAK alone: %d %s", r, rule);
+        }
+    }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
     CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");

@@ -26,8 +26,12 @@ pub(super) enum Outcome {
         archives: Vec<PathBuf>,
         bytes: u64,
     },
-    /// `KPACK_ERROR_ARCHIVE_NOT_FOUND`: none of `tried` is an archive.
-    ArchiveNotFound { tried: Vec<PathBuf> },
+    /// `KPACK_ERROR_ARCHIVE_NOT_FOUND`: none of `tried` is an archive;
+    /// `outside`: the host's paths left unread, outside its tree.
+    ArchiveNotFound {
+        tried: Vec<PathBuf>,
+        outside: Vec<PathBuf>,
+    },
     /// `KPACK_ERROR_ARCH_NOT_FOUND`: no archive lists a compatible target.
     ArchNotFound { archives: Vec<PathBuf> },
     /// `KPACK_ERROR_KERNEL_NOT_FOUND`: the first archive with a compatible
@@ -84,10 +88,19 @@ impl Outcome {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
-            Outcome::ArchiveNotFound { tried } => format!(
-                "ARCHIVE_NOT_FOUND: no archive at {}",
-                tried.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
-            ),
+            Outcome::ArchiveNotFound { tried, outside } => {
+                let mut line = format!(
+                    "ARCHIVE_NOT_FOUND: no archive at {}",
+                    tried.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                );
+                if !outside.is_empty() {
+                    line += &format!(
+                        "; not read, outside the host's tree: {} (ROCm's runtime would read them; name them with --kpack-path)",
+                        outside.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                    );
+                }
+                line
+            }
             Outcome::ArchNotFound { archives } => format!(
                 "ARCH_NOT_FOUND: no compatible architecture in {}",
                 archives
@@ -167,6 +180,32 @@ pub(super) fn host_ref(data: &[u8]) -> Option<Result<SplitHost, Vec<Error>>> {
     })
 }
 
+/// The tree a host's own search paths may reach (spec/kpack.md HIPK-2,
+/// *Where archives are read*): the directory above the host's, where
+/// ROCm's layout keeps `lib/` and `.kpack/` side by side. Canonical, so
+/// `..` and links are judged by where they lead.
+pub(super) fn host_tree(host: &Path) -> Option<PathBuf> {
+    let host = std::fs::canonicalize(host).ok()?;
+    let dir = host.parent()?;
+    Some(dir.parent().unwrap_or(dir).to_path_buf())
+}
+
+/// Whether `path` (which need not exist yet) lies inside `tree` once its
+/// links and `..` are resolved; a path that does not resolve is outside.
+pub(super) fn inside(tree: Option<&Path>, path: &Path) -> bool {
+    let Some(tree) = tree else { return false };
+    let resolved = std::fs::canonicalize(path).or_else(|_| {
+        let parent = path.parent().unwrap_or(Path::new("."));
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        std::fs::canonicalize(parent).map(|p| p.join(path.file_name().unwrap_or_default()))
+    });
+    resolved.is_ok_and(|p| p.starts_with(tree))
+}
+
 /// Every archive the host's search paths can name, `@GFXARCH@` standing
 /// for any text (`given`, when set, in their place): the split's archives
 /// for every architecture, sorted.
@@ -175,6 +214,7 @@ pub(super) fn archives(host: &Path, r: &HostRef, given: Option<&[PathBuf]>) -> V
         return g.iter().filter(|p| p.is_file()).cloned().collect();
     }
     let dir = host.parent().unwrap_or(Path::new(""));
+    let tree = host_tree(host);
     let here = |p: &Path| {
         if p.as_os_str().is_empty() {
             PathBuf::from(".")
@@ -189,6 +229,10 @@ pub(super) fn archives(host: &Path, r: &HostRef, given: Option<&[PathBuf]>) -> V
         match name.as_deref().and_then(|n| n.split_once(kpack::GFXARCH)) {
             Some((pre, post)) => {
                 let parent = here(full.parent().unwrap_or(Path::new("")));
+                // A host's search path lists no directory outside its tree.
+                if !inside(tree.as_deref(), &parent) {
+                    continue;
+                }
                 let Ok(entries) = std::fs::read_dir(&parent) else {
                     continue;
                 };
@@ -199,11 +243,11 @@ pub(super) fn archives(host: &Path, r: &HostRef, given: Option<&[PathBuf]>) -> V
                     }
                 }
             }
-            None if full.is_file() => out.push(full),
+            None if full.is_file() && inside(tree.as_deref(), &full) => out.push(full),
             None => {}
         }
     }
-    out.retain(|p| p.is_file());
+    out.retain(|p| p.is_file() && inside(tree.as_deref(), p));
     out.sort();
     out.dedup();
     out
@@ -247,6 +291,8 @@ pub(super) fn for_each_filed(
 pub(super) struct Finder {
     /// The paths tried, in order.
     tried: Vec<PathBuf>,
+    /// The host's own paths not read: outside its tree.
+    outside: Vec<PathBuf>,
     /// Each archive opened: its path, bytes, table, and (name, arch) →
     /// kernel.
     open: Vec<Opened>,
@@ -274,14 +320,24 @@ impl Finder {
     /// on a GPU of ISA `isa`: `given`, else `ROCM_KPACK_PATH_PREFIX` and
     /// the host's search paths for `isa`.
     pub(super) fn new(host: &Path, r: &HostRef, isa: &str, given: Option<&[PathBuf]>) -> Finder {
+        // Paths the user or the environment names are read; the host's
+        // own only inside its tree (spec/kpack.md HIPK-2).
+        let mut outside = Vec::new();
         let tried: Vec<PathBuf> = match given {
             Some(g) => g.to_vec(),
             None => {
                 let dir = host.parent().unwrap_or(Path::new(""));
+                let tree = host_tree(host);
                 let mut v = std::env::var("ROCM_KPACK_PATH_PREFIX")
                     .map(|l| split(&l))
                     .unwrap_or_default();
-                v.extend(r.archive_paths(isa).into_iter().map(|p| dir.join(p)));
+                for p in r.archive_paths(isa).into_iter().map(|p| dir.join(p)) {
+                    if inside(tree.as_deref(), &p) {
+                        v.push(p);
+                    } else {
+                        outside.push(p);
+                    }
+                }
                 v
             }
         };
@@ -317,6 +373,7 @@ impl Finder {
             .collect();
         Finder {
             tried,
+            outside,
             open,
             targets,
         }
@@ -327,6 +384,7 @@ impl Finder {
         if self.open.is_empty() {
             return Located::Missing(Outcome::ArchiveNotFound {
                 tried: self.tried.clone(),
+                outside: self.outside.clone(),
             });
         }
         let key = lookup_key(&r.kernel_name, index);

@@ -73,26 +73,19 @@ impl Input {
     /// Open `path` (`-` is standard input).
     pub fn open(path: &Path) -> Result<Input, Error> {
         if path == Path::new("-") {
-            // Spooled into an unlinked temporary file and mapped like any
-            // input: memory stays within the budget whatever its size.
-            let mut spool = tempfile::tempfile().map_err(|e| {
-                Error::other(format!("standard input: cannot spool it: {}", io_text(&e)))
-            })?;
-            // Never up to a full disk (`list - < /dev/zero`): the spool
-            // leaves the temporary directory's file system some room.
-            let room = spool_room(&spool);
-            let len = std::io::copy(&mut std::io::stdin().lock().take(room + 1), &mut spool)
-                .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?;
-            if len > room {
-                return Err(Error::rule(
-                    offload_kit_format::rules::CLI_6,
-                    format!(
-                        "standard input: more than {room} bytes, what the temporary directory's \
-                         file system can hold while keeping free what OFFLOAD_KIT_SPOOL_KEEP_FREE \
-                         says (default 256 MiB); give the file by name instead"
-                    ),
-                ));
-            }
+            // Standard input is read once: every later open (a command
+            // that looks at a file twice, as `check` does for HIPK hosts)
+            // maps the same spool, so `-` gets the verdict its file would.
+            static SPOOL: std::sync::OnceLock<Result<(File, u64), Error>> =
+                std::sync::OnceLock::new();
+            let (spool, len) = match SPOOL.get_or_init(Input::spool_stdin) {
+                Ok((f, len)) => (
+                    f.try_clone()
+                        .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?,
+                    *len,
+                ),
+                Err(e) => return Err(e.clone()),
+            };
             let map = if len == 0 {
                 None
             } else {
@@ -109,6 +102,30 @@ impl Input {
         let (file, len) = offload_kit_io::input::open_regular(path)
             .map_err(|e| Error::other(format!("'{}': {e}", path.display())))?;
         Input::mapped(file, len, path)
+    }
+
+    /// Standard input spooled into an unlinked temporary file, to be mapped
+    /// like any input: memory stays within the budget whatever its size.
+    fn spool_stdin() -> Result<(File, u64), Error> {
+        let mut spool = tempfile::tempfile().map_err(|e| {
+            Error::other(format!("standard input: cannot spool it: {}", io_text(&e)))
+        })?;
+        // Never up to a full disk (`list - < /dev/zero`): the spool
+        // leaves the temporary directory's file system some room.
+        let room = spool_room(&spool);
+        let len = std::io::copy(&mut std::io::stdin().lock().take(room + 1), &mut spool)
+            .map_err(|e| Error::other(format!("standard input: {}", io_text(&e))))?;
+        if len > room {
+            return Err(Error::rule(
+                offload_kit_format::rules::CLI_6,
+                format!(
+                    "standard input: more than {room} bytes, what the temporary directory's \
+                         file system can hold while keeping free what OFFLOAD_KIT_SPOOL_KEEP_FREE \
+                         says (default 256 MiB); give the file by name instead"
+                ),
+            ));
+        }
+        Ok((spool, len))
     }
 
     /// Open `path` as LLVM's tools do (the drop-ins): `-` is standard

@@ -58,6 +58,13 @@ case.json:
   `releases.llvm-N.known_divergence`: what the corpus documents LLVM N does
   instead (an outcome word such as `crash`, or a full alternative expect).
 
+Offsets (`locate`, `list`, and the offset of a `fail`'s error) are
+absolute byte offsets in the input file, except inside a compressed bundle
+(`CCOB`): an entry of a compressed bundle, and an error found after
+decompressing it, is at its offset *within the decompressed bundle*, the
+bundle's own `CCOB` header being at its absolute offset (spec/ccob.md,
+spec/object-bundle.md FAT-3).
+
 Run your implementation on the inputs of the variant it follows, compare
 its outcome with `expect` (or the release's), and report per case: pass,
 differs, crashed, timed out, or not applicable.

@@ -163,6 +163,7 @@ rules! {
     HIPK_1 = "HIPK-1", "kpack.md", "A HIPK host names its archives in `.rocm_kpack_ref`, and its `.hip_fatbin` may hold nothing";
     HIPK_2 = "HIPK-2", "kpack.md", "A HIPK host's code object is the one ROCm's runtime finds: `<kernel_name>#<index>` in the first archive holding a compatible architecture";
     HIPK_3 = "HIPK-3", "kpack.md", "A host rewritten for a split keeps every address: its `.hip_fatbin` pages leave the file, its wrappers say HIPK, carry their index and point at `.rocm_kpack_ref` in a new load segment";
+    HIPK_4 = "HIPK-4", "kpack.md", "A HIPK host's load segments are ones glibc maps: each `PT_LOAD` at an address congruent to its offset modulo the page";
 }
 
 /// Look a rule up by its ID.

@@ -370,6 +370,28 @@ pub fn validate_kpack(data: &[u8]) -> Result<kpack::Archive, Errors> {
     Err(errors.into())
 }
 
+/// Check any file offload-kit reads, strictly: a ROCm kpack archive as
+/// [`validate_kpack`] checks it, anything else as [`validate`] does. The
+/// one answer the CLI's `validate`, Python's `validate` and the C ABI's
+/// `offloadkit_validate` give for the same bytes.
+///
+/// ```
+/// use offload_kit_format::kpack;
+/// use offload_kit_inspect as inspect;
+///
+/// let archive = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"code")]);
+/// assert!(inspect::validate_any(&archive).is_ok());
+/// let errs = inspect::validate_any(b"KPAK").unwrap_err();
+/// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("KPAK-1"));
+/// ```
+pub fn validate_any(data: &[u8]) -> Result<(), Errors> {
+    if kpack::is_kpack(data) {
+        validate_kpack(data).map(|_| ())
+    } else {
+        validate(&data).map(|_| ())
+    }
+}
+
 /// What [`inspect`] learns of one entry: its code object and the image
 /// rules it breaks.
 type Look = (CodeObject, Vec<Error>);

@@ -449,6 +449,9 @@ pub fn kpack_ref(elf: &Elf<'_>, data: &[u8]) -> Option<Result<kpack::HostRef>> {
     if !wrapper.is_some_and(|w| w.starts_with(kpack::HOST_MAGIC)) {
         return None;
     }
+    if let Err(e) = loadable(elf) {
+        return Some(Err(e));
+    }
     Some(
         match section(kpack::REF_SECTION).map(|s| (s.data(data), s.offset)) {
             Some((Some(bytes), at)) => kpack::parse_host_ref(bytes, at),
@@ -462,6 +465,31 @@ pub fn kpack_ref(elf: &Elf<'_>, data: &[u8]) -> Option<Result<kpack::HostRef>> {
             )),
         },
     )
+}
+
+/// HIPK-4: every `PT_LOAD` of a HIPK host is one glibc maps (address
+/// congruent to offset modulo the page; glibc 2.36 ignores `p_align`), or
+/// the host runs nowhere.
+fn loadable(elf: &Elf<'_>) -> Result<()> {
+    const PT_LOAD: u32 = 1;
+    const PAGE: u64 = 4096;
+    for (i, s) in elf.segments.iter().enumerate() {
+        if s.p_type != PT_LOAD {
+            continue;
+        }
+        if s.vaddr.wrapping_sub(s.offset) % PAGE == 0 {
+            continue;
+        }
+        return Err(Error::at(
+            rules::HIPK_4,
+            s.header_pos,
+            format!(
+                "load segment {i} (p_offset 0x{:x}, p_vaddr 0x{:x}, p_align 0x{:x}): glibc refuses to map it (\"ELF load command address/offset not page-aligned\"), so the host does not load",
+                s.offset, s.vaddr, s.align
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The fat binary sections of a COFF object (`.hip_fatbin`) or PE image
@@ -513,4 +541,47 @@ pub fn inspect_section_dump(data: &[u8]) -> Listing {
     walk_section(data, 0, HIP_FATBIN, 0, &mut out);
     out.problems.sort_by_key(|e| e.offset());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ROCm's split of a clang 22 HIP library (tests/data/kpack/README.md).
+    const SPLIT_HOST: &[u8] = include_bytes!("../../../../tests/data/kpack/split-host-libk.so");
+
+    fn load_headers(data: &[u8]) -> Vec<u64> {
+        let elf = Elf::parse(data).unwrap();
+        elf.segments
+            .iter()
+            .filter(|s| s.p_type == 1)
+            .map(|s| s.header_pos)
+            .collect()
+    }
+
+    fn verdict(data: &[u8]) -> Result<kpack::HostRef> {
+        let elf = Elf::parse(data).unwrap();
+        kpack_ref(&elf, data).expect("a HIPK host")
+    }
+
+    #[test]
+    fn hosts_glibc_would_refuse_break_hipk_4_at_their_program_header() {
+        assert!(verdict(SPLIT_HOST).is_ok());
+        for at in load_headers(SPLIT_HOST) {
+            // The address moved off its page against the offset.
+            let mut moved = SPLIT_HOST.to_vec();
+            let vaddr = u64::from_le_bytes(moved[at as usize + 16..][..8].try_into().unwrap());
+            moved[at as usize + 16..][..8].copy_from_slice(&(vaddr + 8).to_le_bytes());
+            let e = verdict(&moved).unwrap_err();
+            assert_eq!((e.rule_id(), e.offset()), (Some("HIPK-4"), Some(at)), "{e}");
+            assert!(
+                e.to_string().contains("address/offset not page-aligned"),
+                "{e}"
+            );
+            // glibc 2.36 ignores p_align (a host whose segments say 16 loads).
+            let mut small = SPLIT_HOST.to_vec();
+            small[at as usize + 48..][..8].copy_from_slice(&16u64.to_le_bytes());
+            assert!(verdict(&small).is_ok());
+        }
+    }
 }

@@ -198,6 +198,12 @@ pub struct Segment {
     pub offset: u64,
     /// `p_filesz`.
     pub filesz: u64,
+    /// `p_vaddr`.
+    pub vaddr: u64,
+    /// `p_align`.
+    pub align: u64,
+    /// Where the program header itself lies in the file.
+    pub header_pos: u64,
 }
 
 /// A parsed ELF file.
@@ -284,11 +290,18 @@ fn segments_of(
         segments.reserve(phnum as usize);
         for i in 0..phnum {
             let at = phoff + i * phentsize;
-            let (o_off, o_filesz) = if enc.is64 { (8, 32) } else { (4, 16) };
+            let (o_off, o_vaddr, o_filesz, o_align) = if enc.is64 {
+                (8, 16, 32, 48)
+            } else {
+                (4, 8, 16, 28)
+            };
             segments.push(Segment {
                 p_type: enc.u32(data, at).ok_or_else(trunc)?,
                 offset: enc.word(data, at + o_off).ok_or_else(trunc)?,
                 filesz: enc.word(data, at + o_filesz).ok_or_else(trunc)?,
+                vaddr: enc.word(data, at + o_vaddr).ok_or_else(trunc)?,
+                align: enc.word(data, at + o_align).ok_or_else(trunc)?,
+                header_pos: at,
             });
         }
     }
