@@ -425,3 +425,72 @@ fn split_hosts_on_stdin_get_their_verdict() {
     let o = on_stdin(&format!("--kpack-path {gfx906}"));
     assert!(o.ok(), "{}{}", o.stdout_text(), o.stderr);
 }
+
+/// `convert --to kpack` refuses a host whose wrapper points inside its
+/// bundle (the split would answer KERNEL_NOT_FOUND where the input ran),
+/// and writes nothing.
+#[test]
+fn splits_that_would_not_work_are_refused() {
+    use offload_kit::host::elf::hipk;
+    let d = scratch("split-refused");
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kpack");
+    let mut lib = std::fs::read(format!("{data}/libk.so")).expect("libk.so");
+    let w = hipk::wrappers(&lib).expect("wrappers");
+    let rel = w[0].relocation.expect("a relative relocation") as usize;
+    let addend = i64::from_le_bytes(lib[rel + 16..rel + 24].try_into().unwrap());
+    lib[rel + 16..rel + 24].copy_from_slice(&(addend + 8).to_le_bytes());
+    let moved = hipk::wrappers(&lib).expect("wrappers");
+    assert_eq!(moved[0].target_offset, w[0].target_offset + 8);
+    std::fs::write(d.join("libk.so"), &lib).expect("write");
+    let o = kit(&d, &["convert", "libk.so", "--to", "kpack", "-o", "out"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr.contains("HIPK-3") && o.stderr.contains("starts no bundle"),
+        "{}",
+        o.stderr
+    );
+    assert!(!d.join("out").exists(), "a failed split left out/ behind");
+}
+
+/// A failed run takes back the output directories it created (they stay
+/// when they held something before).
+#[test]
+fn failed_runs_leave_no_empty_directories() {
+    let d = scratch("no-empty-dirs");
+    // Two kernels that would be written to one file: the archive reads,
+    // its code objects cannot both be written.
+    let archive = offload_kit::kpack::write_plain(
+        "g",
+        "gfx906",
+        &[("x/y#0", "gfx906", b"one"), ("x_y#0", "gfx906", b"two")],
+    );
+    std::fs::write(d.join("cut.kpack"), &archive).expect("write");
+    let o = kit(&d, &["extract", "cut.kpack", "--all", "--dir", "a/b/c"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(!d.join("a").exists(), "a/b/c left behind");
+    std::fs::create_dir(d.join("kept")).expect("mkdir");
+    let o = kit(&d, &["extract", "cut.kpack", "--all", "--dir", "kept/new"]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(d.join("kept").is_dir() && !d.join("kept/new").exists());
+}
+
+/// kpack `extract --all` cuts and numbers a kernel name too long for a
+/// file name, as the README says `extract --all` does.
+#[test]
+fn long_kpack_names_are_cut_and_numbered() {
+    let d = scratch("long-names");
+    let name = format!("{}#0", "k".repeat(300));
+    let archive = offload_kit::kpack::write_plain("g", "gfx906", &[(&name, "gfx906", b"code")]);
+    std::fs::write(d.join("long.kpack"), &archive).expect("write");
+    let o = kit(&d, &["extract", "long.kpack", "--all", "--dir", "out"]);
+    assert!(o.ok(), "{}", o.stderr);
+    let names: Vec<String> = std::fs::read_dir(d.join("out"))
+        .expect("out")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(
+        names[0].len() <= 255 && names[0].ends_with("-0"),
+        "{names:?}"
+    );
+}

@@ -25,7 +25,7 @@ pub(crate) fn run(release: Release, dir: &Path, force: bool) -> Result<i32, Vec<
     let exe = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_err(|e| one(format!("cannot find offload-kit's own executable: {e}")))?;
-    super::create_out_dir(dir)?;
+    let _out_dir = super::create_out_dir(dir)?;
     let tools = release.offload_tools();
     // Every name is checked before anything is written: all or nothing.
     for t in tools.iter().filter(|t| t.modelled) {

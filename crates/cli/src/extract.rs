@@ -131,6 +131,7 @@ pub(super) fn extract(
         l.entries.retain(|e| wanted(e));
     }
     let mut jobs = Vec::new();
+    let mut _out_dir = None;
     // Names made from entry IDs go into a directory: never through a link.
     let into_dir = all || dir.is_some();
     if let (Some(_), Some(out), true) = (gpu, &output, dir.is_none()) {
@@ -145,7 +146,10 @@ pub(super) fn extract(
         jobs.push((l.entries[0].clone(), out.clone()));
     } else if into_dir {
         let dir = dir.clone().expect("clap requires --dir");
-        jobs = jobs_into_dir(&l.entries, &dir, several_bundles)?;
+        let (made, j) = jobs_into_dir(&l.entries, &dir, several_bundles)?;
+        // Held until the outputs are committed: a failed run takes it back.
+        _out_dir = Some(made);
+        jobs = j;
     } else {
         let id = id.clone().expect("clap requires --id");
         jobs.push(one_entry_job(&l, &id, &wanted, output)?);
@@ -240,11 +244,13 @@ fn one_entry_job(
 /// `--all --dir DIR`: a file in `dir` per entry, named after it (its
 /// member's name first in an archive, its bundle's number first in a file
 /// of several bundles), each name unique and inside `dir` (CLI-5).
+type Jobs = Vec<(detect::ListedEntry, PathBuf)>;
+
 fn jobs_into_dir(
     entries: &[detect::ListedEntry],
     dir: &Path,
     several_bundles: bool,
-) -> Result<Vec<(detect::ListedEntry, PathBuf)>, Vec<Error>> {
+) -> Result<(super::OutDir, Jobs), Vec<Error>> {
     let mut jobs = Vec::new();
     if dir.exists() && !dir.is_dir() {
         return Err(vec![Error::rule(
@@ -252,7 +258,7 @@ fn jobs_into_dir(
             format!("'{}': not a directory (--dir)", dir.display()),
         )]);
     }
-    super::create_out_dir(dir)?;
+    let out_dir = super::create_out_dir(dir)?;
     // Names stay unique, also on case-insensitive file systems: a name
     // already taken (two archive members of one name, `sm_70` and
     // `SM_70`) gets the entry's number appended, and a name too long for
@@ -280,7 +286,7 @@ fn jobs_into_dir(
         }
         jobs.push((e.clone(), path));
     }
-    Ok(jobs)
+    Ok((out_dir, jobs))
 }
 
 /// The bytes of entry `e` of `input` into `o`: decoded from a compressed
@@ -321,7 +327,7 @@ fn has_target_id(entry: &str, target: &str) -> bool {
 }
 
 /// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
-fn fit_name(name: &str, index: usize) -> String {
+pub(super) fn fit_name(name: &str, index: usize) -> String {
     const MAX: usize = 255;
     if name.len() <= MAX {
         return name.to_string();

@@ -522,6 +522,11 @@ pub(super) fn extract(
         })
         .unwrap_or(modes[0].text.as_str());
     let finder = Finder::new(host, r, isa, given);
+    // Taken back, if still empty, when the run fails.
+    let _out_dir = match &dir {
+        Some(d) => Some(super::create_out_dir(d)?),
+        None => None,
+    };
     let mut writes = Vec::new();
     for &index in indices {
         let found = finder.find(r, index)?;
@@ -535,7 +540,6 @@ pub(super) fn extract(
         let path = match (&output, &dir) {
             (Some(o), None) if indices.len() == 1 => o.clone(),
             (_, Some(d)) => {
-                super::create_out_dir(d)?;
                 let arch = arch.replace([':', '/'], "_");
                 let name = match indices.len() {
                     1 => format!("{arch}.hsaco"),
@@ -593,10 +597,14 @@ pub(super) fn extract_all(
             ),
         )]);
     }
-    super::create_out_dir(dir)?;
+    let _out_dir = super::create_out_dir(dir)?;
     let mut files: Vec<(PathBuf, OutputFile)> = Vec::new();
     for_each_filed(&found, r, indices, &mut |_, _, key, arch, code| {
-        let name = format!("{}.{arch}.hsaco", key.replace('/', "_"));
+        // A name too long for a file system is cut and numbered.
+        let name = super::extract::fit_name(
+            &format!("{}.{arch}.hsaco", key.replace('/', "_")),
+            files.len(),
+        );
         let path = offload_kit_io::output::contained_path(dir, &name).map_err(|e| vec![e])?;
         if files.iter().any(|(p, _)| *p == path) {
             return Err(vec![Error::rule(

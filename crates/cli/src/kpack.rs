@@ -115,11 +115,12 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
     let data = input.bytes();
     let a = kpack::parse(data).map_err(|e| vec![e])?;
     let limit = offload_kit_llvm::budget::get();
-    super::create_out_dir(dir)?;
+    let _out_dir = super::create_out_dir(dir)?;
     let mut outs = Vec::new();
-    for k in &a.kernels {
+    for (i, k) in a.kernels.iter().enumerate() {
         let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
-        let name = format!("{}.{}.hsaco", k.name, k.arch);
+        // A name too long for a file system is cut and numbered.
+        let name = super::extract::fit_name(&format!("{}.{}.hsaco", k.name, k.arch), i);
         let path = output::contained_path(dir, &name).map_err(|e| vec![e])?;
         // Two kernels whose names differ only where a path cannot (`a/b`,
         // `a_b`) would write one file: refused, nothing is lost silently.
@@ -170,6 +171,24 @@ pub(super) fn split(
     let stem = name.split('.').next().unwrap_or("kpack").to_string();
     let prefix = prefix.map_or(stem, str::to_string);
     let wrappers = host_wrappers(data).map_err(|e| vec![e])?;
+    // A wrapper registers the fat binary it points at: one pointing inside
+    // a bundle would find nothing after the split (KERNEL_NOT_FOUND).
+    for w in wrappers.iter().flatten() {
+        let at = usize::try_from(w.target_offset).unwrap_or(usize::MAX);
+        let starts = |m: &[u8]| data.get(at..).is_some_and(|d| d.starts_with(m));
+        if !starts(offload_kit_format::raw::bundle::MAGIC)
+            && !starts(offload_kit_format::raw::ccob::MAGIC)
+        {
+            return Err(vec![Error::at(
+                rules::HIPK_3,
+                w.target_offset,
+                format!(
+                    "wrapper {} points at 0x{:x}, which starts no bundle: the split would leave it without code objects",
+                    w.index, w.target_offset
+                ),
+            )]);
+        }
+    }
     // Per target ID, its (kernel key, code object)s, in listing order.
     let mut by_arch: Vec<(String, Vec<Filed>)> = Vec::new();
     for e in &l.entries {
@@ -217,13 +236,16 @@ pub(super) fn split(
             file.display()
         ))]);
     }
-    super::create_out_dir(dir)?;
+    let _out_dir = super::create_out_dir(dir)?;
     let mut outs = Vec::new();
     for (arch, kernels) in &by_arch {
         let refs: Vec<(&str, &str, &[u8])> = (kernels.iter())
             .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_ref()))
             .collect();
         let archive = kpack::write(storage, &prefix, arch, &refs);
+        // What is written must work: the archive passes the strict check
+        // (two entries under one key, say, would break KPAK-5).
+        offload_kit_inspect::validate_kpack(&archive).map_err(Vec::from)?;
         let path =
             output::contained_path(dir, &format!("{prefix}_{arch}.kpack")).map_err(|e| vec![e])?;
         let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;

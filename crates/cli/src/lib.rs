@@ -340,13 +340,43 @@ fn spool_room(spool: &std::fs::File) -> u64 {
 }
 
 /// Create the output directory `dir` (and its parents); a failure is CLI-5.
-pub(crate) fn create_out_dir(dir: &Path) -> Result<(), Vec<Error>> {
+pub(crate) fn create_out_dir(dir: &Path) -> Result<OutDir, Vec<Error>> {
+    // The topmost directory this run creates, to take back if it stays empty.
+    let created = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .last()
+        .map(Path::to_path_buf);
     std::fs::create_dir_all(dir).map_err(|e| {
         vec![Error::rule(
             offload_kit_format::rules::CLI_5,
             format!("'{}': {e}", dir.display()),
         )]
+    })?;
+    Ok(OutDir {
+        dir: dir.to_path_buf(),
+        created,
     })
+}
+
+/// An output directory: the directories this run created for it are
+/// removed again when the run ends with them empty (a failed run leaves
+/// no empty `--dir` behind, CLI-5). Hold it until the outputs are committed.
+pub(crate) struct OutDir {
+    dir: std::path::PathBuf,
+    created: Option<std::path::PathBuf>,
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        let Some(top) = &self.created else { return };
+        for d in self.dir.ancestors() {
+            // Fails on a directory that holds anything: that one stays.
+            if std::fs::remove_dir(d).is_err() || d == top {
+                break;
+            }
+        }
+    }
 }
 
 /// The `offload-kit` process: the drop-in named by `argv[0]`

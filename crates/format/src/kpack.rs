@@ -216,6 +216,24 @@ pub fn parse(data: &[u8]) -> Result<Archive, Error> {
             ));
         }
     }
+    // No byte is two code objects: one archive byte read as many would
+    // let a small file extract to gigabytes.
+    if let Scheme::Plain(b) = &scheme {
+        let mut by_offset: Vec<(usize, u64, u64)> = (b.iter().enumerate())
+            .filter(|(_, &(_, size))| size > 0)
+            .map(|(i, &(o, size))| (i, o, size))
+            .collect();
+        by_offset.sort_by_key(|&(_, o, _)| o);
+        for w in by_offset.windows(2) {
+            let ((i, o, size), (j, next, _)) = (w[0], w[1]);
+            if next < o + size {
+                return Err(toc.err(
+                    rules::KPAK_3,
+                    format!("blobs {i} (0x{o:x}, {size} bytes) and {j} (0x{next:x}) overlap"),
+                ));
+            }
+        }
+    }
     let arches = toc
         .get("gfx_arches")?
         .as_array()
@@ -828,6 +846,26 @@ mod tests {
         assert_eq!(&bad[at..at + 8], b"\xa7ordinal");
         bad[at + 8] = 0x07;
         assert_eq!(rule(&bad), Some("KPAK-5"));
+    }
+
+    #[test]
+    fn overlapping_blobs_break_kpak_3() {
+        let good = write_plain(
+            "g",
+            "gfx906",
+            &[("a#0", "gfx906", b"ABCD"), ("b#0", "gfx906", b"EFGH")],
+        );
+        assert!(parse(&good).is_ok());
+        // The second blob's offset (0x44, a fixint) moved into the first.
+        let at = good
+            .windows(8)
+            .position(|w| w == b"\xa6offset\x44")
+            .expect("the second blob's offset");
+        let mut bad = good.clone();
+        bad[at + 7] = 0x42;
+        let e = parse(&bad).unwrap_err();
+        assert_eq!(e.rule_id(), Some("KPAK-3"), "{e}");
+        assert!(e.to_string().contains("overlap"), "{e}");
     }
 
     /// Two kernels on one blob, a kernel without a type, a frame followed

@@ -359,7 +359,12 @@ fn wrappers_of(elf: &Elf<'_>, loads: &[Phdr], relative: u32, kind: Kind) -> Resu
                     format!("wrapper {i}'s pointer is filled by a relocation that is not relative"),
                 ))
             }
-            None if elf.e_type == 3 && seg.flags & SHF_ALLOC != 0 && !relocs.is_empty() => {
+            // A shared object's pointer must be relocated to be rewritten
+            // (HIPK-3 (4)); a split one is read as stored.
+            None if elf.e_type == 3
+                && seg.flags & SHF_ALLOC != 0
+                && (matches!(kind, Kind::Fat) || !relocs.is_empty()) =>
+            {
                 return Err(fail(
                     at + 8,
                     format!("wrapper {i}'s pointer has no relocation in a shared object (packed relocations are not rewritten)"),
@@ -929,6 +934,10 @@ mod tests {
         let mut out = LIBK.to_vec();
         out[other as usize + 16..other as usize + 24].copy_from_slice(&fat.to_le_bytes());
         assert!(rule(rewrite(&out, &reference())).contains("other than a wrapper"));
+        // No RELA relocations at all (HIPK-3 (4)): nothing to retarget.
+        let mut bare = LIBK.to_vec();
+        bare[rela + 4..rela + 8].copy_from_slice(&1u32.to_le_bytes()); // SHT_PROGBITS
+        assert!(rule(rewrite(&bare, &reference())).contains("has no relocation"));
         // A wrapper that is neither HIPF nor HIPK.
         let w = elf.section_by_name(WRAPPER_SECTION).unwrap().offset as usize;
         let mut out = LIBK.to_vec();

@@ -29,6 +29,9 @@ pub fn llvm_read<S: Source + ?Sized>(src: &S, base: u64, release: Release) -> Ll
     let Some(scan) = scan(src, base) else {
         return LlvmView::NoBundles;
     };
+    if let Some(e) = id_length_wraps(data, base, scan.stop.as_ref(), release) {
+        return LlvmView::Crash(e);
+    }
     if scan.stop.is_some() && !scan.entries.is_empty() {
         let at = match scan.stop {
             Some(Stop::Truncated { at, .. }) | Some(Stop::BadRange { at, .. }) => at,
@@ -67,6 +70,28 @@ pub fn llvm_read<S: Source + ?Sized>(src: &S, base: u64, release: Release) -> Ll
     }
     let out = order.into_iter().map(|k| scan.entries[last[k]]).collect();
     LlvmView::Entries(out)
+}
+
+/// An ID length that wraps the bound check (`ReadChars + IDSize` past
+/// 2^64, any record, the first included): the check passes and the ID is
+/// hashed from memory LLVM does not own. Every release 13-22 dies of
+/// SIGSEGV (found by tools/fuzz-eval on clang's OffloadBundler.cpp; main's
+/// check is the same).
+fn id_length_wraps(data: &[u8], base: u64, stop: Option<&Stop>, release: Release) -> Option<Error> {
+    let Some(&Stop::Truncated { at, index }) = stop else {
+        return None;
+    };
+    let field = at - base;
+    let id_len = record_offset(data, field)?;
+    (field + 8).checked_add(id_len).is_none().then(|| {
+        Error::at(
+            rules::BIN_2,
+            at,
+            format!(
+                "record {index}'s ID length wraps LLVM {release}'s bound check (position + length past 2^64): it reads the ID from memory it does not own and dies of SIGSEGV"
+            ),
+        )
+    })
 }
 
 /// The `offset` field of the record at relative position `pos`.
@@ -126,6 +151,9 @@ pub fn llvm_main_list(data: &[u8], base: u64) -> Result<Vec<String>, Error> {
                     index.insert(id.to_string(), keys.len());
                     keys.push(id.into_owned());
                 }
+            }
+            if let Some(e) = id_length_wraps(buf, at, scan.stop.as_ref(), Release::Main) {
+                return Err(e);
             }
             match (&scan.stop, pos) {
                 // A header read to its end: the whole map again.
