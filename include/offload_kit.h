@@ -47,7 +47,9 @@ extern "C" {
 size_t offloadkit_mutate(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
 
 /*
- Check `data[0..size]` against every rule of offload-kit's spec.
+ Check `data[0..size]` against every rule of offload-kit's spec: any
+ file offload-kit reads, a ROCm kpack archive included (the answer of
+ `offload-kit validate` and Python's `validate`).
 
  Returns 0 when it conforms; 1 when it does not, with the first violated
  rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
