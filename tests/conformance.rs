@@ -480,6 +480,50 @@ fn main() {
                 )
                 .into());
             }
+            // Deliberately wrong implementations score what they deserve
+            // (issue 44): one that only exits 1 names no rule and passes
+            // nothing; declared as reporting no rules, its failures are
+            // "rejected, rule unchecked", never passes; one that prints
+            // junk is reported case by case, the runner does not crash.
+            let mut expected_failures = 0;
+            for id in &index {
+                let case: serde_json::Value =
+                    serde_json::from_slice(&std::fs::read(dir.path().join(id).join("case.json"))?)?;
+                if case["op"] == "locate" && case["expect"].get("fail").is_some() {
+                    expected_failures += 1;
+                }
+            }
+            let wrong = |extra: &[&str], cmd: &str| -> Result<String, Failed> {
+                let out = std::process::Command::new("python3")
+                    .arg(concat!(
+                        env!("CARGO_MANIFEST_DIR"),
+                        "/conformance/examples/run_exported.py"
+                    ))
+                    .arg(dir.path())
+                    .args(extra)
+                    .args(["--", "sh", "-c", cmd])
+                    .output()?;
+                if out.status.code() != Some(1) {
+                    return Err(format!("run_exported.py on '{cmd}' exited {:?}", out.status).into());
+                }
+                Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            };
+            let checks = [
+                (wrong(&[], "exit 1")?, format!("pass 0, differs {locate}, crashed 0")),
+                (
+                    wrong(&["--no-rules"], "exit 1")?,
+                    format!(
+                        "pass 0, differs {}, crashed 0, timed out 0, rejected, rule unchecked {expected_failures}",
+                        locate - expected_failures
+                    ),
+                ),
+                (wrong(&[], "echo not json")?, format!("pass 0, differs {locate}, crashed 0")),
+            ];
+            for (got, want) in checks {
+                if expected_failures == 0 || !got.contains(&want) {
+                    return Err(format!("run_exported.py: wanted '{want}', got:\n{got}").into());
+                }
+            }
             Ok(())
         }));
     }

@@ -67,7 +67,10 @@ spec/object-bundle.md FAT-3).
 
 Run your implementation on the inputs of the variant it follows, compare
 its outcome with `expect` (or the release's), and report per case: pass,
-differs, crashed, timed out, or not applicable.
+differs, crashed, timed out, or not applicable. A `fail` passes only when
+the implementation names that rule (`*`: any); one that reports no rules
+scores such cases \"rejected, rule unchecked\". offload-kit's
+`conformance/examples/run_exported.py` is a worked runner for `locate`.
 ";
 
 /// Replace every `{\"written\": T}` in `v` by the ID `release` writes for `T`.
