@@ -169,7 +169,8 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
             if n == 0 {
                 return None;
             }
-            let e = usize::try_from(off).ok()? + 24 * rng.below(n);
+            // Offsets come from the image: checked, never wrapped.
+            let e = usize::try_from(off).ok()?.checked_add(24 * rng.below(n))?;
             let (k, name) = *rng.pick(&[(0, "r_offset"), (8, "r_info"), (16, "r_addend")]);
             let orig = get(img, e + k, 8)?;
             let v = match k {
@@ -190,9 +191,12 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
                 return None;
             }
             let i = rng.below(n);
-            let tag = get(img, off + 16 * i, 8)?;
-            let v = interesting(rng, len, get(img, off + 16 * i + 8, 8)?);
-            set(img, off + 16 * i + 8, 8, v)?;
+            // `off` comes from the image (the 10-minute mutate_chain run
+            // found it near usize::MAX): checked, never wrapped.
+            let entry = off.checked_add(16 * i)?;
+            let tag = get(img, entry, 8)?;
+            let v = interesting(rng, len, get(img, entry.checked_add(8)?, 8)?);
+            set(img, entry.checked_add(8)?, 8, v)?;
             m(format!("dynamic entry {i} (tag {tag}) set to {v}"))
         }
     }
