@@ -369,6 +369,34 @@ fn main() {
         if !ok {
             return Err(format!("{} {:?} {}", a.name, a.release, a.program).into());
         }
+        // A build newer than every modelled release (23.0.0git) says so
+        // (issue 44: it was judged as 22 without a word).
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let tool = dir.path().join("clang-offload-bundler");
+        std::fs::write(
+            &tool,
+            "#!/bin/sh\necho 'clang-offload-bundler version 23.0.0git'\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let mut p = std::fs::metadata(&tool)
+            .map_err(|e| e.to_string())?
+            .permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+        std::fs::set_permissions(&tool, p).map_err(|e| e.to_string())?;
+        let a = conformance::select_adapters(
+            &layout(),
+            &[format!("llvm={}", dir.path().display())],
+            &[],
+            std::time::Duration::from_secs(10),
+        )
+        .map_err(Failed::from)?;
+        let [a] = a.as_slice() else {
+            return Err(format!("{} adapters", a.len()).into());
+        };
+        if a.name != "llvm-23-user" || !a.description.contains("newer than every modelled release")
+        {
+            return Err(format!("{}: {}", a.name, a.description).into());
+        }
         Ok(())
     }));
 

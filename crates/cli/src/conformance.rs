@@ -170,6 +170,11 @@ pub fn main(args: Vec<String>) -> i32 {
         print_implementations(&layout, &offload_kit);
         return 0;
     }
+    // A user's build is judged as a modelled release: say which, before
+    // the run (a 23.0.0git build is not silently taken for 22).
+    for a in adapters.iter().filter(|a| a.name.ends_with("-user")) {
+        eprintln!("offload-kit conformance: {}: {}", a.name, a.description);
+    }
     let mut available = Vec::new();
     let mut missing = Vec::new();
     for a in adapters {

@@ -336,8 +336,15 @@ pub fn user_llvm(
     let to = bin.display().to_string();
     let mut a = template.clone();
     a.name = format!("llvm-{major}-user");
-    a.description =
-        format!("LLVM {major} at {to} (a user's build), judged as LLVM {release}'s reference");
+    // A build newer than every modelled release (23.0.0git, 23.1) is not
+    // silently taken for the newest: its description says so.
+    a.description = if major > release.major() {
+        format!(
+            "LLVM {major} at {to} (a user's build, newer than every modelled release: judged as LLVM {release}'s reference, LLVM {major}'s own changes are not modelled)"
+        )
+    } else {
+        format!("LLVM {major} at {to} (a user's build), judged as LLVM {release}'s reference")
+    };
     a.program = a.program.replace(&from, &to);
     for argv in a.commands.values_mut() {
         for el in argv.iter_mut() {
