@@ -129,7 +129,9 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
              f"`{default_arm}` (fixed before the campaign). Coverage: for `planted`, libFuzzer's "
              "`cov:` (edges of the whole target, which is instrumented); for LLVM 22's readers, "
              "the instructions of the reader's own object file (Debian's build) that the corpus "
-             "executes, replayed under valgrind at evenly spaced points of the trial (`--marks`). Bugs: every "
+             "executes, replayed under valgrind at evenly spaced points of the trial (`--marks`); for a "
+             "loader of your own (`--harness`), llvm-cov's regions of its measured sources, the corpus "
+             "replayed at the same points on a `-fprofile-instr-generate -fcoverage-mapping` build. Bugs: every "
              "crash, out-of-memory and timeout input run again and named by its stack (kind and "
              "top three frames outside the runtime); canaries: known bugs, reached / triggered "
              "(Magma-style). Statistics: median [IQR] over trials; two-sided Mann-Whitney U "
@@ -149,15 +151,16 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
             any_t = next(iter(by.values()))[0]
             if measured(any_t):
                 total = any_t["measured"]["total"]
-                unit = f"instructions of {tg.TARGETS[target]['file']} covered (of {total})"
+                what = any_t["measured"].get("unit", "instructions")
+                unit = f"{what} of {tg.TARGETS[target]['file']} covered (of {total})"
             else:
                 unit = "edges covered"
             lines += [f"## {target}, {seeds} seeds", "",
                       f"![coverage over time]({target}-{seeds}.svg)", "",
                       f"Coverage: {unit}.", "",
                       "| arm | trials | execs/s (median) | coverage, median [IQR] | unique bugs, median [IQR] | "
-                      "canaries triggered, median | "
-                      + " | ".join(f"{c}: triggered (median s)" for c in canaries) + " |",
+                      "canaries triggered, median |"
+                      + "".join(f" {c}: triggered (median s) |" for c in canaries),
                       "|---|---|---|---|---|---|" + "---|" * len(canaries)]
             for a, ts in by.items():
                 covs = [final_cov(t) for t in ts]
@@ -172,7 +175,7 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
                 lines.append(f"| {a} | {len(ts)} | {eps:,.0f} | {median(covs):g} "
                              f"[{quantile(covs, .25):g}-{quantile(covs, .75):g}] | {median(nbugs):g} "
                              f"[{quantile(nbugs, .25):g}-{quantile(nbugs, .75):g}] | "
-                             f"{median([canaries_triggered(t) for t in ts]):g} | " + " | ".join(cells) + " |")
+                             f"{median([canaries_triggered(t) for t in ts]):g} |" + "".join(f" {c} |" for c in cells))
             lines.append("")
             coverage_svg(f"{target}, {seeds} seeds: coverage over time (median, 2.5-97.5% of trials)",
                          unit, by, seconds, os.path.join(out, f"{target}-{seeds}.svg"))
@@ -227,6 +230,8 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
         lines.append("")
     for target in targets:
         cs = tg.TARGETS[target]["canaries"]
+        if not cs:
+            continue
         lines.append(f"Canaries of {target}: " + "; ".join(f"{c}: {d}" for c, d in cs.items()) + ".")
     lines.append("")
     if all_bugs:

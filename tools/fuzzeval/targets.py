@@ -12,9 +12,19 @@ Nothing of LLVM is compiled here, so the reader is not instrumented: its
 coverage is measured by replaying the corpus on a second build (no ASan)
 under valgrind (callgrind, one instruction per address), against the
 number of instructions in the reader's object file.
+
+A loader of your own (--harness FILE.json): a harness file that defines
+LLVMFuzzerTestOneInput around the loader, the loader's sources compiled
+with it, and the sources whose coverage is the measure. Its coverage is
+measured as the fuzzing field measures it: the corpus replayed on a
+separate build (-fprofile-instr-generate -fcoverage-mapping, no ASan) at
+evenly spaced points of the trial, and llvm-cov's count of the measured
+files' regions covered, against their total.
 """
+import json
 import os
 import re
+import shlex
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -66,12 +76,92 @@ TARGETS = {
 }
 
 
+HARNESS_KEYS = {"name", "source", "flags", "measure", "canaries", "seeds", "fork"}
+
+
 class Missing(Exception):
     """A component the target needs is not installed."""
 
 
+def load_harness(path):
+    """Register the target that the harness description PATH (JSON) names:
+      {"name": "my-loader",                 target name (letters, digits, -_.)
+       "source": "harness.c",               defines LLVMFuzzerTestOneInput
+       "flags": ["-I", "src", "src/fat_binary.c", "-lzstd"],
+                                            sources compiled with it, -I/-D/-l
+       "measure": ["src/fat_binary.c"],     sources whose regions are counted
+                                            (default: every source but the harness)
+       "canaries": {"K1": "what it is"},    optional; logged through $FUZZ_EVAL_CANARIES
+       "seeds": ["seeds/*"],                optional; default: the real seeds here
+       "fork": true}                        optional; fork mode, on after a crash
+    Relative paths are taken from the description's directory. The mutator
+    arms are added with -include arms.h: the harness defines no mutator."""
+    try:
+        with open(path) as f:
+            spec = json.load(f)
+    except (OSError, ValueError) as e:
+        raise Missing(f"harness description {path}: {e}")
+    if not isinstance(spec, dict) or not {"name", "source"} <= set(spec) or set(spec) - HARNESS_KEYS:
+        raise Missing(f"harness description {path}: needs 'name' and 'source'; takes only "
+                      + ", ".join(sorted(HARNESS_KEYS)))
+    name = spec["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", name):
+        raise Missing(f"harness description {path}: name {name!r} is not letters, digits, '-', '_', '.'")
+    if name in TARGETS:
+        raise Missing(f"harness description {path}: target {name} already exists")
+    base = os.path.dirname(os.path.abspath(path))
+
+    def here(p):
+        return os.path.realpath(os.path.join(base, os.path.expanduser(p)))
+
+    flags = spec.get("flags", [])
+    if isinstance(flags, str):
+        flags = shlex.split(flags)
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise Missing(f"harness description {path}: flags is a list of strings")
+    resolved, sources, take_path = [], [], False
+    for f in flags:
+        if take_path:
+            resolved[-1] += here(f)
+            take_path = False
+        elif f in ("-I", "-L", "-isystem"):
+            resolved.append(f)
+            take_path = True
+        elif re.fullmatch(r"-[IL].+", f):
+            resolved.append(f[:2] + here(f[2:]))
+        elif re.search(r"\.(?:c|cc|cpp|cxx|o|a)$", f) and not f.startswith("-"):
+            resolved.append(here(f))
+            if not f.endswith((".o", ".a")):
+                sources.append(here(f))
+        else:
+            resolved.append(f)
+    source = here(spec["source"])
+    if not os.path.exists(source):
+        raise Missing(f"harness description {path}: {source} not found")
+    for s in sources:
+        if not os.path.exists(s):
+            raise Missing(f"harness description {path}: {s} not found")
+    measure = [here(m) for m in spec.get("measure", sources or [spec["source"]])]
+    seeds = spec.get("seeds")
+    TARGETS[name] = {
+        "source": source, "flags": resolved, "sources": sources, "measure": measure,
+        "canaries": dict(spec.get("canaries", {})), "fork": bool(spec.get("fork", True)),
+        "seeds": [os.path.join(base, g) for g in seeds] if seeds else None,
+        "file": ", ".join(os.path.basename(m) for m in measure)}
+    return name
+
+
 def is_binary_only(target):
     return "member" in TARGETS[target]
+
+
+def is_measured_source(target):
+    """A target whose coverage is replayed on an llvm-cov build."""
+    return "measure" in TARGETS[target]
+
+
+def runs_in_fork_mode(target):
+    return is_binary_only(target) or TARGETS[target].get("fork", False)
 
 
 def member_object(out, target):
@@ -95,11 +185,28 @@ def member_object(out, target):
     return obj
 
 
+def up_to_date(exe, deps, extra, arm, coverage):
+    """Whether EXE is newer than DEPS; adds offload-kit's library to both
+    lists for the arms that call it (not to a coverage build)."""
+    if arm in ("offloadkit", "mix") and not coverage:
+        lib = os.path.join(ROOT, "target/release/liboffloadkit.a")
+        deps.append(lib)
+        extra += [lib, *NATIVE_LIBS]
+    if os.path.exists(exe) and all(os.path.getmtime(exe) > os.path.getmtime(d) for d in deps):
+        return True
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    return False
+
+
 def build(out, target, arm, coverage=False):
     """The fuzzing build (ASan + libFuzzer) of TARGET with ARM's mutator,
-    or with COVERAGE the replay build of a binary-only target (libFuzzer's
-    driver, no ASan: valgrind cannot run ASan's shadow memory)."""
+    or with COVERAGE the replay build (libFuzzer's driver, no ASan): for a
+    binary-only target run under valgrind, which cannot run ASan's shadow
+    memory; for a harness of your own, built with llvm-cov's
+    instrumentation."""
     t = TARGETS[target]
+    if "flags" in t:
+        return build_harness(out, target, arm, coverage)
     name = f"{target}-{'coverage' if coverage else arm}"
     exe = os.path.join(out, "bin", name)
     src = os.path.join(ROOT, t["source"])
@@ -110,13 +217,8 @@ def build(out, target, arm, coverage=False):
         deps.append(obj)
         extra = [obj, "-L", os.path.join(LLVM22, "lib"), *t["libs"],
                  f"-Wl,-rpath,{os.path.join(LLVM22, 'lib')}"]
-    if arm in ("offloadkit", "mix") and not coverage:
-        lib = os.path.join(ROOT, "target/release/liboffloadkit.a")
-        deps.append(lib)
-        extra += [lib, *NATIVE_LIBS]
-    if os.path.exists(exe) and all(os.path.getmtime(exe) > os.path.getmtime(d) for d in deps):
+    if up_to_date(exe, deps, extra, arm, coverage):
         return exe
-    os.makedirs(os.path.dirname(exe), exist_ok=True)
     sanitize = "-fsanitize=fuzzer" if coverage else "-fsanitize=fuzzer,address"
     cmd = [CLANG, sanitize, "-g", "-O1", "-Wall", "-Wextra",
            "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "fuzz/harness")]
@@ -128,6 +230,63 @@ def build(out, target, arm, coverage=False):
     if r.returncode != 0:
         raise Missing(f"building {exe} failed:\n{r.stderr}")
     return exe
+
+
+def build_harness(out, target, arm, coverage):
+    t = TARGETS[target]
+    name = f"{target}-{'coverage' if coverage else arm}"
+    exe = os.path.join(out, "bin", name)
+    arms_h = os.path.join(ROOT, "fuzz/harness/arms.h")
+    deps = [t["source"], arms_h, *t["sources"]]
+    extra = []
+    if up_to_date(exe, deps, extra, arm, coverage):
+        return exe
+    cxx = any(s.endswith((".cc", ".cpp", ".cxx")) for s in [t["source"], *t["sources"]])
+    instrument = (["-fsanitize=fuzzer", "-fprofile-instr-generate", "-fcoverage-mapping"] if coverage
+                  else ["-fsanitize=fuzzer,address"])
+    # The mutator header goes into the harness only: the loader's own
+    # sources are compiled as they are.
+    cmd = [CLANG + ("++" if cxx else ""), *instrument, "-g", "-O1", "-w",
+           "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "fuzz/harness"),
+           *([] if coverage else ARMS[arm]), "-o", exe]
+    objs = []
+    for i, src in enumerate([t["source"], *t["sources"]]):
+        obj = f"{exe}.{i}.o"
+        driver = CLANG + ("++" if src.endswith((".cc", ".cpp", ".cxx")) else "")
+        compile_flags = [f for f in t["flags"] if f not in t["sources"] and not f.endswith((".o", ".a"))
+                         and not re.match(r"-(?:l|L|Wl,)", f)]
+        c = [driver, *instrument, "-g", "-O1", "-w", "-c", "-o", obj,
+             *(["-include", arms_h, "-I", os.path.join(ROOT, "include"), *([] if coverage else ARMS[arm])]
+               if i == 0 else []), *compile_flags, src]
+        r = subprocess.run(c, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise Missing(f"building {target}: compiling {src} failed:\n{r.stderr[-4000:]}")
+        objs.append(obj)
+    link = [f for f in t["flags"] if f.endswith((".o", ".a")) or re.match(r"-(?:l|L|Wl,)", f)]
+    r = subprocess.run([*cmd, *objs, *link, *extra], capture_output=True, text=True)
+    for obj in objs:
+        os.unlink(obj)
+    if r.returncode != 0:
+        raise Missing(f"building {exe} failed:\n{r.stderr[-4000:]}")
+    return exe
+
+
+def llvm_cov_regions(cov_exe, profdata, measure):
+    """(covered, total) regions of the MEASURE sources in a coverage build,
+    as llvm-cov counts them."""
+    r = subprocess.run([os.path.join(LLVM22, "bin/llvm-cov"), "export", "-summary-only",
+                        f"-instr-profile={profdata}", cov_exe, *measure],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Missing(f"llvm-cov export failed: {r.stderr.strip()[-2000:]}")
+    covered = total = 0
+    want = {os.path.realpath(m) for m in measure}
+    for data in json.loads(r.stdout)["data"]:
+        for f in data["files"]:
+            if os.path.realpath(f["filename"]) in want:
+                covered += f["summary"]["regions"]["covered"]
+                total += f["summary"]["regions"]["count"]
+    return covered, total
 
 
 def measured_functions(out, target):

@@ -3,7 +3,8 @@ measure what it did.
 
 - Coverage: libFuzzer's own `cov:` as it prints it; for a binary-only
   target also the reader's instructions covered by the corpus over time,
-  replayed on the coverage build under valgrind.
+  replayed on the coverage build under valgrind; for a loader of your own,
+  llvm-cov's regions of its measured sources, replayed the same way.
 - Bugs: every crash, out-of-memory and timeout input is run again on the
   fuzzing build and named by its stack (the sanitizer's kind and the top
   three frames outside the sanitizer, libFuzzer and libc): one name, one
@@ -12,8 +13,11 @@ measure what it did.
 - Canaries: the harness logs the first input that reaches and that would
   trigger each known bug (Magma-style).
 
-A binary-only target crashes often, so it runs in libFuzzer's fork mode
-and goes on after a crash; the planted target runs in one process.
+A binary-only target or a loader of your own crashes often, so it runs in
+libFuzzer's fork mode and goes on after a crash; the planted target runs in
+one process. A loader of your own is measured by llvm-cov: its corpus is
+replayed at the same points on its coverage build, and the regions of the
+files it names are counted.
 """
 import glob
 import hashlib
@@ -40,10 +44,17 @@ ARTIFACTS = ("crash-*", "oom-*", "timeout-*", "leak-*", "slow-unit-*")
 MAX_TIMEOUT_TRIAGE = 3
 
 
-def seed_files(kind):
+def seed_files(kind, target=None):
     if kind == "minimal":
         return None
     files = []
+    own = tg.TARGETS[target].get("seeds") if target else None
+    if own:
+        for pat in own:
+            files += sorted(p for p in glob.glob(pat) if os.path.isfile(p))
+        if not files:
+            raise tg.Missing(f"no seeds for {target} match {', '.join(own)}")
+        return files
     for pat in ("fuzz/harness/seeds/*.bundle", "fuzz/harness/seeds/*.fatbin",
                 "fuzz/harness/seeds-omptarget/*.offbin"):
         files += sorted(glob.glob(os.path.join(tg.ROOT, pat)))
@@ -123,6 +134,37 @@ def callgrind_covered(cov_exe, files, strong):
     return covered
 
 
+def llvm_cov_replay(cov_exe, files, work, mark, measure):
+    """Regions of the MEASURE sources covered by everything replayed so far
+    (FILES added now) on the llvm-cov build: every replay's raw profile is
+    kept in WORK/profiles and merged each time. A crash of the uninstrumented
+    replay loses its process's profile, so a batch that fails is replayed
+    one file per process."""
+    prof = os.path.join(work, "profiles")
+    os.makedirs(prof, exist_ok=True)
+    env = dict(os.environ, LLVM_PROFILE_FILE=os.path.join(prof, f"m{mark}-%p.profraw"))
+
+    def replay(batch):
+        try:
+            return subprocess.run([cov_exe, "-runs=1", "-timeout=30", *batch], stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, env=env, timeout=600).returncode
+        except subprocess.TimeoutExpired:
+            return -1
+
+    for i in range(0, len(files), 500):
+        batch = files[i:i + 500]
+        if replay(batch) != 0 and len(batch) > 1:
+            for f in batch:
+                replay([f])
+    raws = glob.glob(os.path.join(prof, "*.profraw"))
+    if not raws:
+        return 0, None
+    merged = os.path.join(work, "merged.profdata")
+    subprocess.run([os.path.join(tg.LLVM22, "bin/llvm-profdata"), "merge", "-sparse", "-o", merged, *raws],
+                   check=True, capture_output=True)
+    return tg.llvm_cov_regions(cov_exe, merged, measure)
+
+
 def parse_callgrind(lines, exe, strong):
     covered, ob, fn = set(), None, None
     for line in lines:
@@ -141,11 +183,12 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
         with open(path) as f:
             return json.load(f)
     binary_only = tg.is_binary_only(target)
+    source_measured = tg.is_measured_source(target)
     work = os.path.join(out, "work", target, seeds, arm, str(trial))
     shutil.rmtree(work, ignore_errors=True)
     corpus = os.path.join(work, "corpus")
     os.makedirs(corpus)
-    files = seed_files(seeds)
+    files = seed_files(seeds, target)
     if files is None:
         with open(os.path.join(corpus, "minimal"), "wb") as f:
             f.write(b"\0")
@@ -156,7 +199,7 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
     cmd = [exe, f"-seed={trial + 1}", f"-max_total_time={seconds}", "-print_final_stats=1",
            "-timeout=10", "-rss_limit_mb=2048", "-max_len=65536", "-reload=0",
            f"-artifact_prefix={work}/", corpus]
-    if binary_only:
+    if tg.runs_in_fork_mode(target):
         cmd[1:1] = ["-fork=1", "-ignore_crashes=1", "-ignore_ooms=1", "-ignore_timeouts=1"]
     env = dict(os.environ, FUZZ_EVAL_CANARIES=canary_log)
     start_wall = time.time()
@@ -214,20 +257,26 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
             with open(keep + ".txt", "w") as f:
                 f.write(f"{kind}\n" + "\n".join(frames) + "\n\n" + report)
     measured = None
-    if binary_only and cov_exe:
+    if (binary_only or source_measured) and cov_exe:
         corpus_files = sorted(glob.glob(os.path.join(corpus, "*")), key=os.path.getmtime)
         covered, over_time, i = set(), [], 0
         times = [seconds * k / (marks - 1) for k in range(marks)]
-        for mark in times:
+        for k, mark in enumerate(times):
             batch = []
             while i < len(corpus_files) and os.path.getmtime(corpus_files[i]) - start_wall <= mark:
                 batch.append(corpus_files[i])
                 i += 1
             if mark == times[-1]:
                 batch += corpus_files[i:]
-            covered |= callgrind_covered(cov_exe, batch, strong)
-            over_time.append([mark, len(covered)])
-        measured = {"total": total, "over_time": over_time}
+            if binary_only:
+                covered |= callgrind_covered(cov_exe, batch, strong)
+                over_time.append([mark, len(covered)])
+            else:
+                regions, count = llvm_cov_replay(cov_exe, batch, work, k, tg.TARGETS[target]["measure"])
+                total = count or total
+                over_time.append([mark, regions])
+        measured = {"total": total, "over_time": over_time,
+                    "unit": "instructions" if binary_only else "regions"}
     result = {"target": target, "arm": arm, "seeds": seeds, "trial": trial,
               "seconds": seconds, "wall": round(wall, 2), "execs": execs,
               "exit": proc.returncode, "crashed": bool(artifacts), "coverage": cov,
