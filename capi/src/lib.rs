@@ -242,7 +242,11 @@ pub unsafe extern "C" fn offloadkit_generate_with_payloads(
         return 0;
     };
     let made = catch_unwind(|| {
-        let given = offload_kit::generate::payloads_from_dir(std::path::Path::new(dir), cap)?;
+        let given = offload_kit::generate::payloads_from_dir(
+            std::path::Path::new(dir),
+            cap,
+            offload_kit::budget::get(),
+        )?;
         let opts = Options {
             max_size: cap,
             payloads: offload_kit::generate::Payloads::Given(given),

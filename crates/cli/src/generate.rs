@@ -81,38 +81,30 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
     }
     let payloads = match (req.payloads, req.random_payloads) {
         (Some(dir), _) => Payloads::Given(
-            payloads_from_dir(dir, req.max_size).map_err(|e| vec![Error::other(e.to_string())])?,
+            payloads_from_dir(dir, req.max_size, offload_kit_llvm::budget::get())
+                .map_err(|e| vec![Error::other(e.to_string())])?,
         ),
         (None, true) => Payloads::Random,
         (None, false) => Payloads::Loadable,
     };
-    // Refuse an unusable pool before anything is written.
-    let probe = Options {
+    // One set of options for every file: the payloads are held once.
+    let mut opts = Options {
         target_ids: req.target_ids.clone(),
         max_size: req.max_size,
         malformed: None,
-        payloads: payloads.clone(),
+        payloads,
         release: req.release,
     };
-    offload_kit_smith::generate::check_options(&probe)
+    // Refuse an unusable pool before anything is written.
+    offload_kit_smith::generate::check_options(&opts)
         .map_err(|e| vec![Error::other(e.to_string())])?;
-    std::fs::create_dir_all(req.out).map_err(|e| {
-        vec![Error::other(format!(
-            "cannot create directory '{}': {e}",
-            req.out.display()
-        ))]
-    })?;
+    // Held to the end: a run that fails takes back the directories it made.
+    let _out_dir = crate::create_out_dir(req.out)?;
     let mut malformed = 0u64;
     for n in 0..req.count {
         let seed = req.seed.wrapping_add(n);
         let rule = (!cycle.is_empty()).then(|| cycle[(n % cycle.len() as u64) as usize]);
-        let opts = Options {
-            target_ids: req.target_ids.clone(),
-            max_size: req.max_size,
-            malformed: rule,
-            payloads: payloads.clone(),
-            release: req.release,
-        };
+        opts.malformed = rule;
         let g = generate(kind, seed, &opts).map_err(|e| vec![Error::other(e.to_string())])?;
         let stem = match rule {
             Some(r) => format!("{kind}-{}-{seed:016x}", r.id),

@@ -88,7 +88,7 @@ pub(crate) fn host_object() -> Vec<u8> {
 /// One object-file bundle, valid or breaking `rule`.
 pub(crate) fn build_object(mut cx: Cx<'_>, rule: Option<Rule>) -> Option<Draft> {
     let max = if cx.small { 2 } else { 4 };
-    let host = cx.ids.host(cx.rng)?;
+    let host = cx.ids.host_or_builtin(cx.rng);
     let mut devices = cx.ids.devices(cx.rng, max);
     if devices.is_empty() {
         return None;

@@ -407,10 +407,12 @@ const ATTEMPTS: u64 = 64;
 pub const MAX_PAYLOAD_FILES: usize = 4096;
 
 /// The images in `dir` (every regular file, in name order, none larger
-/// than `max_size`), each with its target ([`Payload::from_image`]).
+/// than `max_size`, together at most `max_total` bytes: the caller's
+/// memory budget, CLI-6), each with its target ([`Payload::from_image`]).
 pub fn payloads_from_dir(
     dir: &std::path::Path,
     max_size: usize,
+    max_total: u64,
 ) -> Result<Vec<Payload>, GenerateError> {
     use std::io::Read;
     let shown = dir.display().to_string();
@@ -419,6 +421,7 @@ pub fn payloads_from_dir(
         reason,
     };
     let mut names = Vec::new();
+    let mut total = 0u64;
     for entry in
         std::fs::read_dir(dir).map_err(|e| bad(format!("cannot read the directory: {e}")))?
     {
@@ -427,6 +430,10 @@ pub fn payloads_from_dir(
             .map_err(|e| bad(format!("{}: {e}", entry.path().display())))?;
         if meta.is_file() {
             names.push(entry.path());
+            // Sizes on disk: a directory of sparse or huge files is refused
+            // before anything is read (one larger than max_size is refused
+            // by name below).
+            total = total.saturating_add(meta.len().min(max_size as u64));
         }
         if names.len() > MAX_PAYLOAD_FILES {
             return Err(bad(format!("more than {MAX_PAYLOAD_FILES} files")));
@@ -434,6 +441,12 @@ pub fn payloads_from_dir(
     }
     if names.is_empty() {
         return Err(bad("the directory holds no files".into()));
+    }
+    if total > max_total {
+        return Err(bad(format!(
+            "its images add up to more than {max_total} bytes, the memory budget (CLI-6): \
+             name fewer or smaller images, or raise the budget (--max-memory)"
+        )));
     }
     names.sort();
     let mut out = Vec::with_capacity(names.len());

@@ -123,6 +123,13 @@ impl Ids {
         (!self.hosts.is_empty()).then(|| rng.pick(&self.hosts).clone())
     }
 
+    /// A host ID for a container that must have one (a host object's host
+    /// section): the pool's, or the built-in pool's first when the user's
+    /// payloads or IDs name no host (the host section carries no image).
+    pub(crate) fn host_or_builtin(&self, rng: &mut Rng) -> String {
+        self.host(rng).unwrap_or_else(|| HOST_POOL[0].to_string())
+    }
+
     /// A second host ID, different from `first`.
     pub(crate) fn other_host(&self, first: &str) -> Option<String> {
         self.hosts
