@@ -584,3 +584,50 @@ fn generate_payloads_stay_within_the_budget() {
         assert!(o.ok(), "{kind}: {file}: {}", o.stderr);
     }
 }
+
+/// Commands that write many outputs and commit them together hold one
+/// open file at a time: 1,100 entries under `ulimit -n 200` (every output
+/// was held open until the commit: "Too many open files").
+#[test]
+fn many_outputs_fit_a_small_open_file_limit() {
+    let d = scratch("open-files");
+    let images: Vec<offload_kit::offload_binary::OwnedImage> = (0..1100)
+        .map(|i| offload_kit::offload_binary::OwnedImage {
+            image_kind: 1,
+            offload_kind: 2,
+            flags: 0,
+            strings: vec![
+                (b"triple".to_vec(), b"nvptx64-nvidia-cuda".to_vec()),
+                (b"arch".to_vec(), format!("sm_{i}").into_bytes()),
+            ],
+            image: format!("image {i}").into_bytes(),
+        })
+        .collect();
+    let v1 = offload_kit::offload_binary::write_v1_all(&images).expect("v1");
+    std::fs::write(d.join("many.bin"), &v1).expect("write");
+    let v2 = offload_kit::offload_binary::write_multi(&images, 2, None).expect("v2");
+    std::fs::write(d.join("many2.bin"), &v2).expect("write");
+    let limited = |dir: &Path, args: &[&str]| {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("ulimit -n 200 && exec \"$0\" \"$@\"")
+            .arg(KIT)
+            .args(args);
+        common::exec(c, dir, LIMIT)
+    };
+    let o = limited(&d, &["extract", "many.bin", "--all", "--dir", "all"]);
+    assert!(o.ok(), "extract --all: {}", o.stderr);
+    assert_eq!(std::fs::read_dir(d.join("all")).expect("all").count(), 1100);
+    std::fs::create_dir_all(d.join("main")).expect("mkdir");
+    std::fs::copy(d.join("many2.bin"), d.join("main/many2.bin")).expect("copy");
+    let o = limited(
+        &d.join("main"),
+        &["packager", "--llvm-version=main", "many2.bin"],
+    );
+    assert!(o.ok(), "llvm-offload-binary (main): {}", o.stderr);
+    assert_eq!(
+        std::fs::read_dir(d.join("main")).expect("main").count(),
+        1101,
+        "the input and 1,100 images"
+    );
+}

@@ -165,6 +165,8 @@ pub(super) fn extract(
         };
         let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit_format::rules::CLI_5)])?;
         write_entry(&input, &e, &mut o)?;
+        // One open file at a time, however many entries (ulimit -n).
+        o.close().map_err(|e| vec![e])?;
         staged.push(o);
     }
     let written = staged.len();

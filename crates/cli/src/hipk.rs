@@ -568,6 +568,7 @@ pub(super) fn extract(
         };
         let mut f = OutputFile::create_replacing(path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+        f.close().map_err(|e| vec![e])?;
         files.push(f);
     }
     commit_all(files).map_err(|e| vec![e])?;
@@ -617,6 +618,7 @@ pub(super) fn extract_all(
         }
         let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+        f.close().map_err(|e| vec![e])?;
         files.push((path, f));
         Ok(())
     })?;

@@ -132,6 +132,7 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
         }
         let mut o = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
         std::io::Write::write_all(&mut o, &code).map_err(|e| vec![e.into()])?;
+        o.close().map_err(|e| vec![e])?;
         outs.push((path, o));
     }
     for (path, _) in &outs {
@@ -272,6 +273,7 @@ pub(super) fn split(
             data.len(),
             reference.search_paths[0]
         ));
+        f.close().map_err(|e| vec![e])?;
         files.push(f);
     }
     commit_all(files).map_err(|e| vec![e])?;

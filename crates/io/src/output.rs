@@ -53,6 +53,9 @@ enum Target {
     /// An existing file that is not a regular file (a device, a FIFO),
     /// written in place: renaming over it would replace the node.
     Direct(File),
+    /// Written and closed ([`OutputFile::close`]): a temporary file renamed
+    /// onto `path` by `commit`.
+    Closed(PathBuf),
     /// Committed or dropped.
     Done,
 }
@@ -193,6 +196,29 @@ impl OutputFile {
         self.finish()
     }
 
+    /// Written: flush the output and close its file, keeping only its
+    /// temporary name until the commit. A command that writes many
+    /// outputs and commits them together calls this after each, so it
+    /// holds one open file at a time, not one per output (`ulimit -n`).
+    pub fn close(&mut self) -> Result<()> {
+        self.stage()?;
+        let fail =
+            |e: io::Error| Error::other(format!("'{}': {}", self.path.display(), io_text(&e)));
+        match std::mem::replace(&mut self.target, Target::Done) {
+            Target::Temp(tmp, mut f) => {
+                if let Err(e) = f.flush() {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(fail(e));
+                }
+                self.target = Target::Closed(tmp);
+            }
+            // Written in place: nothing is left to rename.
+            Target::Direct(mut f) => f.flush().map_err(fail)?,
+            other => self.target = other,
+        }
+        Ok(())
+    }
+
     /// First half of a commit: flush, and give an anonymous file a
     /// temporary name in its directory. Nothing is replaced yet.
     fn stage(&mut self) -> Result<()> {
@@ -219,6 +245,13 @@ impl OutputFile {
             Target::Temp(tmp, mut f) => {
                 let done = f.flush().and_then(|()| std::fs::rename(&tmp, &self.path));
                 if let Err(e) = done {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(Error::other(format!("'{}': {e}", self.path.display())));
+                }
+                Ok(())
+            }
+            Target::Closed(tmp) => {
+                if let Err(e) = std::fs::rename(&tmp, &self.path) {
                     let _ = std::fs::remove_file(&tmp);
                     return Err(Error::other(format!("'{}': {e}", self.path.display())));
                 }
@@ -315,7 +348,9 @@ fn link_anonymous(_f: &File, _dir: &Path) -> io::Result<PathBuf> {
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
-        if let Target::Temp(tmp, _) = std::mem::replace(&mut self.target, Target::Done) {
+        if let Target::Temp(tmp, _) | Target::Closed(tmp) =
+            std::mem::replace(&mut self.target, Target::Done)
+        {
             let _ = std::fs::remove_file(tmp);
         }
     }
@@ -328,7 +363,9 @@ impl Write for OutputFile {
         match &mut self.target {
             Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => f.write(buf),
             Target::Stdout(s) => s.write(buf),
-            Target::Done => Err(io::Error::other("output already committed")),
+            Target::Closed(_) | Target::Done => {
+                Err(io::Error::other("output already closed or committed"))
+            }
         }
         .map_err(|e| {
             let text = format!("writing '{}': {}", self.path.display(), io_text(&e));
@@ -339,7 +376,7 @@ impl Write for OutputFile {
         match &mut self.target {
             Target::Temp(_, f) | Target::Anonymous(_, f) | Target::Direct(f) => f.flush(),
             Target::Stdout(s) => s.flush(),
-            Target::Done => Ok(()),
+            Target::Closed(_) | Target::Done => Ok(()),
         }
     }
 }
@@ -528,6 +565,38 @@ mod tests {
         commit_all(vec![a, c]).unwrap();
         assert_eq!(std::fs::read(d.join("a")).unwrap(), b"A");
         assert_eq!(std::fs::read(d.join("c")).unwrap(), b"C");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// Closed outputs hold no file open; they are committed all or none,
+    /// and dropped uncommitted they leave nothing.
+    #[test]
+    fn closed_outputs_hold_no_file_open() {
+        let d = scratch("closed");
+        let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let before = open_fds();
+        let mut outs = Vec::new();
+        for i in 0..50 {
+            let mut o = OutputFile::create_replacing(&d.join(format!("f{i}"))).unwrap();
+            o.write_all(b"x").unwrap();
+            o.close().unwrap();
+            assert!(o.write_all(b"y").is_err(), "written after close");
+            outs.push(o);
+        }
+        // Other tests run in parallel threads: allow a few of theirs.
+        assert!(
+            open_fds() < before + 10,
+            "{} files open",
+            open_fds() - before
+        );
+        drop(outs.pop());
+        commit_all(outs).unwrap();
+        assert_eq!(
+            std::fs::read_dir(&d).unwrap().count(),
+            49,
+            "one dropped, nothing left of it"
+        );
+        assert_eq!(std::fs::read(d.join("f0")).unwrap(), b"x");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

@@ -691,6 +691,8 @@ fn write_entries(
                 Source::File(at, len) => super::copy_range(obj.file, *at, *len, &mut f)?,
                 Source::Bytes(b) => f.write_all(b)?,
             }
+            // One open file at a time, however many entries (ulimit -n).
+            f.close()?;
             Ok(f)
         });
         match written {
