@@ -631,3 +631,62 @@ fn many_outputs_fit_a_small_open_file_limit() {
         "the input and 1,100 images"
     );
 }
+
+/// Answers that named the wrong thing: `extract --gpu` of a kpack archive
+/// said BIN-1 ("no offload container"); it now writes the code objects
+/// the GPU would load from it, or says the archive holds none for it. A
+/// split host whose reference is gone says what a NOBITS `.hip_fatbin` is.
+#[test]
+fn archives_and_damaged_split_hosts_get_answers_that_fit() {
+    let d = scratch("fit");
+    let o = kit(
+        &d,
+        &["generate", "--kind", "kpack", "--count", "1", "--out", "kp"],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    let archive = "kp/kpack-0000000000000000-gfx90a.kpack";
+    let o = kit(
+        &d,
+        &["extract", "--gpu", "gfx90a:xnack+", archive, "--dir", "x"],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    let files: Vec<_> = std::fs::read_dir(d.join("x")).expect("x").collect();
+    assert_eq!(files.len(), 1);
+    let o = kit(&d, &["extract", "--gpu", "gfx90a", archive, "-o", "one.co"]);
+    assert!(o.ok(), "{}", o.stderr);
+    assert!(std::fs::read(d.join("one.co"))
+        .expect("one.co")
+        .starts_with(b"\x7fELF"));
+    let o = kit(
+        &d,
+        &["extract", "--gpu", "gfx906", archive, "--dir", "none"],
+    );
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains("no code object for gfx906 in this kpack archive (it holds gfx90a)"),
+        "{}",
+        o.stderr
+    );
+    assert!(!d.join("none").exists());
+    // The host with its wrapper's magic and its reference's name damaged.
+    let mut host = std::fs::read(d.join("kp/kpack-0000000000000000.o")).expect("host");
+    let at = |h: &[u8], what: &[u8]| {
+        h.windows(what.len())
+            .position(|w| w == what)
+            .expect("found")
+    };
+    let i = at(&host, b"HIPK");
+    host[i] = b'X';
+    let j = at(&host, b".rocm_kpack_ref");
+    host[j + 1] = b'X';
+    std::fs::write(d.join("damaged.o"), &host).expect("write");
+    let o = kit(&d, &["validate", "damaged.o"]);
+    assert_eq!(o.code, Some(1));
+    assert!(
+        o.stderr.contains("SHT_NOBITS is what a kpack split leaves")
+            && o.stderr.contains("rule FAT-4"),
+        "{}",
+        o.stderr
+    );
+}

@@ -85,6 +85,9 @@ pub(super) fn extract(
     ) {
         return super::kpack::extract_all(&input, dir);
     }
+    if let (true, Some(g)) = (super::kpack::is_kpack(&input), gpu) {
+        return super::kpack::extract_gpu(&input, g, output, dir);
+    }
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so
     // the listing need not decode and verify it first.

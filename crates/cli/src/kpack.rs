@@ -112,12 +112,76 @@ pub(super) fn validate(file: &Path, input: &Input) -> Result<i32, Vec<Error>> {
 
 /// `extract --all --dir DIR`: each code object as `<name>.<arch>.hsaco`.
 pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> {
+    let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
+    extract_kernels(input, &a, None, dir)
+}
+
+/// `extract --gpu G ARCHIVE`: the code objects the runtime would load for
+/// G from this archive (the first target G takes that the archive holds,
+/// in the runtime's order, HIPK-2), into `--dir`, or into `-o` when there
+/// is one.
+pub(super) fn extract_gpu(
+    input: &Input,
+    gpu: &str,
+    output: Option<PathBuf>,
+    dir: Option<PathBuf>,
+) -> Result<i32, Vec<Error>> {
+    let g = offload_kit_inspect::check::Gpu::parse(gpu)
+        .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
+    let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
+    let held = g.modes().iter().find_map(|m| {
+        kpack::compatible_targets(&m.text)
+            .into_iter()
+            .find(|t| a.kernels.iter().any(|k| k.arch == *t))
+    });
+    let Some(arch) = held else {
+        let mut archs: Vec<&str> = a.kernels.iter().map(|k| k.arch.as_str()).collect();
+        archs.sort_unstable();
+        archs.dedup();
+        return Err(vec![Error::other(format!(
+            "no code object for {gpu} in this kpack archive (it holds {}); nothing was written",
+            archs.join(", ")
+        ))]);
+    };
+    match (dir, output) {
+        (Some(dir), _) => extract_kernels(input, &a, Some(&arch), &dir),
+        (None, Some(out)) => {
+            let picked: Vec<&kpack::Kernel> = a.kernels.iter().filter(|k| k.arch == arch).collect();
+            let [k] = picked[..] else {
+                return Err(vec![Error::other(format!(
+                    "{} code objects for {arch} in this archive: give --dir to extract them all",
+                    picked.len()
+                ))]);
+            };
+            let code = a
+                .code_object(input.bytes(), k, offload_kit_llvm::budget::get())
+                .map_err(|e| vec![e])?;
+            let mut o = OutputFile::create(&out).map_err(|e| vec![e])?;
+            std::io::Write::write_all(&mut o, &code).map_err(|e| vec![e.into()])?;
+            o.commit().map_err(|e| vec![e])?;
+            Ok(0)
+        }
+        (None, None) => Err(vec![Error::other(
+            "extract --gpu of a kpack archive writes into --dir or -o".to_string(),
+        )]),
+    }
+}
+
+/// Every code object of `a` (those of `arch` only, when given) into `dir`.
+fn extract_kernels(
+    input: &Input,
+    a: &Archive,
+    arch: Option<&str>,
+    dir: &Path,
+) -> Result<i32, Vec<Error>> {
     let data = input.bytes();
-    let a = kpack::parse(data).map_err(|e| vec![e])?;
     let limit = offload_kit_llvm::budget::get();
     let _out_dir = super::create_out_dir(dir)?;
     let mut outs = Vec::new();
     for (i, k) in a.kernels.iter().enumerate() {
+        if arch.is_some_and(|want| k.arch != want) {
+            continue;
+        }
         let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
         // A name too long for a file system is cut and numbered.
         let name = super::extract::fit_name(&format!("{}.{}.hsaco", k.name, k.arch), i);

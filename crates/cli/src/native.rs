@@ -82,7 +82,8 @@ enum Cmd {
         #[arg(long)]
         dir: Option<PathBuf>,
         /// The code object the HIP runtime would load on this GPU, from each
-        /// bundle (as `check --gpu` picks it): into --dir, or -o for one bundle.
+        /// bundle (as `check --gpu` picks it), or from a kpack archive the
+        /// code objects of the target it would take: into --dir, or -o for one.
         #[arg(long, conflicts_with = "all")]
         gpu: Option<String>,
         /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place

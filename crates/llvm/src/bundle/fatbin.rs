@@ -382,8 +382,14 @@ pub fn inspect(src: &dyn Source) -> Result<Listing> {
                 rules::FAT_4,
                 s.header_pos + 4,
                 format!(
-                    "section {} '{HIP_FATBIN}' has type {} and alignment {}; it must be SHT_PROGBITS aligned to a multiple of {FATBIN_ALIGN}",
-                    s.index, s.sh_type, s.align
+                    "section {} '{HIP_FATBIN}' has type {} and alignment {}; it must be SHT_PROGBITS aligned to a multiple of {FATBIN_ALIGN}{}",
+                    s.index, s.sh_type, s.align,
+                    // What a kpack split leaves: say what is missing.
+                    if s.sh_type == SHT_NOBITS {
+                        " (SHT_NOBITS is what a kpack split leaves, with a .rocm_kpack_ref naming its archives, HIPK-1: there is none here)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }
