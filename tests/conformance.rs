@@ -400,6 +400,141 @@ fn main() {
         Ok(())
     }));
 
+    trials.push(Trial::test("impl::user_builds_compare_by_role", || {
+        // A release manager's comparison (issue 44): LLVM 19's build, then
+        // LLVM 22's with --compare on the first report, lists exactly the
+        // cases --compare-impls lists for the two (it listed every case
+        // twice, `pass → -` and `- → pass`); --label names a build; a build
+        // without llvm-offload-binary is "not built" there, not a divergence.
+        let ok = env!("CARGO_BIN_EXE_offload-kit");
+        let dir = tempfile::tempdir()?;
+        let run = |args: &[&str]| -> Result<(bool, String, String), Failed> {
+            let o = std::process::Command::new(ok)
+                .args(args)
+                .current_dir(concat!(env!("CARGO_MANIFEST_DIR")))
+                .output()?;
+            Ok((
+                o.status.success(),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            ))
+        };
+        let r19 = dir.path().join("r19.json").display().to_string();
+        let scope = [
+            "--case",
+            "ccob/**",
+            "--case",
+            "package/**",
+            "--case",
+            "unpackage/**",
+            "--summary-only",
+        ];
+        let (ok19, _, e19) = run(&[
+            &[
+                "conformance",
+                "--impl",
+                "llvm=/usr/lib/llvm-19/bin",
+                "--json",
+                &r19,
+            ],
+            &scope[..],
+        ]
+        .concat())?;
+        let (ok22, out22, e22) = run(&[
+            &[
+                "conformance",
+                "--impl",
+                "llvm=/usr/lib/llvm-22/bin",
+                "--compare",
+                &r19,
+            ],
+            &scope[..],
+        ]
+        .concat())?;
+        let (okc, outc, ec) = run(&[
+            &[
+                "conformance",
+                "--impl",
+                "llvm-19",
+                "--impl",
+                "llvm-22",
+                "--compare-impls",
+                "llvm-19,llvm-22",
+            ],
+            &scope[..],
+        ]
+        .concat())?;
+        if !(ok19 && ok22 && okc) {
+            return Err(format!("runs failed: {e19}{e22}{ec}").into());
+        }
+        let cases = |text: &str, on: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| l.trim().split_once(&format!(" on {on}: ")))
+                .map(|(case, change)| format!("{case}: {change}"))
+                .collect()
+        };
+        let by_role = cases(&out22, "llvm-22-user");
+        let by_impls = cases(&outc, "llvm-19 → llvm-22");
+        if by_role.is_empty()
+            || by_role != by_impls
+            || !out22.contains("llvm-19-user paired with llvm-22-user")
+        {
+            return Err(format!("--compare:\n{out22}\n--compare-impls:\n{outc}").into());
+        }
+        // --label, twice the same name refused.
+        let (okl, outl, el) = run(&[
+            "conformance",
+            "--impl",
+            "llvm=/usr/lib/llvm-22/bin",
+            "--label",
+            "rc1",
+            "--case",
+            "package/**",
+        ])?;
+        if !okl || !outl.contains("rc1") {
+            return Err(format!("--label: {outl}{el}").into());
+        }
+        let (okd, _, ed) = run(&[
+            "conformance",
+            "--impl",
+            "llvm=/usr/lib/llvm-22/bin",
+            "--label",
+            "x",
+            "--impl",
+            "llvm=/usr/lib/llvm-19/bin",
+            "--label",
+            "x",
+        ])?;
+        if okd || !ed.contains("two implementations are named 'x'") {
+            return Err(format!("a label twice: {ed}").into());
+        }
+        // A build with the bundler and objdump but no llvm-offload-binary.
+        let partial = dir.path().join("bin");
+        std::fs::create_dir(&partial)?;
+        for t in ["clang-offload-bundler", "llvm-objdump"] {
+            std::os::unix::fs::symlink(format!("/usr/lib/llvm-22/bin/{t}"), partial.join(t))?;
+        }
+        let user = format!("llvm={}", partial.display());
+        let (okp, outp, ep) = run(&[
+            "conformance",
+            "--impl",
+            &user,
+            "--case",
+            "package/**",
+            "--case",
+            "unpackage/**",
+            "--summary-only",
+        ])?;
+        if !okp
+            || !ep.contains("not built here:")
+            || !ep.contains("llvm-offload-binary")
+            || !outp.contains("NEW divergences from the spec (0)")
+        {
+            return Err(format!("a build lacking a tool: exit ok {okp}\n{outp}\n{ep}").into());
+        }
+        Ok(())
+    }));
+
     trials.push(Trial::test("impl::user_llvm_probe_is_bounded", || {
         // A hostile "clang-offload-bundler": one that never ends, and one
         // that floods its output with control characters. The probe is

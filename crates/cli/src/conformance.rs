@@ -19,13 +19,18 @@ Runs conformance/corpus/**/*.json against every available implementation
 options:
   --impl NAME        run only this implementation (glob; repeatable); llvm=/path/to/llvm/bin
                      adds a user's LLVM build, judged as the release its --version names
+                     (column llvm-<major>-user; a tool the build lacks: its cases are
+                     'not built', never divergences)
+  --label NAME       after --impl llvm=DIR: that build's column name (compare a build
+                     with another run's build of the same label)
   --case GLOB        run only matching cases, e.g. 'malformed/**' (repeatable)
   --adapter FILE     add an adapter file (e.g. conformance/adapters-test/broken-align.json)
   --root DIR         the conformance directory (default: found automatically)
   --json FILE        write the JSON report
   --junit FILE       write a JUnit XML report
   --compare OLD.json list (and with --html, show in compare.html) the cases whose
-                     outcome changed since the run that wrote OLD.json (--json)
+                     outcome changed since the run that wrote OLD.json (--json); columns
+                     pair by name, and one user's build on each side pairs with the other
   --compare-impls A,B  the cases whose outcome differs between implementations A and B
   --history A.json,B.json,...  the pass score per implementation and chapter in each of
                      those runs (oldest first) and this one (with --html, history.html)
@@ -55,6 +60,8 @@ in a way the corpus does not document; 2 usage or corpus error";
 #[derive(Debug, Clone, Default)]
 struct Options {
     impls: Vec<String>,
+    /// `--label NAME` after `--impl llvm=DIR`: (index into `impls`, NAME).
+    labels: Vec<(usize, String)>,
     cases: Vec<String>,
     adapters: Vec<PathBuf>,
     root: Option<PathBuf>,
@@ -94,6 +101,26 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
         };
         match name.as_str() {
             "--impl" => c.impls.push(value()?),
+            "--label" => {
+                let label = value()?;
+                let last = c.impls.len().checked_sub(1);
+                match last.filter(|&k| c.impls[k].starts_with("llvm=")) {
+                    Some(k) if !c.labels.iter().any(|(j, _)| *j == k) => {
+                        if !label
+                            .chars()
+                            .all(|ch| ch.is_ascii_alphanumeric() || "._-".contains(ch))
+                            || label.is_empty()
+                        {
+                            return Err(format!(
+                                "--label '{}': letters, digits, '.', '_' and '-' only",
+                                offload_kit_io::output::escape_controls(&label)
+                            ));
+                        }
+                        c.labels.push((k, label));
+                    }
+                    _ => return Err("--label NAME follows the --impl llvm=DIR it names".into()),
+                }
+            }
             "--case" => c.cases.push(value()?),
             "--adapter" => c.adapters.push(value()?.into()),
             "--root" => c.root = Some(value()?.into()),
@@ -159,20 +186,42 @@ pub fn main(args: Vec<String>) -> i32 {
     let offload_kit = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("offload-kit"));
     // A user's LLVM is probed within --timeout, else the per-run default.
     let probe = Duration::from_secs_f64(cli.timeout.unwrap_or(10.0));
-    let adapters = match select_adapters(&layout, &cli.impls, &cli.adapters, probe) {
+    let mut adapters = match select_adapters(&layout, &cli.impls, &cli.adapters, probe) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("offload-kit conformance: {e}");
             return 2;
         }
     };
+    // Users' builds come in the order of their --impl llvm=DIR: the k-th
+    // takes the label given after the k-th such --impl.
+    let user_impls: Vec<usize> = (0..cli.impls.len())
+        .filter(|&k| cli.impls[k].starts_with("llvm="))
+        .collect();
+    for (a, k) in adapters
+        .iter_mut()
+        .filter(|a| a.user_build.is_some())
+        .zip(&user_impls)
+    {
+        if let Some((_, label)) = cli.labels.iter().find(|(j, _)| j == k) {
+            a.name = label.clone();
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(a) = adapters.iter().find(|a| !seen.insert(a.name.clone())) {
+        eprintln!(
+            "offload-kit conformance: two implementations are named '{}': give each --impl llvm=DIR its own --label",
+            a.name
+        );
+        return 2;
+    }
     if cli.list_impls {
         print_implementations(&layout, &offload_kit);
         return 0;
     }
     // A user's build is judged as a modelled release: say which, before
     // the run (a 23.0.0git build is not silently taken for 22).
-    for a in adapters.iter().filter(|a| a.name.ends_with("-user")) {
+    for a in adapters.iter().filter(|a| a.user_build.is_some()) {
         eprintln!("offload-kit conformance: {}: {}", a.name, a.description);
     }
     let mut available = Vec::new();

@@ -238,6 +238,13 @@ pub struct Adapter {
     /// Environment variables set for each run.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// For a user's build (`--impl llvm=DIR`): DIR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_build: Option<String>,
+    /// Operations whose tool the user's build lacks (operation → the
+    /// missing program): their cases are "not built", never divergences.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_built: BTreeMap<String, String>,
     /// The file it was loaded from.
     #[serde(skip)]
     pub path: PathBuf,

@@ -108,15 +108,59 @@ fn rule_changes(cases: &[Case], changes: &[Change]) -> BTreeMap<String, (usize, 
     out
 }
 
+/// Whether `name` is a user's build named by default (`llvm-<major>-user`).
+fn default_user_name(name: &str) -> bool {
+    (name.strip_prefix("llvm-"))
+        .and_then(|r| r.strip_suffix("-user"))
+        .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The user's builds (named by default) among `verdicts`' implementations.
+fn user_builds(verdicts: &[Verdict]) -> Vec<&str> {
+    let mut names: Vec<&str> = (verdicts.iter())
+        .map(|v| v.implementation.as_str())
+        .filter(|n| default_user_name(n))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// `verdicts` with implementation `from` renamed `to`.
+fn renamed(verdicts: &[Verdict], from: &str, to: &str) -> Vec<Verdict> {
+    (verdicts.iter())
+        .map(|v| Verdict {
+            implementation: if v.implementation == from {
+                to.to_string()
+            } else {
+                v.implementation.clone()
+            },
+            ..v.clone()
+        })
+        .collect()
+}
+
 impl Comparison {
-    /// Two runs' results (`old` from an earlier `--json` report).
+    /// Two runs' results (`old` from an earlier `--json` report). Columns
+    /// pair by name; a user's build on each side (`llvm-19-user` then
+    /// `llvm-22-user`) pairs with the other, by role: a release manager
+    /// compares their build before and after, not two columns that each
+    /// ran once.
     pub fn of_runs(title: &str, cases: &[Case], old: &[Verdict], new: &[Verdict]) -> Comparison {
-        let changes = report::changes(old, new);
+        let (o, n) = (user_builds(old), user_builds(new));
+        let (title, old) = match (&o[..], &n[..]) {
+            ([a], [b]) if a != b => (
+                format!("{title} (the user's build {a} paired with {b})"),
+                renamed(old, a, b),
+            ),
+            _ => (title.to_string(), old.to_vec()),
+        };
+        let changes = report::changes(&old, new);
         Comparison {
-            title: title.to_string(),
+            title,
             rules: rule_changes(cases, &changes),
             changes,
-            before: scores(cases, old),
+            before: scores(cases, &old),
             after: scores(cases, new),
         }
     }
@@ -215,10 +259,20 @@ pub type HistoryRow<'h> = (&'h (String, String), Vec<Option<(usize, usize)>>);
 impl History {
     /// The scores of `runs` (label, verdicts), oldest first, each scored
     /// against today's corpus `cases`.
+    /// A user's build named by default (`llvm-<major>-user`) is one row,
+    /// `llvm-user`, when no run has two: the same build followed over
+    /// releases.
     pub fn of_runs(cases: &[Case], runs: &[(String, Vec<Verdict>)]) -> History {
+        let builds: Vec<Vec<&str>> = runs.iter().map(|(_, v)| user_builds(v)).collect();
+        let one_row = builds.iter().all(|b| b.len() <= 1);
         History {
             runs: runs.iter().map(|(l, _)| l.clone()).collect(),
-            scores: runs.iter().map(|(_, v)| scores(cases, v)).collect(),
+            scores: (runs.iter().zip(&builds))
+                .map(|((_, v), b)| match (one_row, b.first()) {
+                    (true, Some(name)) => scores(cases, &renamed(v, name, "llvm-user")),
+                    _ => scores(cases, v),
+                })
+                .collect(),
         }
     }
 
@@ -248,5 +302,60 @@ impl History {
             let _ = writeln!(s, "  {imp} {ch}: {}", cells.join(" → "));
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Role, Status};
+
+    fn v(case: &str, imp: &str, status: Status) -> Verdict {
+        Verdict::for_test(case, imp, status, Role::Reference)
+    }
+
+    /// A 19 build then a 22 build: the cases whose outcome changed, not
+    /// every case twice as `pass → -` and `- → pass`.
+    #[test]
+    fn user_builds_pair_by_role() {
+        let old = [
+            v("a", "llvm-19-user", Status::Pass),
+            v("b", "llvm-19-user", Status::Pass),
+            v("a", "offload-kit", Status::Pass),
+        ];
+        let new = [
+            v("a", "llvm-22-user", Status::Pass),
+            v("b", "llvm-22-user", Status::Differs),
+            v("a", "offload-kit", Status::Pass),
+        ];
+        let c = Comparison::of_runs("since old", &[], &old, &new);
+        assert_eq!(c.changes.len(), 1, "{:?}", c.changes);
+        assert_eq!(
+            (
+                c.changes[0].case.as_str(),
+                c.changes[0].implementation.as_str()
+            ),
+            ("b", "llvm-22-user")
+        );
+        assert!(
+            c.title.contains("llvm-19-user paired with llvm-22-user"),
+            "{}",
+            c.title
+        );
+        // Two builds on one side: nothing is guessed.
+        let two = [
+            v("a", "llvm-19-user", Status::Pass),
+            v("a", "llvm-20-user", Status::Pass),
+        ];
+        assert_eq!(Comparison::of_runs("t", &[], &two, &new).changes.len(), 5);
+        let h = History::of_runs(
+            &[],
+            &[("r1".into(), old.to_vec()), ("r2".into(), new.to_vec())],
+        );
+        assert!(
+            h.text().contains("llvm-user other: 2/2 → 1/2"),
+            "{}",
+            h.text()
+        );
     }
 }

@@ -626,17 +626,8 @@ mod tests {
 
     fn verdict(case: &str, implementation: &str, status: Status) -> Verdict {
         Verdict {
-            case: case.into(),
-            implementation: implementation.into(),
-            status,
             underlying: (status == Status::Documented).then_some(Status::Crashed),
-            detail: String::new(),
-            observed: String::new(),
-            note: None,
-            bug: None,
-            commands: vec![],
-            seconds: 0.0,
-            role: Role::Subject,
+            ..Verdict::for_test(case, implementation, status, Role::Subject)
         }
     }
 

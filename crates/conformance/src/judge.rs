@@ -122,6 +122,26 @@ pub struct Verdict {
     pub role: Role,
 }
 
+#[cfg(test)]
+impl Verdict {
+    /// A verdict with nothing but its case, implementation, status and role.
+    pub(crate) fn for_test(case: &str, implementation: &str, status: Status, role: Role) -> Self {
+        Verdict {
+            case: case.into(),
+            implementation: implementation.into(),
+            status,
+            underlying: None,
+            detail: String::new(),
+            observed: String::new(),
+            note: None,
+            bug: None,
+            commands: vec![],
+            seconds: 0.0,
+            role,
+        }
+    }
+}
+
 impl Verdict {
     /// The matrix cell.
     pub fn cell(&self) -> String {
@@ -212,6 +232,9 @@ pub fn run_case_in(case: &Case, a: &Adapter, rc: &RunContext, dir: &Path) -> Ver
         Op::Compatible => (Op::Unbundle, &case.args),
         op => (op, &case.args),
     };
+    if let Some(tool) = a.not_built.get(exec_op.name()) {
+        return na(case, a, format!("not built: {tool} is not in this build"));
+    }
     if !a.commands.contains_key(exec_op.name()) {
         return na(
             case,

@@ -351,6 +351,30 @@ pub fn user_llvm(
             *el = el.replace(&from, &to);
         }
     }
+    // A tool the build lacks (a build of clang without llvm-offload-binary):
+    // its operations are "not built", not divergences.
+    let program = a.program.clone();
+    let mut not_built = std::collections::BTreeMap::new();
+    a.commands.retain(|op, argv| {
+        let tool = match argv.first().map(String::as_str) {
+            Some("{program}") => program.as_str(),
+            Some(p) => p,
+            None => return true,
+        };
+        let lacking = tool.starts_with(&to) && !Path::new(tool).exists();
+        if lacking {
+            not_built.insert(op.clone(), tool.to_string());
+        }
+        !lacking
+    });
+    if !not_built.is_empty() {
+        let mut tools: Vec<&str> = not_built.values().map(String::as_str).collect();
+        tools.sort_unstable();
+        tools.dedup();
+        a.description += &format!("; not built here: {}", tools.join(", "));
+    }
+    a.not_built = not_built;
+    a.user_build = Some(to);
     Ok(a)
 }
 
