@@ -211,7 +211,7 @@ fn main() {
                 .filter(|c| c.id.starts_with("locate/") || c.id.starts_with("lookup/"))
                 .cloned()
                 .collect();
-            let verdicts: Vec<_> = some
+            let mut verdicts: Vec<_> = some
                 .iter()
                 .flat_map(|c| {
                     adapters
@@ -220,10 +220,32 @@ fn main() {
                         .collect::<Vec<_>>()
                 })
                 .collect();
+            // One outcome with a documented reason, to be read on its page.
+            let why = verdicts.last_mut().ok_or("no verdicts")?;
+            why.status = Status::Documented;
+            why.note = Some(conformance::case::KnownDivergence {
+                releases: vec![],
+                adapters: vec![why.implementation.clone()],
+                rule: "LOC-1".into(),
+                outcome: conformance::case::NoteOutcome::Word("failure".into()),
+                profile: false,
+                note: "the reason a release manager reads".into(),
+                reference: None,
+            });
+            let why_case = why.case.clone();
             let names: Vec<String> = adapters.iter().map(|a| a.name.clone()).collect();
             let dir = tempfile::tempdir()?;
-            conformance::html::write_site(&some, &names, &verdicts, dir.path())
-                .map_err(Failed::from)?;
+            conformance::html::write_site_linking(
+                &some,
+                &names,
+                &verdicts,
+                dir.path(),
+                &[
+                    ("compare.html", "what changed"),
+                    ("history.html", "history"),
+                ],
+            )
+            .map_err(Failed::from)?;
             // A comparison with an earlier run in which one passing outcome
             // was a divergence: the dashboard shows the score it gained.
             let mut earlier = verdicts.clone();
@@ -262,6 +284,8 @@ fn main() {
                 .arg(&shot)
                 .arg(chromium)
                 .env("DASHBOARD_CHANGED_CASE", &flipped.0)
+                .env("DASHBOARD_WHY_CASE", &why_case)
+                .env("DASHBOARD_WHY_TEXT", "the reason a release manager reads")
                 .env("DASHBOARD_CHANGED_IMPL", &flipped.1)
                 .output()?;
             if !out.status.success() {

@@ -18,8 +18,10 @@ python3-selenium and chromium-driver, installed by tools/setup) it:
 6. with DASHBOARD_CHANGED_CASE and DASHBOARD_CHANGED_IMPL set, opens
    compare.html and checks the score that changed (+1), the rule table,
    history.html and the score that rose in the last of three runs,
-   and the changed case's row and link;
-7. takes a screenshot of the matrix.
+   and the changed case's row and link, both reached from the index's links;
+7. with DASHBOARD_WHY_CASE set, checks that case's page says why its
+   divergence is documented (DASHBOARD_WHY_TEXT);
+8. takes a screenshot of the matrix.
 
 Exits 0 when every check holds; 1 with the failed check on stderr; 2 when
 Selenium or chromedriver is missing (run tools/setup).
@@ -111,7 +113,10 @@ def main():
         # score that changed, the rule, and the changed case linked to its page.
         case, impl = os.environ.get("DASHBOARD_CHANGED_CASE"), os.environ.get("DASHBOARD_CHANGED_IMPL")
         if case:
-            driver.get("file://" + os.path.abspath(os.path.join(site, "compare.html")))
+            # Reached from the index, as a user finds it.
+            driver.get(index)
+            driver.find_element(By.LINK_TEXT, "what changed").click()
+            check(driver.current_url.endswith("/compare.html"), f"the index's link opened {driver.current_url}")
             scores = [[td.text for td in tr.find_elements(By.CSS_SELECTOR, "th, td")]
                       for tr in driver.find_elements(By.CSS_SELECTOR, "#scores tbody tr")]
             check(any(r[0] == impl and r[-1] == "+1" for r in scores), f"the score table shows {scores}")
@@ -123,7 +128,8 @@ def main():
             check(case in driver.title or case in driver.page_source, "the changed case's link did not open its page")
             # The scores over three runs (history.html): the implementation's
             # score rose in the last run only.
-            driver.get("file://" + os.path.abspath(os.path.join(site, "history.html")))
+            driver.get(index)
+            driver.find_element(By.LINK_TEXT, "history").click()
             heads = [th.text for th in driver.find_elements(By.CSS_SELECTOR, "#history thead th")]
             check(heads[2:] == ["first.json", "earlier.json", "this run"], f"the history's runs are {heads}")
             rose = [tr for tr in driver.find_elements(By.CSS_SELECTOR, "#history tbody tr")
@@ -133,7 +139,13 @@ def main():
             cells = rose[0].find_elements(By.TAG_NAME, "td")
             check(cells[1].text == cells[2].text and cells[3].get_attribute("class") == "pass",
                   f"the history row is {[c.text for c in cells]}")
-        # 7. A screenshot of the matrix.
+        # 7. A documented divergence says why on its case page.
+        why_case, why_text = os.environ.get("DASHBOARD_WHY_CASE"), os.environ.get("DASHBOARD_WHY_TEXT")
+        if why_case:
+            driver.get("file://" + os.path.abspath(os.path.join(site, "case", why_case + ".html")))
+            whys = [p.text for p in driver.find_elements(By.CSS_SELECTOR, "p.why")]
+            check(any(why_text in w for w in whys), f"the case page's reasons are {whys}")
+        # 8. A screenshot of the matrix.
         driver.get(index)
         check(driver.save_screenshot(shot), "no screenshot")
     finally:

@@ -614,7 +614,14 @@ fn compare_and_site(
         history = Some(h);
     }
     if let Some(d) = &cli.html {
-        html::write_site(cases, names, verdicts, d)?;
+        let mut pages = Vec::new();
+        if shown.is_some() {
+            pages.push(("compare.html", "what changed (compare.html)"));
+        }
+        if history.is_some() {
+            pages.push(("history.html", "pass scores over runs (history.html)"));
+        }
+        html::write_site_linking(cases, names, verdicts, d, &pages)?;
         if let Some(c) = shown {
             html::write_compare(d, &c)?;
         }

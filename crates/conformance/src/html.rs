@@ -47,7 +47,7 @@ th{background:#eee;position:sticky;top:0}a{color:#0645ad}a:focus{outline:3px sol
 .TIMEOUT{background:#ffd59a}.na{background:#f4f4f4;color:#555}.bug{background:#ffe9a8}.ERROR{background:#ff8c8c}
 pre{background:#f7f7f7;padding:6px;overflow-x:auto}.hl{background:#ffd54f}
 nav a{margin-right:1em}.zero{color:#666;font-style:italic}
-.show a{margin-right:.8em}.sel{display:none}
+.show a{margin-right:.8em}.sel{display:none}.why{background:#fff8e1;padding:4px}.vs td{vertical-align:top}
 #failing:target~table tbody tr:not(.failing),#documented:target~table tbody tr:not(.documented),
 #bug:target~table tbody tr:not(.bug),#pass:target~table tbody tr:not(.pass),
 #na:target~table tbody tr:not(.na){display:none}";
@@ -88,6 +88,26 @@ fn page(title: &str, depth: usize, body: &str) -> String {
          <h1>{t}</h1>\n{body}</body></html>\n",
         t = esc(title)
     )
+}
+
+/// Why a verdict is what it is, where the corpus says: the documented
+/// divergence's rule and note (and its reference), or the recorded bug.
+fn reason(v: &Verdict) -> Option<String> {
+    if let Some(n) = &v.note {
+        let mut r = format!("documented divergence [{}]: {}", n.rule, n.note);
+        if let Some(link) = &n.reference {
+            let _ = write!(r, " ({link})");
+        }
+        return Some(r);
+    }
+    v.bug.as_ref().map(|b| format!("known bug: {}", b.note))
+}
+
+/// A page name the site links to, kept to letters, digits, `.`, `-`, `_`.
+fn slug_file(f: &str) -> String {
+    f.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || ".-_".contains(*c))
+        .collect()
 }
 
 /// The group of a case: its first path component (`binary`, `ccob`, …).
@@ -142,9 +162,21 @@ fn matrix(
         );
         for i in impls {
             match by.get(&(c.id.as_str(), i.as_str())) {
-                Some(v) => {
-                    let _ = write!(s, "<td class=\"{}\">{}</td>", class(v), esc(&v.cell()));
-                }
+                Some(v) => match reason(v) {
+                    // The reason on hover, where the corpus gives one.
+                    Some(r) => {
+                        let _ = write!(
+                            s,
+                            "<td class=\"{}\" title=\"{}\">{}</td>",
+                            class(v),
+                            esc(&r),
+                            esc(&v.cell())
+                        );
+                    }
+                    None => {
+                        let _ = write!(s, "<td class=\"{}\">{}</td>", class(v), esc(&v.cell()));
+                    }
+                },
                 None => s.push_str("<td>-</td>"),
             }
         }
@@ -269,6 +301,18 @@ pub fn write_site(
     verdicts: &[Verdict],
     dir: &Path,
 ) -> Result<(), String> {
+    write_site_linking(cases, impls, verdicts, dir, &[])
+}
+
+/// [`write_site`], with `index.html` linking `pages` (file, title): the
+/// `compare.html` and `history.html` the caller writes beside it.
+pub fn write_site_linking(
+    cases: &[Case],
+    impls: &[String],
+    verdicts: &[Verdict],
+    dir: &Path,
+    pages: &[(&str, &str)],
+) -> Result<(), String> {
     let write = |rel: &str, text: String| -> Result<(), String> {
         offload_kit_io::output::write_in_dir(dir, rel, text.as_bytes())
             .map_err(|e| format!("{}: {e}", dir.join(rel).display()))
@@ -288,7 +332,20 @@ pub fn write_site(
             rules.entry(r.as_str()).or_default().push(c);
         }
     }
-    let body = index_body(&all, impls, &by, &groups, &rules);
+    let mut body = String::new();
+    if !pages.is_empty() {
+        body.push_str("<p>Also: ");
+        for (file, title) in pages {
+            let _ = write!(
+                body,
+                "<a href=\"{}\">{}</a> ",
+                esc(&slug_file(file)),
+                esc(title)
+            );
+        }
+        body.push_str("</p>\n");
+    }
+    body += &index_body(&all, impls, &by, &groups, &rules);
     write("index.html", page("offload-kit conformance", 0, &body))?;
     for (g, cs) in &groups {
         write(
@@ -441,7 +498,7 @@ fn implementation_body(cases: &[Case], i: &str, by: &Cells<'_>) -> String {
             esc(&c.id),
             class(v),
             esc(&v.cell()),
-            esc(&v.detail)
+            esc(&reason(v).map_or_else(|| v.detail.clone(), |r| format!("{r}. {}", v.detail)))
         );
     }
     b.push_str("</tbody></table>\n");
@@ -509,17 +566,46 @@ fn case_body(c: &Case, impls: &[String], by: &Cells<'_>, depth: usize) -> String
         if let Some(v) = by.get(&(c.id.as_str(), i.as_str())) {
             let _ = write!(
                 b,
-                "<h3 class=\"{}\">{}: {}</h3><pre>{}</pre><p>observed: {}</p><p>{}</p>",
+                "<h3 class=\"{}\">{}: {}</h3>",
                 class(v),
                 esc(i),
-                esc(&v.cell()),
+                esc(&v.cell())
+            );
+            if let Some(r) = reason(v) {
+                let _ = write!(b, "<p class=\"why\"><strong>why:</strong> {}</p>", esc(&r));
+            }
+            // Expected and observed side by side, where they differ.
+            if v.status != Status::Pass && v.status != Status::NotApplicable {
+                let _ = write!(
+                    b,
+                    "<table class=\"vs\"><thead><tr><th scope=\"col\">expected (spec)</th>\
+                     <th scope=\"col\">observed</th></tr></thead><tbody><tr><td><pre>{}</pre></td>\
+                     <td><pre>{}</pre></td></tr></tbody></table>",
+                    esc(&expected_text(c)),
+                    esc(&v.observed)
+                );
+            } else {
+                let _ = write!(b, "<p>observed: {}</p>", esc(&v.observed));
+            }
+            let _ = write!(
+                b,
+                "<pre>{}</pre><p>{}</p>",
                 esc(&v.commands.join("\n")),
-                esc(&v.observed),
                 esc(&v.detail)
             );
         }
     }
     b
+}
+
+/// What the spec expects of `c`, in words: the rule a failure must name,
+/// or the outcome.
+fn expected_text(c: &Case) -> String {
+    match c.expect.fail.as_deref() {
+        Some("*") => "fails (any rule)".to_string(),
+        Some(rule) => format!("fails with rule {rule}"),
+        None => serde_json::to_string_pretty(&c.expect).expect("serialisable"),
+    }
 }
 
 /// Write `compare.html` into `dir`: the pass score of each implementation
@@ -690,5 +776,63 @@ mod tests {
         let page =
             std::fs::read_to_string(dir.path().join(format!("case/{}.html", cases[1].id))).unwrap();
         assert!(page.contains("at stake: offset 0x38"), "{page}");
+    }
+
+    /// The dashboard says why (issue 44): a documented divergence's note on
+    /// the case page, in the matrix cell's title and on the implementation
+    /// page; expected and observed side by side for a failure; the index
+    /// links the comparison pages written beside it.
+    #[test]
+    fn divergences_say_why_and_the_index_links_comparisons() {
+        let layout = Layout::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance"));
+        let cases: Vec<_> = load_corpus(&layout.corpus())
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.id.starts_with("archive/ar-"))
+            .take(2)
+            .collect();
+        let impls = ["x".to_string()];
+        let mut documented = verdict(&cases[0].id, "x", Status::Documented);
+        documented.note = Some(crate::case::KnownDivergence {
+            releases: vec![],
+            adapters: vec!["x".into()],
+            rule: "AR-1".into(),
+            outcome: crate::case::NoteOutcome::Word("crash".into()),
+            profile: false,
+            note: "LLVM reads <past> the member".into(),
+            reference: Some("llvm#1".into()),
+        });
+        let mut differs = verdict(&cases[1].id, "x", Status::Differs);
+        differs.observed = "exit 0, 2 entries".into();
+        let dir = tempfile::tempdir().unwrap();
+        let pages = [
+            ("compare.html", "what changed"),
+            ("history.html", "history"),
+        ];
+        write_site_linking(&cases, &impls, &[documented, differs], dir.path(), &pages).unwrap();
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let why = "documented divergence [AR-1]: LLVM reads &lt;past&gt; the member (llvm#1)";
+        let page = read(&format!("case/{}.html", cases[0].id));
+        assert!(
+            page.contains(&format!("<strong>why:</strong> {why}")),
+            "{page}"
+        );
+        let index = read("index.html");
+        assert!(index.contains(&format!("title=\"{why}\"")), "{index}");
+        assert!(
+            index.contains("<a href=\"compare.html\">what changed</a>"),
+            "{index}"
+        );
+        assert!(
+            index.contains("<a href=\"history.html\">history</a>"),
+            "{index}"
+        );
+        assert!(read("impl-x.html").contains(why));
+        let page = read(&format!("case/{}.html", cases[1].id));
+        assert!(
+            page.contains("expected (spec)</th>") && page.contains("<pre>exit 0, 2 entries</pre>"),
+            "{page}"
+        );
+        assert!(!page.contains("why:"), "{page}");
     }
 }
