@@ -559,6 +559,69 @@ fn main() {
         Ok(())
     }));
 
+    trials.push(Trial::test(
+        "repro::corpus_runs_keep_the_inputs_commands_name",
+        || {
+            // The command printed for a DIFF named temporary inputs deleted
+            // after the run (issue 44); with --repro-dir they are kept.
+            let ok = env!("CARGO_BIN_EXE_offload-kit");
+            let dir = tempfile::tempdir()?;
+            let o = std::process::Command::new(ok)
+                .args([
+                    "conformance",
+                    "--adapter",
+                    "conformance/adapters-test/broken-align.json",
+                ])
+                .args([
+                    "--impl",
+                    "broken-align",
+                    "--case",
+                    "bundle/align-0",
+                    "--repro-dir",
+                ])
+                .arg(dir.path())
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .output()?;
+            let out = String::from_utf8_lossy(&o.stdout);
+            let command = out
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("command: "))
+                .ok_or_else(|| format!("no command printed:\n{out}"))?;
+            let inputs: Vec<&str> = command
+                .split_whitespace()
+                .filter_map(|w| w.strip_prefix("-input="))
+                .collect();
+            if inputs.len() != 2 || !inputs.iter().all(|p| std::path::Path::new(p).is_file()) {
+                return Err(format!("the inputs {inputs:?} of '{command}' are not kept").into());
+            }
+            Ok(())
+        },
+    ));
+
+    trials.push(Trial::test("progress::on_a_terminal_only", || {
+        // Progress (runs done, implementation, elapsed) on a terminal
+        // (script(1) gives the run one); nothing of it in a pipe.
+        let ok = env!("CARGO_BIN_EXE_offload-kit");
+        let run = format!("{ok} conformance --impl offload-kit --case 'bundle/**' --summary-only");
+        let tty = std::process::Command::new("script")
+            .args(["-qec", &run, "/dev/null"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()?;
+        let seen = String::from_utf8_lossy(&tty.stdout);
+        if !seen.contains("runs, offload-kit,") {
+            return Err(format!("no progress on a terminal:\n{seen}").into());
+        }
+        let piped = std::process::Command::new("sh")
+            .args(["-c", &run])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()?;
+        let all = [piped.stdout, piped.stderr].concat();
+        if String::from_utf8_lossy(&all).contains("runs, offload-kit,") {
+            return Err("progress printed into a pipe".into());
+        }
+        Ok(())
+    }));
+
     trials.push(Trial::test("impl::user_llvm_probe_is_bounded", || {
         // A hostile "clang-offload-bundler": one that never ends, and one
         // that floods its output with control characters. The probe is

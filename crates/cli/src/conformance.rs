@@ -41,6 +41,8 @@ options:
   --summary-only     do not print the matrix
   --allow-new-llvm   new LLVM divergences are reported but do not fail the run
   --list-impls       list every adapter, whether it runs by default and is installed
+  --repro-dir DIR     keep the inputs of every failing run in DIR/<case>@<implementation>/
+                     (the printed commands name them); default for --random: conformance-repro
   --random N --seed S [--repro-dir DIR]
                      differential mode: N random valid bundles, list + unbundle
                      on every implementation; disagreements are shrunk and written
@@ -276,8 +278,21 @@ pub fn main(args: Vec<String>) -> i32 {
         return 2;
     }
     let start = Instant::now();
-    let verdicts = run_matrix(&cases, &available, &rc, jobs);
+    let mut verdicts = run_with_progress(&cases, &available, &rc, jobs, start);
     let secs = start.elapsed().as_secs_f64();
+    if let Some(dir) = &cli.repro_dir {
+        match keep_reproducers(&cases, &available, &rc, &mut verdicts, dir) {
+            Ok(0) => {}
+            Ok(n) => eprintln!(
+                "offload-kit conformance: {n} failing run(s) rerun in {}: the commands printed use the inputs kept there",
+                dir.display()
+            ),
+            Err(e) => {
+                eprintln!("offload-kit conformance: --repro-dir: {e}");
+                return 2;
+            }
+        }
+    }
     print!(
         "{}",
         report::text(&cases, &available, &verdicts, !cli.summary_only)
@@ -578,6 +593,86 @@ fn export_main(args: &[String]) -> i32 {
             1
         }
     }
+}
+
+/// The matrix, with a progress line (runs done, the implementation that
+/// just ran, time elapsed) on stderr when it is a terminal; nothing in a
+/// pipe or a log.
+fn run_with_progress(
+    cases: &[Case],
+    adapters: &[offload_kit_conformance::Adapter],
+    rc: &offload_kit_conformance::RunContext,
+    jobs: usize,
+    start: Instant,
+) -> Vec<Verdict> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return run_matrix(cases, adapters, rc, jobs);
+    }
+    let last = std::sync::Mutex::new(Instant::now());
+    let verdicts = offload_kit_conformance::run_matrix_with(cases, adapters, rc, jobs, &|p| {
+        let Ok(mut last) = last.lock() else { return };
+        if last.elapsed() < Duration::from_millis(200) && p.done < p.total {
+            return;
+        }
+        *last = Instant::now();
+        eprint!(
+            "\r\x1b[Koffload-kit conformance: {}/{} runs, {}, {:.0} s",
+            p.done,
+            p.total,
+            offload_kit_io::output::escape_controls(p.implementation),
+            start.elapsed().as_secs_f64()
+        );
+    });
+    eprint!("\r\x1b[K");
+    verdicts
+}
+
+/// `--repro-dir DIR` for a corpus run: each new divergence (and recorded
+/// bug) is run again in `DIR/<case>@<implementation>/`, which is kept, so
+/// the command the report prints names inputs that still exist. Returns
+/// how many were rerun.
+fn keep_reproducers(
+    cases: &[Case],
+    adapters: &[offload_kit_conformance::Adapter],
+    rc: &offload_kit_conformance::RunContext,
+    verdicts: &mut [Verdict],
+    dir: &std::path::Path,
+) -> Result<usize, String> {
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut n = 0;
+    for v in verdicts.iter_mut() {
+        if !(v.status.is_new() || v.status == offload_kit_conformance::Status::KnownBug) {
+            continue;
+        }
+        let (Some(case), Some(a)) = (
+            cases.iter().find(|c| c.id == v.case),
+            adapters.iter().find(|a| a.name == v.implementation),
+        ) else {
+            continue;
+        };
+        let at = dir.join(format!("{}@{}", safe(&case.id), safe(&a.name)));
+        // Ours, named by us: a link there is removed, not followed.
+        if std::fs::symlink_metadata(&at).is_ok() {
+            std::fs::remove_dir_all(&at)
+                .or_else(|_| std::fs::remove_file(&at))
+                .map_err(|e| format!("{}: {e}", at.display()))?;
+        }
+        std::fs::create_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()))?;
+        *v = offload_kit_conformance::judge::run_case_in(case, a, rc, &at);
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// `--compare`, `--compare-impls` and `--html` for a finished run.

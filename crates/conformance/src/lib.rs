@@ -156,10 +156,34 @@ pub fn run_matrix(
     rc: &RunContext,
     jobs: usize,
 ) -> Vec<Verdict> {
+    run_matrix_with(cases, adapters, rc, jobs, &|_| {})
+}
+
+/// How far a matrix run is, for a front end's progress line.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Runs finished.
+    pub done: usize,
+    /// Runs in all.
+    pub total: usize,
+    /// The implementation of the run that just finished.
+    pub implementation: &'a str,
+}
+
+/// [`run_matrix`], calling `progress` after each run (from the worker
+/// threads; the library prints nothing).
+pub fn run_matrix_with(
+    cases: &[Case],
+    adapters: &[Adapter],
+    rc: &RunContext,
+    jobs: usize,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Vec<Verdict> {
     let work: Vec<(usize, usize)> = (0..cases.len())
         .flat_map(|c| (0..adapters.len()).map(move |a| (c, a)))
         .collect();
     let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; work.len()]);
     std::thread::scope(|s| {
         for _ in 0..jobs.max(1) {
@@ -170,6 +194,11 @@ pub fn run_matrix(
                 };
                 let v = run_case(&cases[c], &adapters[a], rc);
                 results.lock().expect("no panics while holding the lock")[i] = Some(v);
+                progress(Progress {
+                    done: finished.fetch_add(1, Ordering::Relaxed) + 1,
+                    total: work.len(),
+                    implementation: &adapters[a].name,
+                });
             });
         }
     });
