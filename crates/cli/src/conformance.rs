@@ -639,17 +639,7 @@ fn keep_reproducers(
     verdicts: &mut [Verdict],
     dir: &std::path::Path,
 ) -> Result<usize, String> {
-    let safe = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
+    let safe = offload_kit_conformance::html::slug;
     let mut n = 0;
     for v in verdicts.iter_mut() {
         if !(v.status.is_new() || v.status == offload_kit_conformance::Status::KnownBug) {

@@ -124,7 +124,7 @@ fn href_path(id: &str) -> String {
 
 /// A file name for `s` (IDs and rules hold only safe characters; anything
 /// else becomes `_`).
-fn slug(s: &str) -> String {
+pub fn slug(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {
