@@ -1,0 +1,1 @@
+FROM gcr.io/fuzzbench/base-image
