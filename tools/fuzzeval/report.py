@@ -234,6 +234,11 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
             continue
         lines.append(f"Canaries of {target}: " + "; ".join(f"{c}: {d}" for c, d in cs.items()) + ".")
     lines.append("")
+    capped = [t for t in trials if t.get("triaged", t.get("artifacts", 0)) < t.get("artifacts", 0)]
+    if capped:
+        lines += [f"{len(capped)} of {len(trials)} trials left more failing inputs than are triaged "
+                  f"(each is run again and symbolized): the first half in order and the rest sampled "
+                  f"evenly, {capped[0]['triaged']} per trial, so their unique bugs are a lower bound.", ""]
     if all_bugs:
         where = os.path.abspath(os.path.join(out, "bugs"))
         if where.startswith(tg.ROOT + os.sep):

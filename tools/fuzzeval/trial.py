@@ -42,6 +42,20 @@ RUNTIME = re.compile(r"^(?:__asan|__interceptor|___interceptor|__sanitizer|__lsa
                      r"|^(?:malloc|calloc|realloc|free|abort|raise|_*(?:mem|str)\w*)$")
 ARTIFACTS = ("crash-*", "oom-*", "timeout-*", "leak-*", "slow-unit-*")
 MAX_TIMEOUT_TRIAGE = 3
+# Each artifact is run again and symbolized (about a second): a loader that
+# fails on every tenth input leaves hundreds per trial. Past this many, the
+# first half are triaged in order and the rest sampled evenly over the
+# trial; the trial records how many were triaged.
+MAX_TRIAGE = 40
+
+
+def triage_sample(artifacts):
+    """The artifacts to name, oldest first: all, or MAX_TRIAGE of them."""
+    if len(artifacts) <= MAX_TRIAGE:
+        return artifacts
+    head, rest = artifacts[:MAX_TRIAGE // 2], artifacts[MAX_TRIAGE // 2:]
+    k = MAX_TRIAGE - len(head)
+    return head + [rest[i * len(rest) // k] for i in range(k)]
 
 
 def seed_files(kind, target=None):
@@ -241,7 +255,8 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
     artifacts = sorted((p for pat in ARTIFACTS for p in glob.glob(os.path.join(work, pat))),
                        key=os.path.getmtime)
     timeouts = 0
-    for a in artifacts:
+    sample = triage_sample(artifacts)
+    for a in sample:
         t = round(max(os.path.getmtime(a) - start_wall, 0.0), 2)
         if os.path.basename(a).startswith("timeout-"):
             timeouts += 1
@@ -281,7 +296,7 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
               "seconds": seconds, "wall": round(wall, 2), "execs": execs,
               "exit": proc.returncode, "crashed": bool(artifacts), "coverage": cov,
               "canaries": canaries, "bugs": bugs, "measured": measured,
-              "oom_timeout_crash": failures, "artifacts": len(artifacts)}
+              "oom_timeout_crash": failures, "artifacts": len(artifacts), "triaged": len(sample)}
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         json.dump(result, f)
@@ -310,6 +325,9 @@ def self_test():
     assert other[0] == name, "addresses and modules must not change a bug's name"
     assert stack_key("no report") is None
     assert frame_name("llvm::f(int) (/usr/lib/libLLVM.so.22.1+0x4e3bdb3) (BuildId: 11337e)") == "llvm::f(int)"
+    assert triage_sample(list(range(10))) == list(range(10))
+    s = triage_sample(list(range(1000)))
+    assert len(s) == MAX_TRIAGE and s[:MAX_TRIAGE // 2] == list(range(MAX_TRIAGE // 2)) and s == sorted(set(s)), s
     cg = ["ob=/bin/h", "fn=_ZN4llvm6object13OffloadBinary6createE", "0x10 3", "calls=1 0x99",
           "0x14 7", "fn=_Z5otherv", "0x20 1", "ob=/lib/x.so", "fn=_ZN4llvm6object13OffloadBinary6createE", "0x30 1"]
     got = parse_callgrind(cg, "/bin/h", {"_ZN4llvm6object13OffloadBinary6createE"})
