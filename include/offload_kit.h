@@ -21,6 +21,13 @@
  */
 #define OFFLOADKIT_EINTERNAL -3
 
+/*
+ [`offloadkit_mutate_flags`]: an input that is no container offload-kit
+ recognises (a one-byte seed) is replaced, one time in four, by a freshly
+ generated file of a random kind, so fuzzing can start from nothing.
+ */
+#define OFFLOADKIT_MUTATE_BOOTSTRAP 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -45,6 +52,26 @@ extern "C" {
  `size` are initialised (`size <= max_size`).
  */
 size_t offloadkit_mutate(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+
+/*
+ [`offloadkit_mutate`] with `flags` (a sum of `OFFLOADKIT_MUTATE_*`;
+ 0 is `offloadkit_mutate`). Unknown flags are ignored.
+
+ ```c
+ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int seed) {
+     return offloadkit_mutate_flags(d, n, max, seed, OFFLOADKIT_MUTATE_BOOTSTRAP);
+ }
+ ```
+
+ # Safety
+
+ As [`offloadkit_mutate`].
+ */
+size_t offloadkit_mutate_flags(uint8_t *data,
+                               size_t size,
+                               size_t max_size,
+                               unsigned int seed,
+                               unsigned int flags);
 
 /*
  Check `data[0..size]` against every rule of offload-kit's spec: any

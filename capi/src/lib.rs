@@ -33,7 +33,6 @@
 #![warn(missing_docs)]
 
 use offload_kit::generate::{generate, Kind, Options};
-use offload_kit::mutate::mutate;
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -68,14 +67,46 @@ pub unsafe extern "C" fn offloadkit_mutate(
     max_size: usize,
     seed: c_uint,
 ) -> usize {
+    // SAFETY: as this function's contract, which is the callee's.
+    unsafe { offloadkit_mutate_flags(data, size, max_size, seed, 0) }
+}
+
+/// [`offloadkit_mutate_flags`]: an input that is no container offload-kit
+/// recognises (a one-byte seed) is replaced, one time in four, by a freshly
+/// generated file of a random kind, so fuzzing can start from nothing.
+pub const OFFLOADKIT_MUTATE_BOOTSTRAP: c_uint = 1;
+
+/// [`offloadkit_mutate`] with `flags` (a sum of `OFFLOADKIT_MUTATE_*`;
+/// 0 is `offloadkit_mutate`). Unknown flags are ignored.
+///
+/// ```c
+/// size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t n, size_t max, unsigned int seed) {
+///     return offloadkit_mutate_flags(d, n, max, seed, OFFLOADKIT_MUTATE_BOOTSTRAP);
+/// }
+/// ```
+///
+/// # Safety
+///
+/// As [`offloadkit_mutate`].
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_mutate_flags(
+    data: *mut u8,
+    size: usize,
+    max_size: usize,
+    seed: c_uint,
+    flags: c_uint,
+) -> usize {
     if data.is_null() || max_size == 0 || size > max_size {
         return 0;
     }
+    let options = offload_kit::mutate::MutateOptions {
+        bootstrap: flags & OFFLOADKIT_MUTATE_BOOTSTRAP != 0,
+    };
     // SAFETY: the caller guarantees `data` holds `max_size` writable bytes,
     // the first `size` initialised; `size <= max_size` was checked.
     let buf = unsafe { std::slice::from_raw_parts_mut(data, max_size) };
     catch_unwind(AssertUnwindSafe(|| {
-        let m = mutate(&buf[..size], max_size, u64::from(seed));
+        let m = offload_kit::mutate::mutate_with(&buf[..size], max_size, u64::from(seed), options);
         buf[..m.bytes.len()].copy_from_slice(&m.bytes);
         m.bytes.len()
     }))

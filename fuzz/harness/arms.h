@@ -5,6 +5,9 @@
  *   -DBYTEFLIP_MUTATOR   1-8 random bytes set to random values
  *   -DOFFLOADKIT_MUTATOR offloadkit_mutate() alone (the README's recipe)
  *   -DMIX_MUTATOR        offloadkit_mutate() or LLVMFuzzerMutate(), half each
+ *   -DBOOT_MUTATOR       offloadkit_mutate_flags(..., OFFLOADKIT_MUTATE_BOOTSTRAP):
+ *                        an unrecognised input is sometimes replaced by a
+ *                        freshly generated file (exploratory)
  */
 #ifndef OFFLOAD_KIT_FUZZ_ARMS_H
 #define OFFLOAD_KIT_FUZZ_ARMS_H
@@ -12,7 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#if defined(OFFLOADKIT_MUTATOR) || defined(MIX_MUTATOR)
+#if defined(OFFLOADKIT_MUTATOR) || defined(MIX_MUTATOR) || defined(BOOT_MUTATOR)
 #include "offload_kit.h"
 #endif
 
@@ -25,6 +28,10 @@ size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 #if defined(OFFLOADKIT_MUTATOR)
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
   return offloadkit_mutate(data, size, max_size, seed);
+}
+#elif defined(BOOT_MUTATOR)
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  return offloadkit_mutate_flags(data, size, max_size, seed, OFFLOADKIT_MUTATE_BOOTSTRAP);
 }
 #elif defined(MIX_MUTATOR)
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {

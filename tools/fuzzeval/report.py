@@ -7,7 +7,8 @@ import subprocess
 from . import targets as tg
 from .stats import holm, mann_whitney, median, quantile
 
-COLOURS = {"libfuzzer": "#1f77b4", "byteflip": "#7f7f7f", "offloadkit": "#d62728", "mix": "#2ca02c"}
+COLOURS = {"libfuzzer": "#1f77b4", "byteflip": "#7f7f7f", "offloadkit": "#d62728", "mix": "#2ca02c",
+           "boot": "#9467bd"}
 
 
 def measured(t):

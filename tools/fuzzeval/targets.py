@@ -38,6 +38,7 @@ ARMS = {
     "byteflip": ["-DBYTEFLIP_MUTATOR"],
     "offloadkit": ["-DOFFLOADKIT_MUTATOR"],
     "mix": ["-DMIX_MUTATOR"],
+    "boot": ["-DBOOT_MUTATOR"],
 }
 
 PLANTED_CANARIES = {
@@ -188,7 +189,7 @@ def member_object(out, target):
 def up_to_date(exe, deps, extra, arm, coverage):
     """Whether EXE is newer than DEPS; adds offload-kit's library to both
     lists for the arms that call it (not to a coverage build)."""
-    if arm in ("offloadkit", "mix") and not coverage:
+    if arm in ("offloadkit", "mix", "boot") and not coverage:
         lib = os.path.join(ROOT, "target/release/liboffloadkit.a")
         deps.append(lib)
         extra += [lib, *NATIVE_LIBS]

@@ -63,6 +63,23 @@ int main(int argc, char **argv) {
     CHECK(offloadkit_validate(buf, n, rule, 0, &off) == OFFLOADKIT_EBADARG, "zero capacity");
     CHECK(offloadkit_validate(buf, n, rule, sizeof rule, NULL) == OFFLOADKIT_EBADARG, "NULL offset");
     CHECK(offloadkit_validate(NULL, 0, rule, sizeof rule, &off) == 1, "empty input is no container");
+    /* From one byte, the bootstrap flag makes whole containers that
+       validate answers for; without it, the byte stays small. */
+    int grown = 0, plain_grown = 0;
+    for (unsigned seed = 0; seed < 64; seed++) {
+        buf[0] = 'x';
+        size_t g = offloadkit_mutate_flags(buf, 1, sizeof buf, seed, OFFLOADKIT_MUTATE_BOOTSTRAP);
+        CHECK(g <= sizeof buf, "bootstrapped mutant too big");
+        if (g > 64) {
+            grown++;
+            int v = offloadkit_validate(buf, g, rule, sizeof rule, &off);
+            CHECK(v == 0 || v == 1, "validate of a fresh file gave %d", v);
+        }
+        buf[0] = 'x';
+        plain_grown += offloadkit_mutate_flags(buf, 1, sizeof buf, seed, 0) > 64;
+    }
+    CHECK(grown > 4 && plain_grown == 0, "bootstrap grew %d of 64, plain %d", grown, plain_grown);
+    CHECK(offloadkit_mutate_flags(NULL, 0, 10, 1, OFFLOADKIT_MUTATE_BOOTSTRAP) == 0, "mutate_flags NULL");
     CHECK(offloadkit_mutate(NULL, 0, 10, 1) == 0, "mutate NULL");
     CHECK(offloadkit_mutate(buf, 10, 0, 1) == 0, "mutate into 0 bytes");
     CHECK(offloadkit_generate(NULL, 1, buf, sizeof buf) == 0, "NULL kind");

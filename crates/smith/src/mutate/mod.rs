@@ -65,10 +65,40 @@ fn interesting(rng: &mut Rng, len: u64, orig: u64) -> u64 {
     }
 }
 
+/// How [`mutate_with`] mutates.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MutateOptions {
+    /// An input that is no container offload-kit recognises (a one-byte
+    /// seed, random bytes) is replaced, one time in four, by a freshly
+    /// generated file of a random kind, valid or breaking one rule: the
+    /// structure-aware mutator then has a structure to work on. Off by
+    /// default (the measured default arm of `tools/fuzz-eval`).
+    pub bootstrap: bool,
+}
+
 /// Mutate `data` into at most `max_size` bytes (see the [module docs](self)).
 pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
+    mutate_with(data, max_size, seed, MutateOptions::default())
+}
+
+/// [`mutate`] with `options`.
+///
+/// ```
+/// use offload_kit_smith::mutate::{mutate_with, MutateOptions};
+///
+/// let boot = MutateOptions { bootstrap: true };
+/// // From one byte, some seeds make a whole container.
+/// let grown = (0..64).filter(|&s| mutate_with(b"x", 1 << 16, s, boot).bytes.len() > 64).count();
+/// assert!(grown > 0);
+/// ```
+pub fn mutate_with(data: &[u8], max_size: usize, seed: u64, options: MutateOptions) -> Mutation {
     let mut rng = Rng::new(seed);
     let ids = Ids::builtin();
+    if options.bootstrap && !recognised(data) && rng.chance(25) {
+        if let Some(m) = fresh(&mut rng, max_size) {
+            return m;
+        }
+    }
     // A structural draw that does not fit (or changes nothing) falls back
     // to bytes.
     if !data.is_empty() && rng.chance(80) {
@@ -84,6 +114,33 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
     let what = bytes(&mut out, &mut rng, max_size);
     out.truncate(max_size);
     Mutation { bytes: out, what }
+}
+
+/// Whether `data` is a container [`structural`] can work on.
+fn recognised(data: &[u8]) -> bool {
+    offload_kit_format::kpack::is_kpack(data) || detect::detect(data).is_some()
+}
+
+/// A freshly generated file of a random kind, valid or breaking one of
+/// the kind's rules, that fits `max_size`.
+fn fresh(rng: &mut Rng, max_size: usize) -> Option<Mutation> {
+    use crate::generate::{generate, Kind, Options};
+    let kind = Kind::ALL[rng.below(Kind::ALL.len())];
+    let rules = kind.malformable();
+    let malformed = (rng.chance(50) && !rules.is_empty()).then(|| rules[rng.below(rules.len())]);
+    let opts = Options {
+        max_size: max_size.min(1 << 20),
+        malformed,
+        ..Options::default()
+    };
+    let g = generate(kind, rng.next_u64(), &opts).ok()?;
+    (g.bytes.len() <= max_size).then(|| Mutation {
+        what: format!(
+            "a fresh {kind} file{}",
+            malformed.map_or(String::new(), |r| format!(" breaking {}", r.id))
+        ),
+        bytes: g.bytes,
+    })
 }
 
 /// One structural mutation of a recognised container.
