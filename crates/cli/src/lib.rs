@@ -251,7 +251,9 @@ const SHRANK: &str = "the input file shrank while it was read (truncated by anot
 /// mapped input that vanished (another process truncated the file while
 /// it was read) raises SIGBUS, which would kill the process with no word
 /// (exit 135). The handler says what happened and exits 1 instead. Outputs
-/// are anonymous until committed (O_TMPFILE), so nothing is left behind.
+/// are anonymous until committed (O_TMPFILE), so nothing is left behind,
+/// except by a command writing more than `output::KEEP_OPEN` outputs at
+/// once: those past it have hidden temporary names until their commit.
 #[cfg(unix)]
 #[allow(unsafe_code)]
 pub(crate) fn exit_on_sigbus() {

@@ -40,6 +40,33 @@ pub use offload_kit_format::binary::write_zeros;
 pub struct OutputFile {
     target: Target,
     path: PathBuf,
+    /// Counts this output among the open ones while it holds its file.
+    held: Option<Held>,
+}
+
+/// Outputs holding an open file now, in this process.
+static HELD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Outputs [`OutputFile::close`] leaves open and anonymous: up to this
+/// many, a killed process leaves nothing; past it, each closed output has
+/// a hidden temporary name until its commit, so the open-file limit does
+/// not bound how many outputs a command writes.
+pub const KEEP_OPEN: usize = 64;
+
+/// One open output, counted in [`HELD`] while it lives.
+struct Held;
+
+impl Held {
+    fn new() -> Option<Held> {
+        HELD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(Held)
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        HELD.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 enum Target {
@@ -104,6 +131,7 @@ impl OutputFile {
             return Ok(OutputFile {
                 target: Target::Stdout(io::stdout()),
                 path: path.to_path_buf(),
+                held: None,
             });
         }
         let real = resolve_links(path);
@@ -116,6 +144,7 @@ impl OutputFile {
                 return Ok(OutputFile {
                     target: Target::Direct(f),
                     path: real,
+                    held: Held::new(),
                 });
             }
         }
@@ -141,6 +170,7 @@ impl OutputFile {
             return Ok(OutputFile {
                 target: Target::Anonymous(dir.to_path_buf(), f),
                 path: path.to_path_buf(),
+                held: Held::new(),
             });
         }
         let mut last = None;
@@ -158,6 +188,7 @@ impl OutputFile {
                     return Ok(OutputFile {
                         target: Target::Temp(tmp, f),
                         path: path.to_path_buf(),
+                        held: Held::new(),
                     })
                 }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
@@ -196,11 +227,15 @@ impl OutputFile {
         self.finish()
     }
 
-    /// Written: flush the output and close its file, keeping only its
-    /// temporary name until the commit. A command that writes many
-    /// outputs and commits them together calls this after each, so it
-    /// holds one open file at a time, not one per output (`ulimit -n`).
+    /// Written: flushed, and once more than [`KEEP_OPEN`] outputs are
+    /// open, its file closed, keeping only a temporary name until the
+    /// commit. A command that writes many outputs and commits them
+    /// together calls this after each, so however many it writes, it holds
+    /// at most [`KEEP_OPEN`] open files (`ulimit -n`).
     pub fn close(&mut self) -> Result<()> {
+        if HELD.load(std::sync::atomic::Ordering::Relaxed) <= KEEP_OPEN {
+            return self.flush().map_err(Error::from);
+        }
         self.stage()?;
         let fail =
             |e: io::Error| Error::other(format!("'{}': {}", self.path.display(), io_text(&e)));
@@ -211,9 +246,13 @@ impl OutputFile {
                     return Err(fail(e));
                 }
                 self.target = Target::Closed(tmp);
+                self.held = None;
             }
             // Written in place: nothing is left to rename.
-            Target::Direct(mut f) => f.flush().map_err(fail)?,
+            Target::Direct(mut f) => {
+                f.flush().map_err(fail)?;
+                self.held = None;
+            }
             other => self.target = other,
         }
         Ok(())
@@ -568,24 +607,26 @@ mod tests {
         std::fs::remove_dir_all(&d).unwrap();
     }
 
-    /// Closed outputs hold no file open; they are committed all or none,
-    /// and dropped uncommitted they leave nothing.
+    /// Past KEEP_OPEN, closed outputs hold no file open; they are
+    /// committed all or none, and dropped uncommitted they leave nothing.
     #[test]
     fn closed_outputs_hold_no_file_open() {
         let d = scratch("closed");
         let open_fds = || std::fs::read_dir("/proc/self/fd").unwrap().count();
         let before = open_fds();
+        let n = KEEP_OPEN + 100;
         let mut outs = Vec::new();
-        for i in 0..50 {
+        for i in 0..n {
             let mut o = OutputFile::create_replacing(&d.join(format!("f{i}"))).unwrap();
             o.write_all(b"x").unwrap();
             o.close().unwrap();
-            assert!(o.write_all(b"y").is_err(), "written after close");
             outs.push(o);
         }
+        let last = outs.last_mut().unwrap();
+        assert!(last.write_all(b"y").is_err(), "written after close");
         // Other tests run in parallel threads: allow a few of theirs.
         assert!(
-            open_fds() < before + 10,
+            open_fds() < before + KEEP_OPEN + 10,
             "{} files open",
             open_fds() - before
         );
@@ -593,7 +634,7 @@ mod tests {
         commit_all(outs).unwrap();
         assert_eq!(
             std::fs::read_dir(&d).unwrap().count(),
-            49,
+            n - 1,
             "one dropped, nothing left of it"
         );
         assert_eq!(std::fs::read(d.join("f0")).unwrap(), b"x");
