@@ -532,6 +532,17 @@ fn main() {
         if okd || !ed.contains("two implementations are named 'x'") {
             return Err(format!("a label twice: {ed}").into());
         }
+        // An implementation's own name is not a label (--compare would pair it).
+        let (okr, _, er) = run(&[
+            "conformance",
+            "--impl",
+            "llvm=/usr/lib/llvm-22/bin",
+            "--label",
+            "llvm-19",
+        ])?;
+        if okr || !er.contains("is an implementation's own name") {
+            return Err(format!("a reserved label: {er}").into());
+        }
         // A build with the bundler and objdump but no llvm-offload-binary.
         let partial = dir.path().join("bin");
         std::fs::create_dir(&partial)?;

@@ -197,6 +197,22 @@ pub fn main(args: Vec<String>) -> i32 {
     };
     // Users' builds come in the order of their --impl llvm=DIR: the k-th
     // takes the label given after the k-th such --impl.
+    // A label names one build in every report: never an adapter's name or
+    // a default user-build name, which --compare would pair it with.
+    let known = offload_kit_conformance::Adapter::load_dir(&layout.adapters(), &layout.messages())
+        .unwrap_or_default();
+    for (_, label) in &cli.labels {
+        let default_user = label
+            .strip_prefix("llvm-")
+            .and_then(|r| r.strip_suffix("-user"))
+            .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
+        if default_user || known.iter().any(|a| &a.name == label) {
+            eprintln!(
+                "offload-kit conformance: --label '{label}' is an implementation's own name: choose another"
+            );
+            return 2;
+        }
+    }
     let user_impls: Vec<usize> = (0..cli.impls.len())
         .filter(|&k| cli.impls[k].starts_with("llvm="))
         .collect();
@@ -287,10 +303,8 @@ pub fn main(args: Vec<String>) -> i32 {
                 "offload-kit conformance: {n} failing run(s) rerun in {}: the commands printed use the inputs kept there",
                 dir.display()
             ),
-            Err(e) => {
-                eprintln!("offload-kit conformance: --repro-dir: {e}");
-                return 2;
-            }
+            // The run's results are still reported and written.
+            Err(e) => eprintln!("offload-kit conformance: --repro-dir: {e}"),
         }
     }
     print!(
@@ -629,9 +643,12 @@ fn run_with_progress(
 }
 
 /// `--repro-dir DIR` for a corpus run: each new divergence (and recorded
-/// bug) is run again in `DIR/<case>@<implementation>/`, which is kept, so
-/// the command the report prints names inputs that still exist. Returns
-/// how many were rerun.
+/// bug) is run again in a directory of its own under DIR,
+/// `<case>@<implementation>` (numbered when that name is taken: nothing
+/// there is removed), which is kept. The verdict stays the one counted;
+/// when the rerun ends the same way, its command (naming the kept
+/// inputs) replaces the first run's, else the detail says what the rerun
+/// did. Returns how many were rerun.
 fn keep_reproducers(
     cases: &[Case],
     adapters: &[offload_kit_conformance::Adapter],
@@ -639,7 +656,7 @@ fn keep_reproducers(
     verdicts: &mut [Verdict],
     dir: &std::path::Path,
 ) -> Result<usize, String> {
-    let safe = offload_kit_conformance::html::slug;
+    use offload_kit_conformance::html::slug;
     let mut n = 0;
     for v in verdicts.iter_mut() {
         if !(v.status.is_new() || v.status == offload_kit_conformance::Status::KnownBug) {
@@ -651,15 +668,25 @@ fn keep_reproducers(
         ) else {
             continue;
         };
-        let at = dir.join(format!("{}@{}", safe(&case.id), safe(&a.name)));
-        // Ours, named by us: a link there is removed, not followed.
-        if std::fs::symlink_metadata(&at).is_ok() {
-            std::fs::remove_dir_all(&at)
-                .or_else(|_| std::fs::remove_file(&at))
-                .map_err(|e| format!("{}: {e}", at.display()))?;
-        }
+        let name = format!("{}@{}", slug(&case.id), slug(&a.name));
+        let at = (0..1000)
+            .map(|k| match k {
+                0 => dir.join(&name),
+                k => dir.join(format!("{name}.{k}")),
+            })
+            .find(|p| std::fs::symlink_metadata(p).is_err())
+            .ok_or_else(|| format!("{}: no free name", dir.join(&name).display()))?;
         std::fs::create_dir_all(&at).map_err(|e| format!("{}: {e}", at.display()))?;
-        *v = offload_kit_conformance::judge::run_case_in(case, a, rc, &at);
+        let again = offload_kit_conformance::judge::run_case_in(case, a, rc, &at);
+        if again.status == v.status {
+            v.commands = again.commands;
+        } else {
+            v.detail += &format!(
+                " (rerun in {} for --repro-dir: {}; its inputs are kept there)",
+                at.display(),
+                again.status.label()
+            );
+        }
         n += 1;
     }
     Ok(n)
