@@ -160,9 +160,9 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
                       f"![coverage over time]({target}-{seeds}.svg)", "",
                       f"Coverage: {unit}.", "",
                       "| arm | trials | execs/s (median) | coverage, median [IQR] | unique bugs, median [IQR] | "
-                      "canaries triggered, median |"
+                      "failing inputs, median (triaged) | canaries triggered, median |"
                       + "".join(f" {c}: triggered (median s) |" for c in canaries),
-                      "|---|---|---|---|---|---|" + "---|" * len(canaries)]
+                      "|---|---|---|---|---|---|---|" + "---|" * len(canaries)]
             for a, ts in by.items():
                 covs = [final_cov(t) for t in ts]
                 nbugs = [len(unique_bugs(t)) for t in ts]
@@ -173,9 +173,12 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
                     reach = sum(1 for t in ts if "reached" in t["canaries"].get(c, {}))
                     cells.append(f"{len(times)}/{len(ts)} ({median(times):.1f})" if times
                                  else f"0/{len(ts)} (reached {reach}/{len(ts)})")
+                failing = [t.get("artifacts", 0) for t in ts]
+                triaged = [t.get("triaged", t.get("artifacts", 0)) for t in ts]
                 lines.append(f"| {a} | {len(ts)} | {eps:,.0f} | {median(covs):g} "
                              f"[{quantile(covs, .25):g}-{quantile(covs, .75):g}] | {median(nbugs):g} "
                              f"[{quantile(nbugs, .25):g}-{quantile(nbugs, .75):g}] | "
+                             f"{median(failing):g} ({median(triaged):g}) | "
                              f"{median([canaries_triggered(t) for t in ts]):g} |" + "".join(f" {c} |" for c in cells))
             lines.append("")
             coverage_svg(f"{target}, {seeds} seeds: coverage over time (median, 2.5-97.5% of trials)",
@@ -239,7 +242,10 @@ def report(out, trials, targets, arms, seedsets, seconds, budget, default_arm, b
     if capped:
         lines += [f"{len(capped)} of {len(trials)} trials left more failing inputs than are triaged "
                   f"(each is run again and symbolized): the first half in order and the rest sampled "
-                  f"evenly, {capped[0]['triaged']} per trial, so their unique bugs are a lower bound.", ""]
+                  f"evenly, {capped[0]['triaged']} per trial, so their unique bugs are a lower bound, "
+                  f"and the lower the larger an arm's share of untriaged inputs (the failing inputs "
+                  f"column): a threat to the unique-bug comparison, against the arm that fails "
+                  f"more inputs.", ""]
     if all_bugs:
         where = os.path.abspath(os.path.join(out, "bugs"))
         if where.startswith(tg.ROOT + os.sep):

@@ -21,6 +21,7 @@ separate build (-fprofile-instr-generate -fcoverage-mapping, no ASan) at
 evenly spaced points of the trial, and llvm-cov's count of the measured
 files' regions covered, against their total.
 """
+import hashlib
 import json
 import os
 import re
@@ -98,8 +99,9 @@ def load_harness(path):
     Relative paths are taken from the description's directory. The mutator
     arms are added with -include arms.h: the harness defines no mutator."""
     try:
-        with open(path) as f:
-            spec = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read()
+        spec = json.loads(raw)
     except (OSError, ValueError) as e:
         raise Missing(f"harness description {path}: {e}")
     if not isinstance(spec, dict) or not {"name", "source"} <= set(spec) or set(spec) - HARNESS_KEYS:
@@ -148,7 +150,10 @@ def load_harness(path):
         "source": source, "flags": resolved, "sources": sources, "measure": measure,
         "canaries": dict(spec.get("canaries", {})), "fork": bool(spec.get("fork", True)),
         "seeds": [os.path.join(base, g) for g in seeds] if seeds else None,
-        "file": ", ".join(os.path.basename(m) for m in measure)}
+        "file": ", ".join(os.path.basename(m) for m in measure),
+        # The description's own bytes name its builds and trials: a changed
+        # flag or source list builds again and runs its trials again.
+        "digest": hashlib.sha1(raw).hexdigest()[:10]}
     return name
 
 
@@ -235,7 +240,7 @@ def build(out, target, arm, coverage=False):
 
 def build_harness(out, target, arm, coverage):
     t = TARGETS[target]
-    name = f"{target}-{'coverage' if coverage else arm}"
+    name = f"{target}-{t['digest']}-{'coverage' if coverage else arm}"
     exe = os.path.join(out, "bin", name)
     arms_h = os.path.join(ROOT, "fuzz/harness/arms.h")
     deps = [t["source"], arms_h, *t["sources"]]
@@ -261,6 +266,8 @@ def build_harness(out, target, arm, coverage):
                if i == 0 else []), *compile_flags, src]
         r = subprocess.run(c, capture_output=True, text=True)
         if r.returncode != 0:
+            for o in objs:
+                os.unlink(o)
             raise Missing(f"building {target}: compiling {src} failed:\n{r.stderr[-4000:]}")
         objs.append(obj)
     link = [f for f in t["flags"] if f.endswith((".o", ".a")) or re.match(r"-(?:l|L|Wl,)", f)]

@@ -193,9 +193,13 @@ def parse_callgrind(lines, exe, strong):
 
 def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=None, strong=None, total=None):
     path = os.path.join(out, "trials", target, seeds, arm, f"{trial}.json")
+    digest = tg.TARGETS[target].get("digest")
     if os.path.exists(path):
         with open(path) as f:
-            return json.load(f)
+            done = json.load(f)
+        # A trial of another description of the same name is run again.
+        if done.get("digest") == digest:
+            return done
     binary_only = tg.is_binary_only(target)
     source_measured = tg.is_measured_source(target)
     work = os.path.join(out, "work", target, seeds, arm, str(trial))
@@ -292,7 +296,7 @@ def run_trial(out, exe, target, arm, seeds, trial, seconds, marks=5, cov_exe=Non
                 over_time.append([mark, regions])
         measured = {"total": total, "over_time": over_time,
                     "unit": "instructions" if binary_only else "regions"}
-    result = {"target": target, "arm": arm, "seeds": seeds, "trial": trial,
+    result = {"target": target, "digest": digest, "arm": arm, "seeds": seeds, "trial": trial,
               "seconds": seconds, "wall": round(wall, 2), "execs": execs,
               "exit": proc.returncode, "crashed": bool(artifacts), "coverage": cov,
               "canaries": canaries, "bugs": bugs, "measured": measured,
