@@ -188,51 +188,10 @@ pub fn main(args: Vec<String>) -> i32 {
     let offload_kit = std::env::current_exe().unwrap_or_else(|_| PathBuf::from("offload-kit"));
     // A user's LLVM is probed within --timeout, else the per-run default.
     let probe = Duration::from_secs_f64(cli.timeout.unwrap_or(10.0));
-    let mut adapters = match select_adapters(&layout, &cli.impls, &cli.adapters, probe) {
+    let adapters = match labelled_adapters(&cli, &layout, probe) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("offload-kit conformance: {e}");
-            return 2;
-        }
+        Err(code) => return code,
     };
-    // Users' builds come in the order of their --impl llvm=DIR: the k-th
-    // takes the label given after the k-th such --impl.
-    // A label names one build in every report: never an adapter's name or
-    // a default user-build name, which --compare would pair it with.
-    let known = offload_kit_conformance::Adapter::load_dir(&layout.adapters(), &layout.messages())
-        .unwrap_or_default();
-    for (_, label) in &cli.labels {
-        let default_user = label
-            .strip_prefix("llvm-")
-            .and_then(|r| r.strip_suffix("-user"))
-            .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
-        if default_user || known.iter().any(|a| &a.name == label) {
-            eprintln!(
-                "offload-kit conformance: --label '{label}' is an implementation's own name: choose another"
-            );
-            return 2;
-        }
-    }
-    let user_impls: Vec<usize> = (0..cli.impls.len())
-        .filter(|&k| cli.impls[k].starts_with("llvm="))
-        .collect();
-    for (a, k) in adapters
-        .iter_mut()
-        .filter(|a| a.user_build.is_some())
-        .zip(&user_impls)
-    {
-        if let Some((_, label)) = cli.labels.iter().find(|(j, _)| j == k) {
-            a.name = label.clone();
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    if let Some(a) = adapters.iter().find(|a| !seen.insert(a.name.clone())) {
-        eprintln!(
-            "offload-kit conformance: two implementations are named '{}': give each --impl llvm=DIR its own --label",
-            a.name
-        );
-        return 2;
-    }
     if cli.list_impls {
         print_implementations(&layout, &offload_kit);
         return 0;
@@ -607,6 +566,58 @@ fn export_main(args: &[String]) -> i32 {
             1
         }
     }
+}
+
+/// The implementations to run: `--impl` and `--adapter`, users' builds
+/// named by their `--label`; a label that is taken or reserved is refused
+/// (exit status 2).
+fn labelled_adapters(cli: &Options, layout: &Layout, probe: Duration) -> Result<Vec<Adapter>, i32> {
+    let mut adapters = match select_adapters(layout, &cli.impls, &cli.adapters, probe) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("offload-kit conformance: {e}");
+            return Err(2);
+        }
+    };
+    // A label names one build in every report: never an adapter's name or
+    // a default user-build name, which --compare would pair it with.
+    let known = offload_kit_conformance::Adapter::load_dir(&layout.adapters(), &layout.messages())
+        .unwrap_or_default();
+    for (_, label) in &cli.labels {
+        let default_user = label
+            .strip_prefix("llvm-")
+            .and_then(|r| r.strip_suffix("-user"))
+            .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
+        if default_user || known.iter().any(|a| &a.name == label) {
+            eprintln!(
+                "offload-kit conformance: --label '{label}' is an implementation's own name: choose another"
+            );
+            return Err(2);
+        }
+    }
+    // Users' builds come in the order of their --impl llvm=DIR: the k-th
+    // takes the label given after the k-th such --impl.
+    let user_impls: Vec<usize> = (0..cli.impls.len())
+        .filter(|&k| cli.impls[k].starts_with("llvm="))
+        .collect();
+    for (a, k) in adapters
+        .iter_mut()
+        .filter(|a| a.user_build.is_some())
+        .zip(&user_impls)
+    {
+        if let Some((_, label)) = cli.labels.iter().find(|(j, _)| j == k) {
+            a.name = label.clone();
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(a) = adapters.iter().find(|a| !seen.insert(a.name.clone())) {
+        eprintln!(
+            "offload-kit conformance: two implementations are named '{}': give each --impl llvm=DIR its own --label",
+            a.name
+        );
+        return Err(2);
+    }
+    Ok(adapters)
 }
 
 /// The matrix, with a progress line (runs done, the implementation that
