@@ -778,7 +778,8 @@ fn generate<'py>(
     let payloads = match (payloads, random_payloads) {
         (Some(_), true) => return Err(usage("payloads and random_payloads exclude each other")),
         (Some(dir), false) => gen::Payloads::Given(
-            gen::payloads_from_dir(&dir, max_size, okit::budget::get()).map_err(|e| usage(e.to_string()))?,
+            gen::payloads_from_dir(&dir, max_size, okit::budget::get())
+                .map_err(|e| usage(e.to_string()))?,
         ),
         (None, true) => gen::Payloads::Random,
         (None, false) => gen::Payloads::Loadable,
