@@ -247,30 +247,32 @@ def build_harness(out, target, arm, coverage):
     extra = []
     if up_to_date(exe, deps, extra, arm, coverage):
         return exe
-    cxx = any(s.endswith((".cc", ".cpp", ".cxx")) for s in [t["source"], *t["sources"]])
+    sources = [t["source"], *t["sources"]]
+    cxx = any(s.endswith((".cc", ".cpp", ".cxx")) for s in sources)
     instrument = (["-fsanitize=fuzzer", "-fprofile-instr-generate", "-fcoverage-mapping"] if coverage
                   else ["-fsanitize=fuzzer,address"])
+    # The description's flags, split once: objects, archives and linker
+    # flags for the link, the rest (-I, -D, ...) for every compile.
+    def links(f):
+        return f.endswith((".o", ".a")) or re.match(r"-(?:l|L|Wl,)", f)
+    link = [f for f in t["flags"] if links(f)]
+    compile_flags = [f for f in t["flags"] if f not in t["sources"] and not links(f)]
     # The mutator header goes into the harness only: the loader's own
     # sources are compiled as they are.
-    cmd = [CLANG + ("++" if cxx else ""), *instrument, "-g", "-O1", "-w",
-           "-I", os.path.join(ROOT, "include"), "-I", os.path.join(ROOT, "fuzz/harness"),
-           *([] if coverage else ARMS[arm]), "-o", exe]
+    arm_flags = ["-include", arms_h, "-I", os.path.join(ROOT, "include"), *([] if coverage else ARMS[arm])]
     objs = []
-    for i, src in enumerate([t["source"], *t["sources"]]):
+    for i, src in enumerate(sources):
         obj = f"{exe}.{i}.o"
         driver = CLANG + ("++" if src.endswith((".cc", ".cpp", ".cxx")) else "")
-        compile_flags = [f for f in t["flags"] if f not in t["sources"] and not f.endswith((".o", ".a"))
-                         and not re.match(r"-(?:l|L|Wl,)", f)]
         c = [driver, *instrument, "-g", "-O1", "-w", "-c", "-o", obj,
-             *(["-include", arms_h, "-I", os.path.join(ROOT, "include"), *([] if coverage else ARMS[arm])]
-               if i == 0 else []), *compile_flags, src]
+             *(arm_flags if i == 0 else []), *compile_flags, src]
         r = subprocess.run(c, capture_output=True, text=True)
         if r.returncode != 0:
             for o in objs:
                 os.unlink(o)
             raise Missing(f"building {target}: compiling {src} failed:\n{r.stderr[-4000:]}")
         objs.append(obj)
-    link = [f for f in t["flags"] if f.endswith((".o", ".a")) or re.match(r"-(?:l|L|Wl,)", f)]
+    cmd = [CLANG + ("++" if cxx else ""), *instrument, "-g", "-o", exe]
     r = subprocess.run([*cmd, *objs, *link, *extra], capture_output=True, text=True)
     for obj in objs:
         os.unlink(obj)

@@ -584,11 +584,9 @@ fn labelled_adapters(cli: &Options, layout: &Layout, probe: Duration) -> Result<
     let known = offload_kit_conformance::Adapter::load_dir(&layout.adapters(), &layout.messages())
         .unwrap_or_default();
     for (_, label) in &cli.labels {
-        let default_user = label
-            .strip_prefix("llvm-")
-            .and_then(|r| r.strip_suffix("-user"))
-            .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
-        if default_user || known.iter().any(|a| &a.name == label) {
+        if offload_kit_conformance::compare::default_user_name(label)
+            || known.iter().any(|a| &a.name == label)
+        {
             eprintln!(
                 "offload-kit conformance: --label '{label}' is an implementation's own name: choose another"
             );

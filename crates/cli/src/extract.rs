@@ -168,7 +168,7 @@ pub(super) fn extract(
         };
         let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit_format::rules::CLI_5)])?;
         write_entry(&input, &e, &mut o)?;
-        // One open file at a time, however many entries (ulimit -n).
+        // At most output::KEEP_OPEN files held open, however many entries (ulimit -n).
         o.close().map_err(|e| vec![e])?;
         staged.push(o);
     }

@@ -618,11 +618,7 @@ fn check_archive(
     let mut verdicts = Vec::new();
     for (g, t) in gpus.iter().zip(tally.iter_mut()) {
         t.0 += 1;
-        let held = g.modes().iter().find_map(|m| {
-            offload_kit_format::kpack::compatible_targets(&m.text)
-                .into_iter()
-                .find(|target| view.archs.contains(target))
-        });
+        let held = super::kpack::target_for(g, |t| view.archs.iter().any(|a| a == t));
         if held.is_none() {
             t.1 += 1;
             all_run = false;

@@ -116,6 +116,20 @@ pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> 
     extract_kernels(input, &a, None, dir)
 }
 
+/// The target the runtime takes for `gpu` from an archive that `holds`
+/// some (HIPK-2): for each mode the GPU may run in, its compatible
+/// targets in the runtime's order; the first one held.
+pub(super) fn target_for(
+    gpu: &offload_kit_inspect::check::Gpu,
+    holds: impl Fn(&str) -> bool,
+) -> Option<String> {
+    gpu.modes().iter().find_map(|m| {
+        kpack::compatible_targets(&m.text)
+            .into_iter()
+            .find(|t| holds(t))
+    })
+}
+
 /// `extract --gpu G ARCHIVE`: the code objects the runtime would load for
 /// G from this archive (the first target G takes that the archive holds,
 /// in the runtime's order, HIPK-2), into `--dir`, or into `-o` when there
@@ -129,12 +143,7 @@ pub(super) fn extract_gpu(
     let g = offload_kit_inspect::check::Gpu::parse(gpu)
         .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
     let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
-    let held = g.modes().iter().find_map(|m| {
-        kpack::compatible_targets(&m.text)
-            .into_iter()
-            .find(|t| a.kernels.iter().any(|k| k.arch == *t))
-    });
-    let Some(arch) = held else {
+    let Some(arch) = target_for(&g, |t| a.kernels.iter().any(|k| k.arch == t)) else {
         let mut archs: Vec<&str> = a.kernels.iter().map(|k| k.arch.as_str()).collect();
         archs.sort_unstable();
         archs.dedup();

@@ -335,7 +335,7 @@ fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
 fn staged_output(path: &str, bytes: &[u8]) -> Result<OutputFile, String> {
     let mut o = OutputFile::create(Path::new(path)).map_err(|e| llvm_io(&e))?;
     o.write_all(bytes).map_err(|e| io_text(&e))?;
-    // One open file at a time, however many outputs (ulimit -n).
+    // At most output::KEEP_OPEN files held open, however many outputs (ulimit -n).
     o.close().map_err(|e| llvm_io(&e))?;
     Ok(o)
 }

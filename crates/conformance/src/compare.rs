@@ -108,8 +108,9 @@ fn rule_changes(cases: &[Case], changes: &[Change]) -> BTreeMap<String, (usize, 
     out
 }
 
-/// Whether `name` is a user's build named by default (`llvm-<major>-user`).
-fn default_user_name(name: &str) -> bool {
+/// Whether `name` is a user's build named by default (`llvm-<major>-user`,
+/// as [`crate::user_llvm`] names it).
+pub fn default_user_name(name: &str) -> bool {
     (name.strip_prefix("llvm-"))
         .and_then(|r| r.strip_suffix("-user"))
         .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))

@@ -281,24 +281,23 @@ impl OutputFile {
             Target::Direct(mut f) => f
                 .flush()
                 .map_err(|e| Error::other(format!("'{}': {e}", self.path.display()))),
-            Target::Temp(tmp, mut f) => {
-                let done = f.flush().and_then(|()| std::fs::rename(&tmp, &self.path));
-                if let Err(e) = done {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(Error::other(format!("'{}': {e}", self.path.display())));
-                }
-                Ok(())
-            }
-            Target::Closed(tmp) => {
-                if let Err(e) = std::fs::rename(&tmp, &self.path) {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(Error::other(format!("'{}': {e}", self.path.display())));
-                }
-                Ok(())
-            }
+            Target::Temp(tmp, mut f) => self.rename_staged(&tmp, f.flush()),
+            // Flushed when it was closed.
+            Target::Closed(tmp) => self.rename_staged(&tmp, Ok(())),
             Target::Anonymous(..) => unreachable!("staged before finishing"),
             Target::Done => Ok(()),
         }
+    }
+
+    /// Rename the staged file `tmp` onto the path once `flushed`; on a
+    /// failure the temporary file is removed.
+    fn rename_staged(&self, tmp: &Path, flushed: io::Result<()>) -> Result<()> {
+        flushed
+            .and_then(|()| std::fs::rename(tmp, &self.path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(tmp);
+                Error::other(format!("'{}': {e}", self.path.display()))
+            })
     }
 }
 

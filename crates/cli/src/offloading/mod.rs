@@ -691,7 +691,7 @@ fn write_entries(
                 Source::File(at, len) => super::copy_range(obj.file, *at, *len, &mut f)?,
                 Source::Bytes(b) => f.write_all(b)?,
             }
-            // One open file at a time, however many entries (ulimit -n).
+            // At most output::KEEP_OPEN files held open, however many entries (ulimit -n).
             f.close()?;
             Ok(f)
         });
