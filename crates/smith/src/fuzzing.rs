@@ -669,7 +669,11 @@ pub fn mutate_chain(data: &[u8]) {
             2 => cur.len() * 2 + 64,
             _ => 1 + (word(2) >> (step * 4) & 0xffff) as usize,
         };
-        let m = crate::mutate::mutate(&cur, max, word(3).wrapping_add(step));
+        // Half the chains with the bootstrap, whose fresh files are mutated on.
+        let options = crate::mutate::MutateOptions {
+            bootstrap: head & 0x40 != 0,
+        };
+        let m = crate::mutate::mutate_with(&cur, max, word(3).wrapping_add(step), options);
         assert!(m.bytes.len() <= max, "mutant over the bound: {}", m.what);
         cur = m.bytes;
     }
