@@ -690,3 +690,134 @@ fn archives_and_damaged_split_hosts_get_answers_that_fit() {
         o.stderr
     );
 }
+
+/// A host built by clang 22 whose `wrappers` wrappers all register one
+/// CCOB bundle holding a `mib` MiB code object (the others' bundles are
+/// left unregistered): the shape of round 4's "40 wrappers sharing one
+/// huge CCOB". `None` when LLVM 22 may be skipped.
+fn host_sharing_one_ccob(d: &Path, wrappers: usize, mib: u32) -> Option<PathBuf> {
+    use offload_kit::host::elf::hipk;
+    let bin = common::llvm_bin(22, &["clang", "clang-offload-bundler"])?;
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/k.hip");
+    let decls: String = std::fs::read_to_string(fixture)
+        .expect("k.hip")
+        .lines()
+        .take_while(|l| !l.starts_with("__global__"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(
+        d.join("big.hip"),
+        format!(
+            "{decls}__attribute__((device)) char big[{mib} << 20] = {{1}};\n\
+             __global__ void kbig(char *o) {{ o[0] = big[o[1]]; }}\n"
+        ),
+    )
+    .expect("write");
+    std::fs::write(
+        d.join("small.hip"),
+        format!("{decls}namespace {{ __global__ void ks(int *o) {{ *o = 1; }} }}\nvoid *use_ks() {{ return (void *)&ks; }}\n"),
+    )
+    .expect("write");
+    let clang = |args: &[&str]| {
+        let mut c = Command::new(bin.join("clang"));
+        c.args(args).env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        );
+        let o = common::exec(c, d, LIMIT);
+        assert!(o.ok(), "clang {args:?}: {}", o.stderr);
+    };
+    let hip = [
+        "-x",
+        "hip",
+        "-nogpulib",
+        "-nogpuinc",
+        "--offload-arch=gfx906",
+        "-fPIC",
+        "-c",
+    ];
+    clang(&[&hip[..], &["--offload-compress", "big.hip", "-o", "big.o"]].concat());
+    clang(&[&hip[..], &["small.hip", "-o", "small.o"]].concat());
+    // One translation unit linked many times: each copy keeps its own
+    // (internal) wrapper; muldefs takes the first of the global symbols.
+    let mut link = vec![
+        "-shared",
+        "-fPIC",
+        "-Wl,-z,muldefs",
+        "-o",
+        "lib.so",
+        "big.o",
+    ];
+    link.extend(std::iter::repeat_n("small.o", wrappers - 1));
+    clang(&link);
+    let lib_path = d.join("lib.so");
+    let mut lib = std::fs::read(&lib_path).expect("lib.so");
+    let w = hipk::wrappers(&lib).expect("wrappers");
+    assert_eq!(w.len(), wrappers);
+    let first = w[0].relocation.expect("a relative relocation") as usize;
+    let addend = lib[first + 16..first + 24].to_vec();
+    for x in &w[1..] {
+        let rel = x.relocation.expect("a relative relocation") as usize;
+        lib[rel + 16..rel + 24].copy_from_slice(&addend);
+    }
+    // The bundles no wrapper registers now are given a triple that is not
+    // AMDGPU's (the split leaves such entries alone): only the CCOB's code
+    // object is split, filed under every wrapper's index.
+    let (id, other) = (
+        b"hipv4-amdgcn-amd-amdhsa--gfx906",
+        b"hipv4-x86_64-unknown-linux-gnu-",
+    );
+    let mut at = 0;
+    while let Some(i) = lib[at..].windows(id.len()).position(|x| x == id) {
+        lib[at + i..at + i + id.len()].copy_from_slice(other);
+        at += i + id.len();
+    }
+    std::fs::write(&lib_path, &lib).expect("write");
+    let shared = hipk::wrappers(&lib).expect("wrappers");
+    assert!(shared.iter().all(|x| x.target_offset == w[0].target_offset));
+    Some(lib_path)
+}
+
+/// `convert --to kpack` of a host whose wrappers share one CCOB bundle
+/// holds its code object once (it held a copy per wrapper: 40 wrappers of
+/// a 100 MiB code object aborted), the archives are written as they go,
+/// and `convert --to bundle` of the split streams its bundles: peak RSS
+/// stays far below the wrappers' total, whatever the output's size.
+#[test]
+fn splits_and_joins_hold_one_code_object_at_a_time() {
+    let d = scratch("shared-ccob");
+    let Some(_) = host_sharing_one_ccob(&d, 24, 8) else {
+        return;
+    };
+    let (o, kib) = kit_rss(
+        &d,
+        &[
+            "convert", "lib.so", "--to", "kpack", "--method", "zstd", "-o", "split",
+        ],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    assert!(
+        o.stdout_text().contains("24 code object(s) for gfx906"),
+        "{}",
+        o.stdout_text()
+    );
+    // 24 copies of 8 MiB were 192 MiB, and the archive as much again.
+    assert!(kib < 64 << 10, "split: peak RSS {kib} KiB");
+    let o = kit(&d, &["validate", "split/lib_gfx906.kpack"]);
+    assert!(o.ok(), "{}", o.stderr);
+    let (o, kib) = kit_rss(
+        &d,
+        &["convert", "split/lib.so", "--to", "bundle", "-o", "back.so"],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    let back = std::fs::metadata(d.join("back.so")).expect("back.so").len();
+    assert!(back > 24 * (8 << 20), "{back} bytes");
+    assert!(kib < 64 << 10, "join: peak RSS {kib} KiB for {back} bytes");
+    let o = kit(&d, &["list", "back.so"]);
+    assert!(o.ok(), "{}", o.stderr);
+    assert_eq!(o.stdout_text().matches("gfx906").count(), 24);
+}

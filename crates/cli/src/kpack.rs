@@ -215,9 +215,9 @@ fn extract_kernels(
     Ok(0)
 }
 
-/// A code object (borrowed from the input where it is stored plain) and
-/// the key an archive files it under.
-type Filed<'d> = (String, std::borrow::Cow<'d, [u8]>);
+/// The key an archive files a code object under, and the code object's
+/// listing entry (read when its archive is written: never all at once).
+type Filed = (String, usize);
 
 /// `convert --to kpack`: the code objects of a fat binary's device entries
 /// as ROCm's `split_artifacts` files them (spec/kpack.md): one plain
@@ -265,7 +265,7 @@ pub(super) fn split(
     }
     // Per target ID, its (kernel key, code object)s, in listing order.
     let mut by_arch: Vec<(String, Vec<Filed>)> = Vec::new();
-    for e in &l.entries {
+    for (entry, e) in l.entries.iter().enumerate() {
         let Ok(id) = BundleEntryId::parse_strict(&e.id) else {
             continue;
         };
@@ -277,7 +277,6 @@ pub(super) fn split(
         else {
             continue;
         };
-        let code = offload_kit_llvm::detect::payload(data, e).map_err(|e| vec![e])?;
         let indices = match &wrappers {
             Some(ws) => wrappers_of(ws, e.ccob_offset.unwrap_or(e.offset)),
             None => vec![e.bundle as u64],
@@ -301,7 +300,7 @@ pub(super) fn split(
         for index in indices {
             by_arch[slot]
                 .1
-                .push((kpack::lookup_key(&kernel, index), code.clone()));
+                .push((kpack::lookup_key(&kernel, index), entry));
         }
     }
     if by_arch.is_empty() {
@@ -313,17 +312,13 @@ pub(super) fn split(
     let _out_dir = super::create_out_dir(dir)?;
     let mut outs = Vec::new();
     for (arch, kernels) in &by_arch {
-        let refs: Vec<(&str, &str, &[u8])> = (kernels.iter())
-            .map(|(k, c)| (k.as_str(), arch.as_str(), c.as_ref()))
-            .collect();
-        let archive = kpack::write(storage, &prefix, arch, &refs);
-        // What is written must work: the archive passes the strict check
-        // (two entries under one key, say, would break KPAK-5).
-        offload_kit_inspect::validate_kpack(&archive).map_err(Vec::from)?;
         let path =
             output::contained_path(dir, &format!("{prefix}_{arch}.kpack")).map_err(|e| vec![e])?;
         let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
-        std::io::Write::write_all(&mut f, &archive).map_err(|e| vec![Error::from(e)])?;
+        write_archive(&mut f, storage, (&prefix, arch), kernels, |entry| {
+            offload_kit_llvm::detect::payload(data, &l.entries[entry])
+        })?;
+        f.close().map_err(|e| vec![e])?;
         outs.push((f, path, arch.clone(), kernels.len()));
     }
     let mut lines: Vec<String> = (outs.iter())
@@ -356,11 +351,54 @@ pub(super) fn split(
     Ok(0)
 }
 
+/// Write the archive of `(group, arch)` holding `kernels` into `out`,
+/// reading each code object with `code` as it is written (consecutive
+/// keys filing one code object, as wrappers sharing a bundle do, read it
+/// once), then check what was written: it must pass the strict check
+/// (two entries under one key, say, would break KPAK-5).
+fn write_archive<'d>(
+    out: &mut OutputFile,
+    storage: kpack::Storage,
+    (group, arch): (&str, &str),
+    kernels: &[Filed],
+    mut code: impl FnMut(usize) -> Result<std::borrow::Cow<'d, [u8]>, Error>,
+) -> Result<(), Vec<Error>> {
+    let one = |e: Error| vec![e];
+    let io = |e: std::io::Error| vec![Error::from(e)];
+    let shown = out.path().display().to_string();
+    let file = out.file().ok_or_else(|| {
+        one(Error::other(format!(
+            "'{shown}': an archive is written to a file"
+        )))
+    })?;
+    let mut w = kpack::Writer::new(std::io::BufWriter::new(&mut *file), storage, kernels.len())
+        .map_err(io)?;
+    let mut last: Option<(usize, std::borrow::Cow<'d, [u8]>)> = None;
+    for (key, entry) in kernels {
+        if last.as_ref().is_none_or(|(e, _)| e != entry) {
+            drop(last.take()); // the previous code object goes before the next is read
+            last = Some((*entry, code(*entry).map_err(one)?));
+        }
+        let bytes = last.as_ref().map_or(&[][..], |(_, c)| c.as_ref());
+        w.add(key, arch, bytes).map_err(io)?;
+    }
+    drop(last);
+    let written = w.finish(group, arch).map_err(io)?;
+    written.into_inner().map_err(|e| io(e.into_error()))?;
+    let len = file.metadata().map_err(io)?.len();
+    let copy = file.try_clone().map_err(io)?;
+    let archive = Input::mapped(copy, len, Path::new(&shown)).map_err(one)?;
+    offload_kit_inspect::validate_kpack(archive.bytes()).map_err(Vec::from)?;
+    Ok(())
+}
+
 /// `convert --to bundle` of a HIPK host: the host made whole again
-/// (HIPK-3, [`hipk::restore`]), each wrapper registering a bundle of its
-/// code objects from every archive its search paths name (an empty host
-/// entry, then one `hipv4-amdgcn-amd-amdhsa--<arch>` entry per
-/// architecture, in archive order).
+/// (HIPK-3, [`hipk::restore_layout`]), each wrapper registering a bundle
+/// of its code objects from every archive its search paths name (an empty
+/// host entry, then one `hipv4-amdgcn-amd-amdhsa--<arch>` entry per
+/// architecture, in archive order). The bundles are laid out from the
+/// archives' sizes and streamed to the output one code object at a time,
+/// so a split library of any size takes one code object's memory.
 fn join_host(
     file: &Path,
     input: &Input,
@@ -380,50 +418,80 @@ fn join_host(
         Ok(183) => b"host-aarch64-unknown-linux-gnu-",
         _ => b"host-x86_64-unknown-linux-gnu-",
     };
-    let limit = offload_kit_llvm::budget::get();
-    // The fat binaries laid out as restore() lays them out, built one at a
-    // time from the archives (plain blobs borrowed, not copied).
-    let (mut payload, mut targets, mut objects) = (Vec::new(), Vec::new(), 0);
+    // Per wrapper, its bundle's layout and the (archive, kernel) of each
+    // device entry; the fat binaries laid out as restore() lays them out.
+    let (mut bundles, mut targets, mut payload_len) = (Vec::new(), Vec::new(), 0u64);
     for w in &wrappers {
         let key = kpack::lookup_key(&r.kernel_name, w.index);
-        let mut entries: Vec<(Vec<u8>, std::borrow::Cow<'_, [u8]>)> = Vec::new();
-        for (input, a) in &archives {
+        let mut ids: Vec<Vec<u8>> = Vec::new();
+        let mut sources = Vec::new();
+        for (ai, (_, a)) in archives.iter().enumerate() {
             for k in a.kernels.iter().filter(|k| k.name == key) {
                 let id = format!("hipv4-amdgcn-amd-amdhsa--{}", k.arch).into_bytes();
-                if entries.iter().any(|(i, _)| *i == id) {
+                if ids.contains(&id) {
                     return Err(vec![Error::other(format!(
                         "a second code object for {} under '{key}'",
                         k.arch
                     ))]);
                 }
-                entries.push((
-                    id,
-                    a.code_object(input.bytes(), k, limit)
-                        .map_err(|e| vec![e])?,
-                ));
+                ids.push(id);
+                sources.push((ai, k, k.original_size));
             }
         }
-        if entries.is_empty() {
+        if sources.is_empty() {
             return Err(vec![Error::at(
                 rules::HIPK_2,
                 0,
                 format!("no archive of {} holds '{key}'", archives.len()),
             )]);
         }
-        objects += entries.len();
-        let mut refs: Vec<(&[u8], &[u8])> = vec![(host_id, &[])];
-        refs.extend(entries.iter().map(|(i, c)| (i.as_slice(), c.as_ref())));
-        let bundle = offload_kit_format::binary::write_to_vec(&refs, 4096).map_err(|e| vec![e])?;
-        payload.resize(
-            payload.len().next_multiple_of(hipk::FATBIN_ALIGN as usize),
-            0,
-        );
-        targets.push(payload.len() as u64);
-        payload.extend_from_slice(&bundle);
+        let mut sized: Vec<(&[u8], u64)> = vec![(host_id, 0)];
+        sized.extend(ids.iter().zip(&sources).map(|(i, s)| (i.as_slice(), s.2)));
+        let layout = offload_kit_format::binary::layout(&sized, 4096).map_err(|e| vec![e])?;
+        let at = payload_len.next_multiple_of(hipk::FATBIN_ALIGN);
+        payload_len = at.checked_add(layout.total).ok_or_else(|| {
+            vec![Error::rule(
+                rules::BIN_11,
+                "the fat binaries exceed 2^64 bytes",
+            )]
+        })?;
+        targets.push(at);
+        bundles.push((at, layout, sources));
     }
-    let restored = hipk::restore(data, &payload, &targets).map_err(|e| vec![e])?;
-    drop(payload);
-    output::write_file(output_path, &restored).map_err(|e| vec![e])?;
+    let host = hipk::restore_layout(data, payload_len, &targets).map_err(|e| vec![e])?;
+    let limit = offload_kit_llvm::budget::get();
+    let mut out = OutputFile::create(output_path).map_err(|e| vec![e])?;
+    let io = |e: std::io::Error| vec![Error::from(e)];
+    std::io::Write::write_all(&mut out, &host.head).map_err(io)?;
+    let (mut pos, mut objects) = (0u64, 0);
+    // A code object that cannot be read stops the copy; its error, not
+    // the I/O error that carries it out of the writer, is the answer.
+    let mut failed: Option<Error> = None;
+    for (at, layout, sources) in &bundles {
+        output::write_zeros(&mut out, at - pos).map_err(io)?;
+        let written = layout.write(&mut out, |i, w| {
+            if i == 0 {
+                return Ok(());
+            }
+            let (ai, k, _) = sources[i - 1];
+            let (input, a) = &archives[ai];
+            match a.code_object(input.bytes(), k, limit) {
+                Ok(code) => std::io::Write::write_all(w, &code),
+                Err(e) => {
+                    failed = Some(e);
+                    Err(std::io::Error::other("code object"))
+                }
+            }
+        });
+        if let Some(e) = failed.take() {
+            return Err(vec![e]);
+        }
+        written.map_err(io)?;
+        objects += sources.len();
+        pos = at + layout.total;
+    }
+    std::io::Write::write_all(&mut out, &host.tail).map_err(io)?;
+    out.commit().map_err(|e| vec![e])?;
     outln!(
         "{}: the host with {} bundle(s) of {objects} code object(s) from {} archive(s)",
         output_path.display(),

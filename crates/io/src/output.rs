@@ -177,7 +177,8 @@ impl OutputFile {
         for n in 0..1000u32 {
             let tmp = dir.join(format!(".offload-kit-{}-{n}.tmp", std::process::id()));
             let mut o = std::fs::OpenOptions::new();
-            o.write(true).create_new(true);
+            // Readable too: a writer may map what it wrote to check it.
+            o.read(true).write(true).create_new(true);
             #[cfg(unix)]
             {
                 use std::os::unix::fs::OpenOptionsExt;
@@ -343,7 +344,8 @@ fn anonymous_file(dir: &Path) -> Option<File> {
     }
     let fd = rustix::fs::open(
         dir,
-        OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC,
+        // Readable too: a writer may map what it wrote to check it.
+        OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o666),
     )
     .ok()?;

@@ -418,12 +418,12 @@ pub fn rewrite(data: &[u8], reference: &HostRef) -> Result<Vec<u8>> {
         magic: HOST_MAGIC,
         targets: vec![0; wrappers.len()],
         indexed: true,
-        payload: &payload,
+        payload_len: payload.len() as u64,
         adds_ref: true,
         cut_fatbin: true,
         retire: None,
     };
-    relink(&elf, relative, &old, &wrappers, &plan)
+    Ok(relink(&elf, relative, &old, &wrappers, &plan)?.join(&payload))
 }
 
 /// A split host made whole again (the inverse of [`rewrite`]): wrapper
@@ -433,17 +433,23 @@ pub fn rewrite(data: &[u8], reference: &HostRef) -> Result<Vec<u8>> {
 /// retired (`SHT_NULL`). Refused (HIPK-3) for a host that is not split, or
 /// not one target inside `fat_binaries` per wrapper.
 pub fn restore(data: &[u8], fat_binaries: &[u8], targets: &[u64]) -> Result<Vec<u8>> {
+    Ok(restore_layout(data, fat_binaries.len() as u64, targets)?.join(fat_binaries))
+}
+
+/// [`restore`] for fat binaries the caller streams: the restored host is
+/// [`Relinked::head`], then the `payload_len` bytes of fat binaries, then
+/// [`Relinked::tail`] (a split library's code objects are not held).
+pub fn restore_layout(data: &[u8], payload_len: u64, targets: &[u64]) -> Result<Relinked> {
     let (elf, relative) = accepted(data)?;
     let old = phdrs(&elf)?;
     let wrappers = wrappers_of(&elf, &old, relative, Kind::Split)?;
-    if targets.len() != wrappers.len() || targets.iter().any(|&t| t >= fat_binaries.len() as u64) {
+    if targets.len() != wrappers.len() || targets.iter().any(|&t| t >= payload_len) {
         return Err(fail(
             0,
             format!(
-                "{} fat binaries for {} wrappers: one each, inside the {} bytes given",
+                "{} fat binaries for {} wrappers: one each, inside the {payload_len} bytes given",
                 targets.len(),
                 wrappers.len(),
-                fat_binaries.len()
             ),
         ));
     }
@@ -451,7 +457,7 @@ pub fn restore(data: &[u8], fat_binaries: &[u8], targets: &[u64]) -> Result<Vec<
         magic: FATBIN_MAGIC,
         targets: targets.to_vec(),
         indexed: false,
-        payload: fat_binaries,
+        payload_len,
         adds_ref: false,
         cut_fatbin: false,
         retire: section(&elf, REF_SECTION).map(|s| s.index),
@@ -459,16 +465,51 @@ pub fn restore(data: &[u8], fat_binaries: &[u8], targets: &[u64]) -> Result<Vec<
     relink(&elf, relative, &old, &wrappers, &plan)
 }
 
+/// A relinked host in three parts: `head`, the new load segment's payload
+/// (`payload_len` bytes, which the caller writes), and `tail` (padding,
+/// the program header table, the section header table).
+#[derive(Debug, Clone)]
+pub struct Relinked {
+    /// The bytes before the payload.
+    pub head: Vec<u8>,
+    /// How many bytes of payload go between `head` and `tail`.
+    pub payload_len: u64,
+    /// The bytes after the payload.
+    pub tail: Vec<u8>,
+}
+
+impl Relinked {
+    /// The whole host, with `payload` (of `payload_len` bytes) in place.
+    pub fn join(self, payload: &[u8]) -> Vec<u8> {
+        debug_assert_eq!(payload.len() as u64, self.payload_len);
+        let mut out = self.head;
+        out.extend_from_slice(payload);
+        out.extend_from_slice(&self.tail);
+        out
+    }
+
+    /// The whole host's size.
+    pub fn len(&self) -> u64 {
+        self.head.len() as u64 + self.payload_len + self.tail.len() as u64
+    }
+
+    /// Whether the host is empty (never, for a relinked one).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// What [`relink`] writes.
-struct Relink<'p> {
+struct Relink {
     /// The wrappers' new magic.
     magic: &'static [u8; 4],
     /// Per wrapper, where in `payload` it points.
     targets: Vec<u64>,
     /// Whether `reserved1` gets the wrapper's index (else 0).
     indexed: bool,
-    /// The new segment's section contents.
-    payload: &'p [u8],
+    /// The size of the new segment's section contents (the caller writes
+    /// them between [`Relinked::head`] and [`Relinked::tail`]).
+    payload_len: u64,
     /// A new `.rocm_kpack_ref` names the payload (else `.hip_fatbin` is
     /// re-pointed at it).
     adds_ref: bool,
@@ -478,7 +519,7 @@ struct Relink<'p> {
     retire: Option<usize>,
 }
 
-/// The host with `plan.payload` in a new read-only load segment above
+/// The host with a payload of `plan.payload_len` bytes in a new read-only load segment above
 /// every other (with the program header table), the wrappers pointing into
 /// it, and, when asked, `.hip_fatbin`'s whole pages gone from the file.
 /// Every virtual address stays; file offsets after the cut move down.
@@ -487,8 +528,8 @@ fn relink(
     relative: u32,
     old: &[Phdr],
     wrappers: &[Wrapper],
-    plan: &Relink<'_>,
-) -> Result<Vec<u8>> {
+    plan: &Relink,
+) -> Result<Relinked> {
     let data = elf.data;
     let fat = *section(elf, FATBIN_SECTION).expect("checked by wrappers_of");
     let shnum = elf.sections.len() as u64;
@@ -539,7 +580,7 @@ fn relink(
     } else {
         data.len() as u64
     };
-    let mut out = Vec::with_capacity((body_end - cut) as usize + plan.payload.len() + 3 * 4096);
+    let mut out = Vec::with_capacity((body_end - cut) as usize + 4096);
     if cut > 0 {
         out.extend_from_slice(&data[..cut_start as usize]);
         out.extend_from_slice(&data[cut_end as usize..body_end as usize]);
@@ -550,7 +591,7 @@ fn relink(
     // same place modulo the load alignment (no padding to a 2 MiB one).
     let seg_off = round_up(out.len() as u64, 4096);
     let seg_vaddr = round_up(top, align) + seg_off % align;
-    let table_rel = round_up(plan.payload.len() as u64, 8);
+    let table_rel = round_up(plan.payload_len, 8);
     let pos = new_phdrs
         .iter()
         .rposition(|p| p.p_type == PT_LOAD)
@@ -583,11 +624,20 @@ fn relink(
         };
     }
     out.resize(seg_off as usize, 0);
-    out.extend_from_slice(plan.payload);
-    out.resize((seg_off + table_rel) as usize, 0);
-    new_phdrs.iter().for_each(|p| p.write(&mut out));
-    let new_section = (seg_vaddr, seg_off, plan.payload.len() as u64);
-    let shoff = write_sections(&mut out, elf, &fat, plan, cut > 0, &shift, new_section)?;
+    // The payload goes between `out` (the head) and `tail`.
+    let tail_at = seg_off + plan.payload_len;
+    let mut tail = vec![0u8; (table_rel - plan.payload_len) as usize];
+    new_phdrs.iter().for_each(|p| p.write(&mut tail));
+    let new_section = (seg_vaddr, seg_off, plan.payload_len);
+    let shoff = write_sections(
+        (&mut tail, tail_at),
+        elf,
+        &fat,
+        plan,
+        cut > 0,
+        &shift,
+        new_section,
+    )?;
     // The file header: where the tables went, how many there are.
     let sections = shnum + u64::from(plan.adds_ref);
     put(&mut out, 32, &(seg_off + table_rel).to_le_bytes())?;
@@ -609,7 +659,11 @@ fn relink(
             put(&mut out, r + 16, &pointer.to_le_bytes())?;
         }
     }
-    Ok(out)
+    Ok(Relinked {
+        head: out,
+        payload_len: plan.payload_len,
+        tail,
+    })
 }
 
 /// The whole pages of `.hip_fatbin` that leave the file, `[start, end)`
@@ -620,7 +674,7 @@ fn cut_of(
     relative: u32,
     old: &[Phdr],
     wrappers: &[Wrapper],
-    plan: &Relink<'_>,
+    plan: &Relink,
     align: u64,
 ) -> Result<(u64, u64)> {
     let fat = *section(elf, FATBIN_SECTION).expect("checked by wrappers_of");
@@ -762,13 +816,14 @@ fn split_segments(
     Ok(out)
 }
 
-/// The section header table, written at the end of `out` (with a copy of
-/// the name table naming `.rocm_kpack_ref` when one is added); its offset.
+/// The section header table, written at the end of `out`, which starts at
+/// file offset `base` (with a copy of the name table naming
+/// `.rocm_kpack_ref` when one is added); its offset.
 fn write_sections(
-    out: &mut Vec<u8>,
+    (out, base): (&mut Vec<u8>, u64),
     elf: &Elf<'_>,
     fat: &Section<'_>,
-    plan: &Relink<'_>,
+    plan: &Relink,
     cut: bool,
     shift: &dyn Fn(u64) -> u64,
     (addr, offset, size): (u64, u64, u64),
@@ -781,14 +836,14 @@ fn write_sections(
             "the section name table is not in the file",
         )
     })?;
-    let (shstr_off, name_pos) = (out.len() as u64, names.len() as u64);
+    let (shstr_off, name_pos) = (base + out.len() as u64, names.len() as u64);
     if plan.adds_ref {
         out.extend_from_slice(names);
         out.extend_from_slice(REF_SECTION.as_bytes());
         out.push(0);
     }
-    let shoff = round_up(out.len() as u64, 8);
-    out.resize(shoff as usize, 0);
+    let shoff = round_up(base + out.len() as u64, 8);
+    out.resize((shoff - base) as usize, 0);
     for s in &elf.sections {
         let hdr = s.header_pos as usize;
         let mut h = data
