@@ -821,3 +821,55 @@ fn splits_and_joins_hold_one_code_object_at_a_time() {
     assert!(o.ok(), "{}", o.stderr);
     assert_eq!(o.stdout_text().matches("gfx906").count(), 24);
 }
+
+/// A `conformance --html` run that cannot write every page (a link
+/// planted where the case pages go) writes none: no partial site (it left
+/// 22 pages), and nothing through the link.
+#[test]
+fn failed_html_runs_leave_no_partial_site() {
+    let d = scratch("html-partial");
+    std::fs::create_dir_all(d.join("site")).expect("mkdir");
+    std::fs::create_dir_all(d.join("elsewhere")).expect("mkdir");
+    symlink(d.join("elsewhere"), d.join("site/case")).expect("symlink");
+    let o = kit(
+        &d,
+        &[
+            "conformance",
+            "--impl",
+            "offload-kit",
+            "--case",
+            "bundle/align-*",
+            "--html",
+            "site",
+        ],
+    );
+    // Exit 2: the runner could not do its job (1 is for divergences).
+    assert_eq!(o.code, Some(2), "{}", o.stderr);
+    assert!(o.stderr.contains("CLI-5"), "{}", o.stderr);
+    let left: Vec<_> = std::fs::read_dir(d.join("site"))
+        .expect("site")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, ["case"], "a partial site was left");
+    assert_eq!(
+        std::fs::read_dir(d.join("elsewhere")).expect("x").count(),
+        0
+    );
+    std::fs::remove_file(d.join("site/case")).expect("rm");
+    let o = kit(
+        &d,
+        &[
+            "conformance",
+            "--impl",
+            "offload-kit",
+            "--case",
+            "bundle/align-*",
+            "--html",
+            "site",
+        ],
+    );
+    assert!(o.ok(), "{}", o.stderr);
+    assert!(
+        d.join("site/index.html").is_file() && d.join("site/case/bundle/align-0.html").is_file()
+    );
+}

@@ -313,9 +313,17 @@ pub fn write_site_linking(
     dir: &Path,
     pages: &[(&str, &str)],
 ) -> Result<(), String> {
+    // Every page is staged and the site committed as a unit: a run that
+    // fails half-way leaves no partial site (nor replaces a whole one).
+    let staged = std::cell::RefCell::new(Vec::new());
     let write = |rel: &str, text: String| -> Result<(), String> {
-        offload_kit_io::output::write_in_dir(dir, rel, text.as_bytes())
-            .map_err(|e| format!("{}: {e}", dir.join(rel).display()))
+        let shown = |e: offload_kit_format::Error| format!("{}: {e}", dir.join(rel).display());
+        let mut o = offload_kit_io::output::create_in_dir(dir, rel).map_err(shown)?;
+        std::io::Write::write_all(&mut o, text.as_bytes())
+            .map_err(|e| shown(offload_kit_format::Error::from(e)))?;
+        o.close().map_err(shown)?;
+        staged.borrow_mut().push(o);
+        Ok(())
     };
     let by: Cells<'_> = verdicts
         .iter()
@@ -379,7 +387,8 @@ pub fn write_site_linking(
             page(&format!("case {}", c.id), depth, &b),
         )?;
     }
-    Ok(())
+    offload_kit_io::output::commit_all(staged.into_inner())
+        .map_err(|e| format!("{}: {e}", dir.display()))
 }
 
 /// The verdicts by (case, implementation).
