@@ -40,10 +40,10 @@ pub(super) const SPECS: &[Spec] = &[
 /// (13 = 14, 19 = 22 = main; captured from Debian's builds): a newer
 /// release prints 19's until it is captured.
 fn release_help(release: Release) -> &'static str {
-    match release {
-        r if r <= Release::L14 => include_str!("help/clang-offload-bundler-13.txt"),
-        Release::L15 => include_str!("help/clang-offload-bundler-15.txt"),
-        Release::L16 => include_str!("help/clang-offload-bundler-16.txt"),
+    match release.quirks().bundler_help {
+        13 => include_str!("help/clang-offload-bundler-13.txt"),
+        15 => include_str!("help/clang-offload-bundler-15.txt"),
+        16 => include_str!("help/clang-offload-bundler-16.txt"),
         _ => include_str!("help/clang-offload-bundler-19.txt"),
     }
 }
@@ -129,7 +129,7 @@ pub fn main(prog: &str, args: Vec<String>, default: Release) -> i32 {
     };
     // Required options are checked by LLVM's option parser, before anything
     // else; 14 also requires -inputs.
-    let no_inputs = release <= Release::L14 && !p.has("inputs") && !p.has("input");
+    let no_inputs = release.quirks().bundler_plural_io_only && !p.has("inputs") && !p.has("input");
     if no_inputs {
         eprintln!(
             "clang-offload-bundler: for the --inputs option: must be specified at least once!"
@@ -148,7 +148,7 @@ pub fn main(prog: &str, args: Vec<String>, default: Release) -> i32 {
     if p.has("outputs") && p.has("output") {
         return err("-outputs and -output cannot be used together, use only -output instead");
     }
-    if release >= Release::L15 {
+    if release.quirks().bundler_warns_plural_io {
         if p.has("inputs") {
             eprintln!("{prog}: warning: -inputs is deprecated, use -input instead");
         }
@@ -205,7 +205,9 @@ fn compression_config(r: Release, p: &cl::Parsed, _prog: &str) -> Result<Compres
         level: None,
         version: r.ccob_default_version(),
     };
-    if r >= Release::L19 && std::env::var("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() != Ok("1") {
+    if r.quirks().bundler_reads_env
+        && std::env::var("OFFLOAD_BUNDLER_IGNORE_ENV_VAR").as_deref() != Ok("1")
+    {
         if let Ok(v) = std::env::var("OFFLOAD_BUNDLER_VERBOSE") {
             c.verbose = v == "1";
         }
@@ -218,7 +220,7 @@ fn compression_config(r: Release, p: &cl::Parsed, _prog: &str) -> Result<Compres
                 Err(_) => eprintln!("Warning: Invalid value for OFFLOAD_BUNDLER_COMPRESSION_LEVEL: {v}. Ignoring it."),
             }
         }
-        if r >= Release::L22 {
+        if r.quirks().ccob_version_from_env {
             if let Ok(v) = std::env::var("COMPRESSED_BUNDLE_FORMAT_VERSION") {
                 match v.parse::<u16>() {
                     Ok(n @ 2..=3) => c.version = n,
@@ -239,7 +241,7 @@ fn compression_config(r: Release, p: &cl::Parsed, _prog: &str) -> Result<Compres
             format!("for the --compression-level option: '{l}' value invalid for integer argument!")
         })?);
     }
-    if c.compress && r <= Release::L16 {
+    if c.compress && r.ccob_versions_written().is_empty() {
         return Err(format!(
             "-compress: LLVM {r} has no compressed bundles (select --llvm-version=19 or 22)"
         ));
@@ -452,7 +454,7 @@ fn run_list(job: &Job, comp: &Compression, header_only: bool) -> Result<(), Stri
     // main lists every blob of the input in turn, each as if it were a
     // file of its own (CCOB-4, *LLVM main*), and prints what it listed
     // before a blob fails.
-    let (ids, failed) = if job.release == Release::Main {
+    let (ids, failed) = if job.release.quirks().list_walks_every_bundle {
         job.plan_list_main(&raw, &mut reporter(job, comp))
     } else {
         match list_input(job, comp, header_only, &raw) {
@@ -482,7 +484,7 @@ fn run_unbundle(
 ) -> Result<(), String> {
     let raw = open(&job.inputs[0])?;
     // main walks every blob of the input (CCOB-4, *LLVM main*).
-    let main = job.release == Release::Main;
+    let main = job.release.quirks().list_walks_every_bundle;
     if header_only && !main {
         if let Some(prefix) = ccob::llvm_list_prefix(&raw, job.release) {
             return unbundle_streamed(job, v, &raw, &prefix);

@@ -161,12 +161,8 @@ fn main_compression(a: &Args) -> Result<Option<Compression>, String> {
 }
 
 fn help(tool: &str, release: Release) -> String {
-    let category = if release >= Release::L22 {
-        "llvm-offload-binary"
-    } else {
-        "clang-offload-packager"
-    };
-    let archive = if release >= Release::L19 {
+    let category = release.quirks().packager_name;
+    let archive = if release.quirks().packager_archive_option {
         "  --archive                   - Write extracted files to a static archive\n"
     } else {
         ""
@@ -224,22 +220,20 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
             }
         }
     }
-    if release <= Release::L14 {
+    if release.packager_modelled().is_none() {
         elog!(
             "{argv0}: error: LLVM {release} has no clang-offload-packager (it appeared in LLVM 15)"
         );
         return 1;
     }
-    if release == Release::L15 {
+    if release.packager_modelled() == Some(false) {
         elog!("{argv0}: error: offload-kit's packager reproduces LLVM 16, 19 and 22, not LLVM 15's first packager");
         return 1;
     }
     let base = if direct {
         packager::path_filename(argv0).to_string()
-    } else if release >= Release::L22 {
-        "llvm-offload-binary".to_string()
     } else {
-        "clang-offload-packager".to_string()
+        release.quirks().packager_name.to_string()
     };
     let a = match parse(&base, argv0, release, &args) {
         Ok(a) => a,
@@ -261,7 +255,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
         );
         return 0;
     }
-    if release >= Release::L22
+    if release.quirks().packager_deprecation_warning
         && direct
         && packager::path_stem(argv0).ends_with("clang-offload-packager")
     {
@@ -271,7 +265,12 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
     }
     let output = a.output.clone().filter(|o| !o.is_empty());
     let input = a.input.clone().filter(|i| !i.is_empty());
-    if a.h || (release >= Release::L22 && output.is_none() && input.is_none() && !a.objdump) {
+    if a.h
+        || (release.quirks().packager_help_without_args
+            && output.is_none()
+            && input.is_none()
+            && !a.objdump)
+    {
         out(&help(&base, release));
         return 0;
     }
@@ -291,11 +290,12 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
         );
     }
     if let Some(out) = output {
-        let compression = match (release == Release::Main).then(|| main_compression(&a)) {
-            Some(Err(m)) => return err(&m),
-            Some(Ok(c)) => c,
-            None => None,
-        };
+        let compression =
+            match (release.quirks().packager_main_writer).then(|| main_compression(&a)) {
+                Some(Err(m)) => return err(&m),
+                Some(Ok(c)) => c,
+                None => None,
+            };
         return bundle(argv0, &out, &a.images, release, compression);
     }
     if let Some(inp) = input {
@@ -357,9 +357,9 @@ fn bundle(
     compression: Option<Compression>,
 ) -> i32 {
     let parsed: Vec<ImageArgs> = images.iter().map(|i| ImageArgs::parse(i)).collect();
-    let packaged = match release {
-        Release::Main => packager::package_main(&parsed, compression, &mut read_file),
-        _ => packager::package(&parsed, release, &mut read_file),
+    let packaged = match release.quirks().packager_main_writer {
+        true => packager::package_main(&parsed, compression, &mut read_file),
+        false => packager::package(&parsed, release, &mut read_file),
     };
     let bytes = match packaged {
         Ok(b) => b,
@@ -400,8 +400,8 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
     let identifier = if input == "-" { "<stdin>" } else { input };
     // main reads compressed version 3 binaries inflated; image offsets are
     // offsets in this view.
-    let view = match release {
-        Release::Main if llvm::input_kind(file.bytes()) == llvm::InputKind::OffloadBinary => {
+    let view = match release.quirks().main_offload_binary_reader {
+        true if llvm::input_kind(file.bytes()) == llvm::InputKind::OffloadBinary => {
             match llvm::main_inflated(file.bytes()) {
                 Ok(b) => b,
                 Err(f) => return failure(argv0, f),

@@ -631,7 +631,7 @@ fn match_case(n: usize, m: &Value, messages: &Messages) -> Result<(String, Strin
             let what = if c { "matches" } else { "does not match" };
             (outcome, format!("LLVM {{}} {what}"))
         } else {
-            if r <= Release::L14 && hip_openmp {
+            if !r.quirks().hip_openmp_compatible_option && hip_openmp {
                 continue; // no -hip-openmp-compatible before 15: n/a there
             }
             let error = str_field(got, "error")?;

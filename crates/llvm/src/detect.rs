@@ -552,7 +552,7 @@ fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<List
     };
     for (e, section) in &entries {
         let id = e.id_str();
-        if r >= Release::L22 && !Release::llvm22_well_formed(&id) {
+        if r.quirks().refuses_malformed_ids && !Release::llvm22_well_formed(&id) {
             return Err(vec![inner(Error::at(
                 rules::ID_1,
                 e.id_pos,

@@ -40,4 +40,4 @@ pub mod profile;
 use offload_kit_format::{error, host, id, raw as format, rules, source};
 
 pub use offload_kit_format::{Error, Errors, LlvmError, Result};
-pub use profile::Release;
+pub use profile::{Quirks, Release};

@@ -148,7 +148,7 @@ fn modelled_release(argv0: &str, tool: Tool, v: &str) -> Result<Release, i32> {
         Tool::Readobj => "llvm-readobj",
     };
     match v.parse::<Release>() {
-        Ok(r @ (Release::L22 | Release::Main)) => Ok(r),
+        Ok(r) if r.quirks().offloading_dropins => Ok(r),
         Ok(r) => {
             elog(&format!(
                 "{argv0}: error: --llvm-version={r}: the drop-in models {name} --offloading of LLVM 22 and main only (earlier releases' are not modelled)"
@@ -385,7 +385,7 @@ fn objdump_file(
             Ok(())
         }
         _ => match coff_object(data) {
-            Some(c) if release == Release::Main => {
+            Some(c) if release.quirks().offloading_coff_images => {
                 // main: the images of `.llvm.offloading`, then the bundles.
                 let _ = write!(out, "\n{}:\tfile format {}\n", o.name, c.objdump_format);
                 let images = llvm::extract_offload_binaries(data, &o.name, release);
@@ -626,7 +626,9 @@ fn write_entries(
     // (llvm#216161) keeps only those, an empty X keeping all.
     let wanted = |e: &&FoundEntry| match arch_name {
         None => true,
-        Some(a) if release == Release::Main => a.is_empty() || contains(&e.id, a.as_bytes()),
+        Some(a) if release.quirks().arch_name_keeps_matches => {
+            a.is_empty() || contains(&e.id, a.as_bytes())
+        }
         Some(a) => !contains(&e.id, a.as_bytes()),
     };
     let entries: Vec<&FoundEntry> = entries.iter().filter(wanted).collect();
@@ -772,7 +774,7 @@ fn entry_source<'d>(
             ),
         ))
     };
-    if release == Release::Main && e.compressed {
+    if release.quirks().main_code_object_uris && e.compressed {
         let bytes = decompressed
             .iter()
             .find(|(b, _)| *b == e.bundle)
@@ -789,7 +791,7 @@ fn entry_source<'d>(
             ))),
         };
     }
-    if release == Release::Main {
+    if release.quirks().main_code_object_uris {
         let (o, s) = (e.offset, e.size);
         let message = if s > len {
             Some(format!("size in URI ({s}) is larger than source ({len})"))

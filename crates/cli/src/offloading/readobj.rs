@@ -143,7 +143,7 @@ pub(super) fn readobj_file(
                     o.name, c.readobj_format, c.arch, c.bits
                 );
                 s.write_summary(summary.as_bytes());
-                if release == Release::Main {
+                if release.quirks().offloading_coff_images {
                     let found = llvm_object::find_in_sections_as(&data, coff_sections(&c), release);
                     print_uris(argv0, &Object::whole(&o), &found, s);
                     return Ok(());

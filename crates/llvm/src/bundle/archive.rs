@@ -105,7 +105,7 @@ pub fn member_name_in(release: Release, member: &[u8], id: &[u8], target_id: &st
     out.extend_from_slice(st);
     out.push(b'-');
     out.extend_from_slice(id);
-    if release > Release::L13 {
+    if release.quirks().archive_member_extension {
         let ext: &[u8] = if target_id.contains("gfx") {
             b".bc"
         } else if target_id.contains("sm_") {
@@ -133,7 +133,7 @@ pub fn member_name_in(release: Release, member: &[u8], id: &[u8], target_id: &st
 /// its features) as strings and the triples
 /// with `isCompatibleWith`, where its plain unbundling compares whole IDs.
 pub fn compatible(release: Release, entry: &str, target: &str, hip_openmp: bool) -> bool {
-    if release > Release::L15 {
+    if release.quirks().archive_uses_bundler_compatibility {
         return release.compatible(entry, target, hip_openmp);
     }
     let (Some(e), Some(t)) = (release.target_info(entry), release.target_info(target)) else {

@@ -341,7 +341,7 @@ fn section_bundles(
                 // main: a v2/v3 bundle ends at its total size (cut at the
                 // section's end), the next searched from there; 22, and
                 // main for v1: at the next `CCOB` after the magic.
-                let total = (w.release == Release::Main)
+                let total = (w.release.quirks().main_ccob_reader)
                     .then(|| total_size(c, off))
                     .flatten();
                 let (len, end) = match total {
@@ -364,7 +364,7 @@ fn section_bundles(
                 let bytes = decompress(&window, at)?;
                 let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *w.bundle, w.used)?;
                 w.found.entries.extend(new);
-                if w.release == Release::Main {
+                if w.release.quirks().main_ccob_reader {
                     // Held until the entries are written.
                     *w.used += bytes.len() as u64;
                     hold(w.used, 0, at)?;

@@ -328,7 +328,7 @@ pub fn llvm_list(data: &[u8], release: Release) -> Result<Vec<Entry<'_>>> {
     // wants more than the bare magic: a section named exactly
     // `__CLANG_OFFLOAD_BUNDLE__` (empty ID) is skipped. 14 and 16 compare
     // the prefix and list it as an empty line.
-    if release >= Release::L19 {
+    if release.quirks().drops_empty_object_ids {
         entries.retain(|e| !e.id.is_empty());
     }
     Ok(entries)
@@ -357,7 +357,7 @@ pub fn llvm_payload<'a>(data: &'a [u8], e: &Entry<'a>, release: Release) -> Resu
     if contents != HOST_MARKER {
         return Ok(Cow::Borrowed(contents));
     }
-    if release <= Release::L16 {
+    if release.ccob_versions_read().is_empty() {
         Ok(Cow::Borrowed(data))
     } else {
         Ok(Cow::Owned(strip(data)?))

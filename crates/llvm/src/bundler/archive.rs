@@ -16,7 +16,6 @@ use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::bundle::object;
 use crate::error::Error;
 use crate::host::ar;
-use crate::profile::Release;
 use crate::rules;
 use std::collections::BTreeSet;
 
@@ -158,7 +157,7 @@ impl Job {
         name: &str,
         report: &mut super::DecompressReport<'_>,
     ) -> Result<ArchivePlan, BundlerError> {
-        if self.check_input_archive && self.release >= Release::L19 {
+        if self.check_input_archive && self.release.quirks().checks_input_archives {
             self.check_archive(input, name)?;
         }
         let members = archive_members(input)?;
@@ -250,7 +249,9 @@ impl Job {
         }
         // 14 and 16 skip host entries ("we don't extract host code
         // yet"); 19 and 22 extract them (AR-3).
-        if r <= Release::L16 && r.target_info(&id).is_some_and(|i| i.kind == "host") {
+        if r.quirks().archive_skips_host_entries
+            && r.target_info(&id).is_some_and(|i| i.kind == "host")
+        {
             return Ok(());
         }
         let targets: Vec<usize> = v
@@ -345,7 +346,7 @@ impl Job {
                 plan.error = Some(BundlerError::with(
                     format!(
                         "no compatible code object found for the target '{t}' in {} archive library: {name}",
-                        if self.release == Release::L13 { "heterogenous" } else { "heterogeneous" }
+                        if self.release.quirks().heterogenous_typo { "heterogenous" } else { "heterogeneous" }
                     ),
                     Error::rule(
                         rules::AR_6,
@@ -354,7 +355,7 @@ impl Job {
                 ));
                 break;
             }
-            if ms.is_empty() && self.release == Release::L13 {
+            if ms.is_empty() && self.release.quirks().writes_no_empty_archive {
                 // 13 writes no empty archive for -allow-missing-bundles.
                 continue;
             }

@@ -51,7 +51,7 @@ impl Job {
         compress: Option<crate::bundle::ccob::WriteOptions>,
     ) -> Result<Vec<u8>, BundlerError> {
         use crate::bundle::{ccob, object, text};
-        use crate::{rules, Error, Release};
+        use crate::{rules, Error};
         if inputs.len() != v.targets.len() {
             return Err(BundlerError::with(
                 "number of input files and targets should match in bundling mode",
@@ -113,7 +113,8 @@ impl Job {
             // Uncompressed, 14 and 16 seek to each offset and write the
             // payload, so an empty payload at the end never extends the
             // file; 19 and 22 pad (and a compressed bundle is laid out whole).
-            if input.is_empty() && self.release <= Release::L16 && compress.is_none() {
+            if input.is_empty() && self.release.quirks().skips_empty_payloads && compress.is_none()
+            {
                 continue;
             }
             out.resize(layout.offsets[i] as usize, 0);

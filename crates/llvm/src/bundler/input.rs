@@ -137,7 +137,7 @@ impl Job {
                 size: e.size,
             });
         }
-        if self.release <= Release::L16 {
+        if self.release.quirks().reads_inputs_whole {
             return Ok(Piece::WholeInput);
         }
         object::strip(input)
@@ -150,7 +150,7 @@ impl Job {
 /// the release is not 22 or the ID has 5 or 6 '-'-separated fields, else
 /// the detail, at `pos`.
 pub(super) fn malformed_id(r: Release, id: &str, pos: u64) -> Option<Error> {
-    if r >= Release::L22 && !Release::llvm22_well_formed(id) {
+    if r.quirks().refuses_malformed_ids && !Release::llvm22_well_formed(id) {
         return Some(Error::at(
             rules::ID_1,
             pos,

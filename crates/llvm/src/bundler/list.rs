@@ -2,7 +2,6 @@
 
 use super::{BundlerError, FileType, Job};
 use crate::bundle::{binary, text};
-use crate::profile::Release;
 use crate::source::Source;
 
 impl Job {
@@ -47,7 +46,7 @@ impl Job {
                 .map_err(|e| BundlerError::with("malformed text bundle", e));
         }
         // main's `listBundleIDs` goes on after the first bundle (BIN-10).
-        if self.release == Release::Main && self.binary_handler(src.bytes()) {
+        if self.release.quirks().list_walks_every_bundle && self.binary_handler(src.bytes()) {
             return binary::llvm_main_list(src.bytes(), 0)
                 .map_err(|e| BundlerError::with("LLVM main cannot list this input", e));
         }

@@ -51,7 +51,7 @@ impl FileType {
             "o" => FileType::Object,
             "a" => FileType::Archive,
             "i" | "ii" | "cui" => FileType::Text("//"),
-            "hipi" if release >= Release::L16 => FileType::Text("//"),
+            "hipi" if release.quirks().hipi_file_type => FileType::Text("//"),
             "d" | "s" => FileType::Text("#"),
             "ll" => FileType::Text(";"),
             _ => return None,

@@ -10,7 +10,6 @@ use super::input::malformed_id;
 use super::{BundlerError, FileType, Job, Piece, Validated};
 use crate::bundle::{binary, ccob, text};
 use crate::error::Error;
-use crate::profile::Release;
 use crate::rules;
 use crate::source::Source;
 use std::borrow::Cow;
@@ -256,7 +255,7 @@ impl Job {
     /// A host target must have found its bundle, unless 16 or later runs
     /// with `-allow-missing-bundles` (CLI-4).
     fn check_host_found(&self, v: &Validated, found_host: bool) -> Result<(), BundlerError> {
-        let host_exempt = self.release >= Release::L16 && self.allow_missing;
+        let host_exempt = self.release.quirks().allow_missing_exempts_host && self.allow_missing;
         if !(found_host || v.host_index.is_none() || host_exempt) {
             return Err(BundlerError::with(
                 "Can't find bundle for the host target",

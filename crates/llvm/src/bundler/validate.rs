@@ -95,11 +95,13 @@ impl Job {
     /// Bundling and unbundling need `-outputs` and `-targets`.
     fn check_required(&self) -> Result<(), BundlerError> {
         if self.outputs.is_empty() {
-            return Err(BundlerError::llvm(if self.release <= Release::L14 {
-                "for the --outputs option: must be specified at least once!"
-            } else {
-                "no output file specified!"
-            }));
+            return Err(BundlerError::llvm(
+                if self.release.quirks().bundler_plural_io_only {
+                    "for the --outputs option: must be specified at least once!"
+                } else {
+                    "no output file specified!"
+                },
+            ));
         }
         if self.targets.is_empty() {
             return Err(BundlerError::llvm(
@@ -111,7 +113,7 @@ impl Job {
 
     /// `-check-input-archive` (19, 22) only when unbundling an archive.
     fn check_input_archive_flag(&self) -> Result<(), BundlerError> {
-        if self.release >= Release::L19 && self.check_input_archive {
+        if self.release.quirks().checks_input_archives && self.check_input_archive {
             if !self.unbundle {
                 return Err(BundlerError::llvm(
                     "-check-input-archive cannot be used while bundling",
@@ -194,7 +196,7 @@ impl Job {
     /// 16 and later: no two targets with conflicting target IDs (COMPOSE-1).
     fn check_conflicts(&self, written: &[String]) -> Result<(), BundlerError> {
         let r = self.release;
-        if r >= Release::L16 {
+        if r.quirks().checks_conflicting_targets {
             match conflicting_targets(r, &self.targets, written) {
                 None => {}
                 Some(TargetConflict::Pair(a, b)) => {
@@ -272,7 +274,11 @@ fn target_groups(
 ) -> BTreeMap<String, (Triple, BTreeSet<String>)> {
     let mut groups: BTreeMap<String, (Triple, BTreeSet<String>)> = BTreeMap::new();
     for (t, w) in raw.iter().zip(written) {
-        let Some(info) = r.target_info(if r >= Release::L19 { w } else { t }) else {
+        let Some(info) = r.target_info(if r.quirks().conflicts_of_written_ids {
+            w
+        } else {
+            t
+        }) else {
             continue;
         };
         if info.target_id.is_empty() {
@@ -292,7 +298,7 @@ fn target_groups(
 /// `kind-triple`): the first target ID seen per processor (in sorted order)
 /// is kept; a later one conflicts when it sets a feature the first leaves Any.
 fn conflicting_targets(r: Release, raw: &[String], written: &[String]) -> Option<TargetConflict> {
-    if r == Release::Main {
+    if r.quirks().main_target_conflicts {
         return main_conflict(raw, written);
     }
     for (key, (_, ids)) in target_groups(r, raw, written) {

@@ -60,7 +60,7 @@ impl ImageKind {
 
     /// Whether `release` defines this kind (SPIR-V: 22 only).
     pub fn defined_in(self, release: Release) -> bool {
-        self != ImageKind::Spirv || release >= Release::L22
+        self != ImageKind::Spirv || release.quirks().spirv_image_kind
     }
 
     /// The kind a stored value means in `release`, if it defines one.
@@ -118,7 +118,7 @@ impl ImageKind {
 pub fn image_kind_extension(v: u16, release: Release) -> &'static str {
     match ImageKind::from_value(v, release) {
         // main's getImageKindName names SPIR-V `spv`; 22.1.8's does not.
-        Some(ImageKind::Spirv) if release == Release::Main => "spv",
+        Some(ImageKind::Spirv) if release.quirks().names_spirv => "spv",
         k => k.map_or("", ImageKind::extension),
     }
 }
@@ -127,7 +127,7 @@ pub fn image_kind_extension(v: u16, release: Release) -> &'static str {
 pub fn image_kind_objdump_name(v: u16, release: Release) -> &'static str {
     match ImageKind::from_value(v, release) {
         // main's objdump names SPIR-V; 22.1.8's prints `<none>`.
-        Some(ImageKind::Spirv) if release == Release::Main => "spir-v",
+        Some(ImageKind::Spirv) if release.quirks().names_spirv => "spir-v",
         k => k.map_or("<none>", ImageKind::objdump_name),
     }
 }
@@ -160,7 +160,7 @@ impl OffloadKind {
 
     /// The value `release` stores for this kind (`None`: SYCL before 22).
     pub fn value(self, release: Release) -> Option<u16> {
-        let new = release >= Release::L22;
+        let new = release.quirks().offload_kinds_22;
         match self {
             OffloadKind::None => Some(0),
             OffloadKind::OpenMp => Some(1),
@@ -184,7 +184,7 @@ impl OffloadKind {
             "openmp" => OffloadKind::OpenMp,
             "cuda" => OffloadKind::Cuda,
             "hip" => OffloadKind::Hip,
-            "sycl" if release >= Release::L22 => OffloadKind::Sycl,
+            "sycl" if release.quirks().offload_kinds_22 => OffloadKind::Sycl,
             _ => OffloadKind::None,
         }
     }

@@ -9,6 +9,7 @@ use super::llvm::LlvmImage;
 use super::{layout_v1, ImageSpec};
 use crate::error::LlvmError;
 use crate::profile::hash_order::{densemap_order, djb_hash, stringmap_order};
+use crate::profile::quirks::StringOrder;
 use crate::profile::Release;
 use std::borrow::Cow;
 
@@ -129,30 +130,32 @@ pub fn package(
     release: Release,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
-    if release == Release::Main {
+    if release.quirks().packager_main_writer {
         return package_main(images, None, read);
     }
-    if release <= Release::L15 {
+    if release.packager_modelled() != Some(true) {
         return Err(LlvmError::llvm(format!(
             "LLVM {release} has no clang-offload-packager that offload-kit reproduces (16, 19, 22)"
         )));
     }
     let mut out = Vec::new();
     for args in images {
-        let required = if release >= Release::L22 {
+        let required = if release.quirks().image_requires_file_only {
             !args.has("file")
         } else {
             !args.has("file") || !args.has("triple")
         };
         if required {
-            return Err(LlvmError::llvm(if release >= Release::L22 {
-                "'file' is a required image arguments"
-            } else {
-                "'file' and 'triple' are required image arguments"
-            }));
+            return Err(LlvmError::llvm(
+                if release.quirks().image_requires_file_only {
+                    "'file' is a required image arguments"
+                } else {
+                    "'file' and 'triple' are required image arguments"
+                },
+            ));
         }
         let file_value = args.get("file").unwrap_or_default();
-        let files: Vec<&str> = if release >= Release::L19 {
+        let files: Vec<&str> = if release.quirks().image_file_lists {
             file_value.split(',').collect()
         } else {
             vec![file_value]
@@ -284,7 +287,7 @@ pub fn matches(img: &LlvmImage<'_>, args: &ImageArgs, release: Release) -> bool 
     args.pairs.iter().all(|(k, v)| match k.as_str() {
         "file" => true,
         "kind" => img.offload_kind == offload_kind_value(v, release),
-        "member" if release == Release::Main => path_filename(&img.identifier) == v,
+        "member" if release.quirks().extract_by_member => path_filename(&img.identifier) == v,
         _ => img.get(k.as_bytes()) == v.as_bytes(),
     })
 }
@@ -414,7 +417,7 @@ pub fn plan_extraction(
 ) -> (Vec<Action>, Option<String>) {
     let mut acts = Vec::new();
     // main extracts every image when no --image is given.
-    if release == Release::Main && filters.is_empty() {
+    if release.quirks().extract_all_without_filter && filters.is_empty() {
         let mut idx = 0;
         for img in images {
             if let Err(stop) = main_extract_binary(img, input, &mut idx, 0, &mut acts) {
@@ -430,7 +433,7 @@ pub fn plan_extraction(
             .filter(|(_, img)| matches(img, args, release))
             .map(|(i, _)| i)
             .collect();
-        if release <= Release::L16 {
+        if release.quirks().extract_writes_as_found {
             // 16 writes every match as it finds it, named with the index
             // over all images; with `file=` the last match wins silently.
             for &i in &matched {
@@ -471,7 +474,7 @@ pub fn plan_extraction(
                 image: *matched.last().unwrap_or(&0),
                 generated: false,
             });
-        } else if release == Release::Main {
+        } else if release.quirks().extract_all_without_filter {
             let mut idx = 0;
             for &i in &matched {
                 if let Err(stop) = main_extract_binary(&images[i], input, &mut idx, 0, &mut acts) {
@@ -518,12 +521,10 @@ pub fn packager_string_order<'k>(release: Release, keys: &[&'k [u8]]) -> Option<
         .into_iter()
         .filter(|k| *k != b"file" && *k != b"kind")
         .collect();
-    match release {
-        r if r <= Release::L14 => None,
-        r if r <= Release::L16 => Some(stringmap_order(&dense, djb_hash)),
-        // 19 on: the DenseMap order, and so for a newer release unless
-        // the table says otherwise.
-        _ => Some(dense),
+    match release.quirks().string_order {
+        StringOrder::NoPackager => None,
+        StringOrder::StringMap => Some(stringmap_order(&dense, djb_hash)),
+        StringOrder::DenseMap => Some(dense),
     }
 }
 

@@ -40,7 +40,10 @@ use std::str::FromStr;
 
 pub mod hash_order;
 pub mod main_amdgpu;
+pub mod quirks;
 pub mod target_id;
+
+pub use quirks::Quirks;
 
 /// An LLVM release whose behaviour is reproduced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -127,18 +130,14 @@ impl Release {
     /// (14 and 16; 13 and 15 alike), so that an empty payload at the end
     /// never extends the file; 19 and later pad up to every offset.
     pub fn seeks_to_payloads(self) -> bool {
-        self <= Release::L16
+        self.quirks().seeks_to_payloads
     }
 
     /// The compressed bundle versions the bundler writes (`-compress`,
     /// `COMPRESSED_BUNDLE_FORMAT_VERSION`): none before 19, version 2 in
     /// 19, 2 or 3 from 22.
     pub fn ccob_versions_written(self) -> &'static [u16] {
-        match self {
-            r if r <= Release::L16 => &[],
-            Release::L19 => &[2],
-            _ => &[2, 3],
-        }
+        self.quirks().ccob_versions_written
     }
 
     /// The compressed bundle version the bundler writes unless told
@@ -151,21 +150,13 @@ impl Release {
     /// (spec/offload-binary.md): none before 15, version 1 in 15 to 22
     /// (2 is "Invalid data"), 1 to 3 in main.
     pub fn offload_binary_versions_read(self) -> &'static [u32] {
-        match self {
-            r if r <= Release::L14 => &[],
-            Release::Main => &[1, 2, 3],
-            _ => &[1],
-        }
+        self.quirks().offload_binary_versions_read
     }
 
     /// The compressed bundle versions this release's readers take: none
     /// before 19, 1 and 2 in 19, 1 to 3 from 22.
     pub fn ccob_versions_read(self) -> &'static [u16] {
-        match self {
-            r if r <= Release::L16 => &[],
-            Release::L19 => &[1, 2],
-            _ => &[1, 2, 3],
-        }
+        self.quirks().ccob_versions_read
     }
 
     /// The offload tools this release ships that clang runs by name
@@ -201,11 +192,20 @@ impl Release {
         }
     }
 
+    /// Whether this release's `clang-offload-packager` is reproduced:
+    /// `None` where it has none (14 and before), `Some(false)` where it is
+    /// not modelled (15's first one).
+    pub fn packager_modelled(self) -> Option<bool> {
+        (self.offload_tools().iter())
+            .find(|t| t.name == "clang-offload-packager")
+            .map(|t| t.modelled)
+    }
+
     /// Whether unbundling a fat object's host entry runs `llvm-objcopy` to
     /// strip the bundle sections (19 and later), which `-###` prints
     /// instead of running.
     pub fn strips_host_with_objcopy(self) -> bool {
-        self >= Release::L19
+        self.quirks().strips_host_with_objcopy
     }
 }
 

@@ -66,11 +66,7 @@ fn total_size_field(data: &[u8], version: u16) -> Option<u64> {
 /// kept as they are): 20 bytes in 19, 8 in 22 and main; `None` before 19,
 /// which has no compressed bundles.
 fn compressed_min_len(release: Release) -> Option<usize> {
-    match release {
-        r if r <= Release::L16 => None,
-        Release::L19 => Some(20),
-        _ => Some(8),
-    }
+    release.quirks().ccob_min_len
 }
 
 /// The header part of [`llvm_decompress`]: everything the release checks
@@ -95,7 +91,7 @@ fn llvm_prepare(
             // main's getHeaderSize runs before tryParse's check of the
             // version and ends in llvm_unreachable: undefined behaviour in
             // a release build, not reproduced.
-            None if release == Release::Main => {
+            None if release.quirks().main_ccob_reader => {
                 return Err(LlvmDecompress::Fails(
                     "LLVM main reaches llvm_unreachable(\"Unsupported version\") in getHeaderSize (undefined behaviour)".into(),
                     Error::at(rules::CCOB_2, 4, format!("unknown version {version}")),
@@ -137,7 +133,7 @@ fn llvm_prepare(
         }
     };
     let field = usize_off as u64;
-    let end = if release == Release::Main {
+    let end = if release.quirks().main_ccob_reader {
         main_payload_end(data, version, hsize)
     } else {
         data.len()
@@ -167,7 +163,7 @@ fn llvm_prepare(
 /// main uses the copy in `llvm/lib/Object/OffloadBundle.cpp`, whose
 /// messages start in lower case.
 fn llvm_text(release: Release, m: &str) -> String {
-    if release == Release::Main && !m.starts_with("LLVM") {
+    if release.quirks().main_ccob_reader && !m.starts_with("LLVM") {
         let mut c = m.chars();
         c.next()
             .map(|f| f.to_lowercase().chain(c).collect())
@@ -777,7 +773,7 @@ pub fn llvm_uncompressed_note(data: &[u8], release: Release) -> Option<&'static 
     if data.len() < min || is_ccob(data) {
         return None;
     }
-    Some(if release == Release::Main {
+    Some(if release.quirks().main_ccob_reader {
         "Uncompressed bundle"
     } else {
         "Uncompressed bundle."

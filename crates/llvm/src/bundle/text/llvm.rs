@@ -159,7 +159,7 @@ impl<'a> LlvmReader<'a> {
                 return Err(f);
             }
             let r = self.release;
-            let how = if r <= Release::L14 {
+            let how = if r.quirks().text_unterminated_aborts {
                 "aborts (SIGABRT)"
             } else {
                 "exits 1 ('IO failure on output stream: Bad address')"

@@ -8,7 +8,7 @@ use super::*;
 /// which for a binary of none indexes an empty vector (undefined
 /// behaviour, reported as OB-6).
 pub(super) fn create_binary(data: &[u8], base: u64, release: Release) -> Result<(), Failure> {
-    if release != Release::Main {
+    if !release.quirks().main_offload_binary_reader {
         return create(data, base, release, true, false).map(|_| ());
     }
     let (h, _) = main_header(data, base, true)?;

@@ -177,7 +177,7 @@ fn create(
             format!("size {size} runs past the end of the data ({len} bytes)"),
         ));
     }
-    if release >= Release::L19 && size < ENTRY_SIZE {
+    if release.quirks().checks_short_entries && size < ENTRY_SIZE {
         return Err(Failure::eof(
             rules::OB_4,
             base + 8,
@@ -286,7 +286,7 @@ fn read_strings<'b>(
         let mut pair: [&'b [u8]; 2] = [&[], &[]];
         for (off, field, what) in [(ko, spos, "key"), (vo, spos + 8, "value")] {
             if off > len {
-                let effect = if release == Release::L16 {
+                let effect = if release.quirks().key_offset_past_end_segfaults {
                     "LLVM 16 dies of SIGSEGV (keyoff_big.pk)"
                 } else {
                     "LLVM reads heap memory there (19 and 22 were seen to print an empty string)"
@@ -323,7 +323,7 @@ pub fn extract_offload_files<'a>(
     identifier: &str,
     release: Release,
 ) -> Result<Vec<LlvmImage<'a>>, Failure> {
-    if release == Release::Main {
+    if release.quirks().main_offload_binary_reader {
         return main_offload_files(contents, base, identifier);
     }
     let mut out = Vec::new();

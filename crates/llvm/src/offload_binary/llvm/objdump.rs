@@ -275,7 +275,7 @@ fn print_image(
         "producer",
         offload_kind_name(img.offload_kind, release)
     );
-    if release != Release::Main {
+    if !release.quirks().main_offload_binary_reader {
         return Ok(());
     }
     let _ = writeln!(
@@ -343,7 +343,7 @@ const INNER_BINARY: &str = "inner-offload-binary";
 /// given on the command line). `None` for LLVM 14, which has no
 /// `--offloading`.
 pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<ObjdumpRun> {
-    if release <= Release::L14 {
+    if !release.quirks().objdump_offloading {
         return None;
     }
     let mut run = ObjdumpRun::default();
@@ -357,9 +357,9 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
     match input_kind(data) {
         InputKind::OffloadBinary => {
             // main reads compressed version 3 binaries inflated.
-            let inflated = match release {
-                Release::Main => main_inflated(data),
-                _ => Ok(std::borrow::Cow::Borrowed(data)),
+            let inflated = match release.quirks().main_offload_binary_reader {
+                true => main_inflated(data),
+                false => Ok(std::borrow::Cow::Borrowed(data)),
             };
             let data: &[u8] = match &inflated {
                 Ok(d) => d,
