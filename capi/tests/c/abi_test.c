@@ -96,6 +96,9 @@ int main(int argc, char **argv) {
     }
     CHECK(offloadkit_generate_for_release("ccob", 16, 1, buf, sizeof buf) == 0, "16 reads no CCOB");
     CHECK(offloadkit_generate_for_release("binary", 18, 1, buf, sizeof buf) == 0, "no LLVM 18 profile");
+    /* main is 24.0.0git; LLVM 23, released, has no profile yet. */
+    CHECK(offloadkit_generate_for_release("binary", 23, 1, buf, sizeof buf) == 0, "no LLVM 23 profile");
+    CHECK(offloadkit_generate_for_release("binary", 24, 1, buf, sizeof buf) > 0, "24 is main");
     if (failures) return 1;
     puts("c abi: ok");
     return 0;

@@ -281,32 +281,35 @@ fn filed_item(view: &mut KpackView, archive: Option<&Path>, key: &str, arch: &st
 }
 
 /// `inspect` of a kpack archive: a summary line, then one line per code
-/// object (its key, architecture, size and what it is).
+/// object (its key, architecture, size and what it is); the JSON view is
+/// the library's report ([`offload_kit_inspect::kpack_archive`]), which
+/// Python gives too.
 fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
-    let data = input.bytes();
-    let a = super::kpack::check(input)?;
+    let r = offload_kit_inspect::kpack_archive::inspect_kpack(input.bytes())
+        .map_err(|es| es.into_iter().collect::<Vec<_>>())?;
     let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
-    let mut view = KpackView {
-        lines: vec![format!(
-            "{name}: kpack archive, group '{}', {} code object(s) ({})",
-            a.group_name.escape_debug(),
-            a.kernels.len(),
-            a.gfx_arches.join(", ").escape_debug()
-        )],
-        json: serde_json::json!({"group_name": a.group_name, "gfx_arch_family": a.gfx_arch_family,
-            "gfx_arches": a.gfx_arches, "compression_scheme": super::kpack::scheme_name(&a),
-            "code_objects": []}),
-        archs: (a.gfx_arches.iter())
+    let mut lines = vec![format!(
+        "{name}: kpack archive, group '{}', {} code object(s) ({})",
+        r.group_name.escape_debug(),
+        r.code_objects.len(),
+        r.gfx_arches.join(", ").escape_debug()
+    )];
+    for c in &r.code_objects {
+        lines.push(format!(
+            "    {:<44} size {:<9} {}",
+            format!("{} {}", c.key.escape_debug(), c.arch.escape_debug()),
+            c.size,
+            describe(&c.code_object)
+        ));
+    }
+    let json = serde_json::to_value(&r).map_err(|e| vec![Error::other(e.to_string())])?;
+    Ok(KpackView {
+        lines,
+        json,
+        archs: (r.gfx_arches.iter())
             .map(|s| s.escape_debug().to_string())
             .collect(),
-    };
-    for k in &a.kernels {
-        let code = a
-            .code_object(data, k, offload_kit_llvm::budget::get())
-            .map_err(|e| vec![e])?;
-        filed_item(&mut view, None, &k.name, &k.arch, &code);
-    }
-    Ok(view)
+    })
 }
 
 /// `inspect` through a HIPK host: where its device code went, and each

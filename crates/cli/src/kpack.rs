@@ -2,7 +2,7 @@
 
 use super::Input;
 use offload_kit_format::host::elf::{hipk, Elf};
-use offload_kit_format::kpack::{self, Archive, HostRef, Scheme};
+use offload_kit_format::kpack::{self, Archive, HostRef};
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{self, commit_all, OutputFile};
 use std::path::{Path, PathBuf};
@@ -13,10 +13,7 @@ pub(super) fn is_kpack(input: &Input) -> bool {
 }
 
 pub(super) fn scheme_name(a: &Archive) -> &'static str {
-    match a.scheme {
-        Scheme::Plain(_) => "none",
-        Scheme::ZstdPerKernel(_) => "zstd-per-kernel",
-    }
+    offload_kit_inspect::kpack_archive::scheme_name(a)
 }
 
 /// `list`: one line per (kernel name, architecture) with its blob.
@@ -123,11 +120,7 @@ pub(super) fn target_for(
     gpu: &offload_kit_inspect::check::Gpu,
     holds: impl Fn(&str) -> bool,
 ) -> Option<String> {
-    gpu.modes().iter().find_map(|m| {
-        kpack::compatible_targets(&m.text)
-            .into_iter()
-            .find(|t| holds(t))
-    })
+    offload_kit_inspect::kpack_archive::target_for(gpu, holds)
 }
 
 /// `extract --gpu G ARCHIVE`: the code objects the runtime would load for

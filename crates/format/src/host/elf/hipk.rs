@@ -481,7 +481,6 @@ pub struct Relinked {
 impl Relinked {
     /// The whole host, with `payload` (of `payload_len` bytes) in place.
     pub fn join(self, payload: &[u8]) -> Vec<u8> {
-        debug_assert_eq!(payload.len() as u64, self.payload_len);
         let mut out = self.head;
         out.extend_from_slice(payload);
         out.extend_from_slice(&self.tail);
@@ -489,13 +488,8 @@ impl Relinked {
     }
 
     /// The whole host's size.
-    pub fn len(&self) -> u64 {
+    pub fn size(&self) -> u64 {
         self.head.len() as u64 + self.payload_len + self.tail.len() as u64
-    }
-
-    /// Whether the host is empty (never, for a relinked one).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 }
 
