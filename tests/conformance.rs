@@ -785,7 +785,7 @@ fn main() {
                     return Err(format!("run_exported.py: wanted '{want}', got:\n{got}").into());
                 }
             }
-            Ok(())
+            template_scores(dir.path())
         }));
     }
 
@@ -965,4 +965,54 @@ fn write_dashboard(
             std::process::exit(1);
         }
     }
+}
+
+/// The template implementation (conformance/examples/template_impl.py,
+/// standard library only) passes every `list` and `unbundle` case it
+/// claims, and claims some of each; one that only exits 1 passes none, and
+/// one that drops text bundles (answers them as empty) is caught.
+fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/examples");
+    let score = |op: &str, cmd: &[&str]| -> Result<(Option<i32>, String), Failed> {
+        let out = std::process::Command::new("python3")
+            .arg(format!("{examples}/run_exported.py"))
+            .arg(dir)
+            .args(["--op", op, "--"])
+            .args(cmd)
+            .output()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        Ok((
+            out.status.code(),
+            text.lines().last().unwrap_or("").to_string(),
+        ))
+    };
+    let count = |line: &str, what: &str| -> usize {
+        (line.split(", "))
+            .find_map(|p| p.strip_prefix(what)?.trim().parse().ok())
+            .unwrap_or(usize::MAX)
+    };
+    let template = format!("{examples}/template_impl.py");
+    // A text bundle's answers dropped: lists are empty, nothing unbundled.
+    let drops_text =
+        format!("case \"$3\" in bc) exec python3 {template} \"$@\";; *) echo '[]';; esac");
+    for op in ["list", "unbundle"] {
+        let (code, line) = score(op, &["python3", &template])?;
+        if code != Some(0) || count(&line, "differs ") != 0 || count(&line, "pass ") < 40 {
+            return Err(format!("template on {op}: {line} (exit {code:?})").into());
+        }
+        let passed = count(&line, "pass ");
+        if op != "list" {
+            continue; // the wrong implementations once: their scores are per case
+        }
+        let (_, none) = score(op, &["sh", "-c", "exit 1"])?;
+        if count(&none, "pass ") != 0 {
+            return Err(format!("'exit 1' on {op}: {none}").into());
+        }
+        let (code, dropped) = score(op, &["sh", "-c", &drops_text, "sh"])?;
+        if code != Some(1) || count(&dropped, "differs ") == 0 || count(&dropped, "pass ") >= passed
+        {
+            return Err(format!("dropping text bundles on {op}: {dropped}").into());
+        }
+    }
+    Ok(())
 }

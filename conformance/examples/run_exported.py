@@ -7,13 +7,26 @@ library only.
     python3 conformance/examples/run_exported.py corpus-out -- my-parser --json
     # each case runs: my-parser --json INPUT
 
-Operation `locate` (where each bundle entry lies). Your command gets the
-case's input and must either
-  - succeed (exit 0) and print one JSON array of {"id", "offset", "size"}
-    (or an object with such an array under "entries"), or
-  - fail (exit non-zero) and say which rule the input breaks: print
-    {"error": {"rule": "BIN-5", "offset": 81}} on stdout, or a line holding
-    "rule BIN-5" on stderr (offload-kit's own "(at offset 0x51, rule BIN-5)").
+Operations (--op; your command gets these arguments after its own):
+  locate INPUT                       where each bundle entry lies: print one
+                                     JSON array of {"id", "offset", "size"}
+                                     (or an object with it under "entries")
+  list --type T INPUT                the entry IDs, in order: a JSON array
+  unbundle --type T INPUT --output-dir D --target ID...
+                                     [--allow-missing-bundles]
+                                     [--hip-openmp-compatible]
+                                     [--check-input-archive]
+                                     write each target's payload as D/0,
+                                     D/1, ... (in target order)
+A command either succeeds (exit 0) with that answer, or fails (exit
+non-zero) and says which rule the input breaks: {"error": {"rule":
+"BIN-5", "offset": 81}} on stdout, or a line holding "rule BIN-5" on
+stderr (offload-kit's own "(at offset 0x51, rule BIN-5)"). A case the
+implementation does not handle is declined with {"unsupported": WHY} on
+stdout and exit status 3: "not claimed", never a pass.
+conformance/examples/template_impl.py is a template implementation
+(standard library only) that claims locate, list and unbundle of binary
+and text bundles.
 An implementation that reports no rules says so with --no-rules: its
 failures on cases that expect one count as "rejected, rule unchecked",
 never as a pass.
@@ -21,10 +34,9 @@ never as a pass.
 Every run has a time limit (--timeout, 10 s) and an output limit (4 MiB);
 output that is not JSON, binary, too large or late is reported as what it
 is, with the expected and the observed answer. Filters: --case GLOB (case
-IDs), --rule ID-OR-PREFIX (BIN, BIN-5), --op (only `locate` has a worked
-runner here). With no command, offload-kit itself stands in
-(`offload-kit list INPUT --json`). Exit status 1 when any case differs,
-crashes or times out.
+IDs), --rule ID-OR-PREFIX (BIN, BIN-5), --op. With no command,
+offload-kit itself stands in for `locate` (`offload-kit list INPUT
+--json`). Exit status 1 when any case differs, crashes or times out.
 """
 import argparse
 import fnmatch
@@ -77,13 +89,26 @@ def reported_rule(stdout, stderr):
     return (m.group(1), None) if m else (None, None)
 
 
-def judge_locate(case, code, out, err, note, no_rules):
-    """(status, why) of one `locate` case."""
+def declined(code, out):
+    """Whether the implementation declined the case (exit 3, "unsupported")."""
+    if code != 3:
+        return False
+    try:
+        return "unsupported" in json.loads(out)
+    except (ValueError, TypeError):
+        return False
+
+
+def judge_common(case, code, out, err, no_rules):
+    """(status, why) when the outcome decides alone (a time-out, a crash,
+    a declined case, an expected failure); None when the answer is read."""
     want = case["expect"]
     if code is None:
         return "timed out", "no answer within the time limit"
     if code < 0 or code >= 128:
         return "crashed", f"exit status {code}"
+    if declined(code, out):
+        return "not claimed", ""
     if "fail" in want:
         rule = want["fail"]
         if code == 0:
@@ -100,6 +125,15 @@ def judge_locate(case, code, out, err, note, no_rules):
     if code != 0:
         got, _ = reported_rule(out, err)
         return "differs", f"expected success, got failure {got or ''}: {show(err or out)}"
+    return None
+
+
+def judge_locate(case, code, out, err, note, no_rules):
+    """(status, why) of one `locate` case."""
+    want = case["expect"]
+    decided = judge_common(case, code, out, err, no_rules)
+    if decided:
+        return decided
     if note:
         return "differs", note
     try:
@@ -117,10 +151,94 @@ def judge_locate(case, code, out, err, note, no_rules):
     return "differs", f"expected {expected}, got {have} (missing {missing}, unexpected {extra})"
 
 
+def judge_list(case, code, out, err, note, no_rules):
+    """(status, why) of one `list` case: the IDs, in order."""
+    decided = judge_common(case, code, out, err, no_rules)
+    if decided:
+        return decided
+    if note:
+        return "differs", note
+    try:
+        doc = json.loads(out)
+        have = [str(i) for i in (doc["list"] if isinstance(doc, dict) else doc)]
+    except (ValueError, TypeError, KeyError):
+        return "differs", f"output is not a JSON array of IDs: {show(out)}"
+    expected = case["expect"]["list"]
+    if have == expected:
+        return "pass", ""
+    return "differs", f"expected {expected}, got {have}"
+
+
+def fact_holds(fact, got, inputs):
+    """Whether output bytes `got` (None: not written) are what `fact` says."""
+    import base64
+    import hashlib
+    if fact.get("absent"):
+        return got is None
+    if got is None:
+        return False
+    if "utf8" in fact:
+        return got == fact["utf8"].encode()
+    if "hex" in fact:
+        return got == bytes.fromhex(fact["hex"])
+    if "base64" in fact:
+        return got == base64.b64decode(fact["base64"])
+    if "zeros" in fact:
+        return got == bytes(fact["zeros"])
+    if "input" in fact:
+        return got == inputs(fact["input"])
+    if "sha256" in fact:
+        return hashlib.sha256(got).hexdigest() == fact["sha256"]
+    if "size" in fact:
+        return len(got) == fact["size"]
+    return False  # an ELF fact: this runner does not read ELF files
+
+
+def judge_unbundle(case, code, out, err, note, no_rules, outdir, inputs):
+    """(status, why) of one `unbundle` case: each target's output."""
+    want = case["expect"]
+    written = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
+    decided = judge_common(case, code, out, err, no_rules)
+    if decided:
+        if decided[0] == "pass" and want.get("no_outputs") and written:
+            return "differs", f"failed as expected but left outputs {written} (CLI-5)"
+        return decided
+    facts = want.get("outputs", [])
+    for n, fact in enumerate(facts):
+        p = os.path.join(outdir, str(n))
+        got = open(p, "rb").read(LIMIT) if os.path.isfile(p) else None
+        if not fact_holds(fact, got, inputs):
+            shown = "not written" if got is None else show(got, 60)
+            return "differs", f"output {n}: expected {fact}, got {shown}"
+    return "pass", ""
+
+
+def op_argv(case, op, path, outdir):
+    """The arguments a command gets for `case` (see the module's help)."""
+    args = case["args"]
+    if op == "locate":
+        return [path]
+    argv = [op, "--type", args.get("type", "bc"), path]
+    if op == "unbundle":
+        # Every input the case passes (CLI-2 cases pass two), and an
+        # explicit output count when the case gives one.
+        argv += [os.path.join(os.path.dirname(os.path.dirname(path)), case["inputs"][n]["spec"] or "")
+                 for n in args["inputs"][1:]]
+        if "outputs" in args:
+            argv += ["--outputs", str(args["outputs"])]
+        argv += ["--output-dir", outdir]
+        for t in args.get("targets", []):
+            argv += ["--target", t]
+        for key in ("allow_missing_bundles", "hip_openmp_compatible", "check_input_archive"):
+            if args.get(key):
+                argv.append("--" + key.replace("_", "-"))
+    return argv
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
-    ap.add_argument("--op", default="locate", choices=["locate"])
+    ap.add_argument("--op", default="locate", choices=["locate", "list", "unbundle"])
     ap.add_argument("--case", default="*", help="case IDs to run (glob)")
     ap.add_argument("--rule", default="", help="only cases about this rule (BIN-5) or prefix (BIN)")
     ap.add_argument("--no-rules", action="store_true", help="the implementation reports no rule IDs")
@@ -131,7 +249,10 @@ def main():
         i = argv.index("--")
         argv, cmd = argv[:i], argv[i + 1:]
     a = ap.parse_args(argv)
-    counts = {"pass": 0, "differs": 0, "crashed": 0, "timed out": 0, "rejected, rule unchecked": 0}
+    if cmd is None and a.op != "locate":
+        ap.error(f"--op {a.op}: give the implementation's command after --")
+    counts = {"pass": 0, "differs": 0, "crashed": 0, "timed out": 0, "rejected, rule unchecked": 0,
+              "not claimed": 0}
     with open(os.path.join(a.dir, "index.json")) as f:
         index = json.load(f)
     for cid in index:
@@ -144,12 +265,24 @@ def main():
         if a.rule and not any(r == a.rule or r.startswith(a.rule + "-") for r in case.get("rules", [])):
             continue
         name = case["args"]["inputs"][0]
-        path = os.path.join(a.dir, cid, case["inputs"][name]["spec"])
-        run_argv = (cmd + [path]) if cmd else ["offload-kit", "list", path, "--json"]
-        code, out, err, note = run(run_argv, a.timeout)
-        status, why = judge_locate(case, code, out, err, note, a.no_rules)
+        variant = lambda n: os.path.join(a.dir, cid, case["inputs"][n]["spec"] or "")
+        path = variant(name)
+
+        def inputs(n):
+            with open(variant(n), "rb") as f:
+                return f.read()
+        with tempfile.TemporaryDirectory() as scratch:
+            outdir = os.path.join(scratch, "out")
+            run_argv = (cmd + op_argv(case, a.op, path, outdir)) if cmd else ["offload-kit", "list", path, "--json"]
+            code, out, err, note = run(run_argv, a.timeout)
+            if a.op == "unbundle":
+                status, why = judge_unbundle(case, code, out, err, note, a.no_rules, outdir, inputs)
+            elif a.op == "list":
+                status, why = judge_list(case, code, out, err, note, a.no_rules)
+            else:
+                status, why = judge_locate(case, code, out, err, note, a.no_rules)
         counts[status] += 1
-        if status != "pass":
+        if status not in ("pass", "not claimed"):
             print(f"{status}: {cid}: {why}")
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     return 1 if counts["differs"] or counts["crashed"] or counts["timed out"] else 0

@@ -70,7 +70,12 @@ its outcome with `expect` (or the release's), and report per case: pass,
 differs, crashed, timed out, or not applicable. A `fail` passes only when
 the implementation names that rule (`*`: any); one that reports no rules
 scores such cases \"rejected, rule unchecked\". offload-kit's
-`conformance/examples/run_exported.py` is a worked runner for `locate`.
+`conformance/examples/run_exported.py` is a worked runner for `locate`,
+`list` and `unbundle` (each operation's arguments and answer in its
+help), and `conformance/examples/template_impl.py` a template
+implementation (standard library only) that passes every case of those it
+claims; a case an implementation does not handle it declines
+(`{\"unsupported\": why}`, exit 3): \"not claimed\", never a pass.
 ";
 
 /// Replace every `{\"written\": T}` in `v` by the ID `release` writes for `T`.

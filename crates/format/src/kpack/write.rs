@@ -7,7 +7,7 @@ use rmpv::Value;
 /// An archive of `kernels` (kernel name, arch, code object), laid out as
 /// ROCm's tools write one: blobs from [`DATA_START`], then the TOC with its
 /// keys in the order `pack_tree` and `split_artifacts` write them. A kernel
-/// name listed twice for one arch is the caller's error, which [`parse`]
+/// name listed twice for one arch is the caller's error, which [`super::parse`]
 /// refuses (KPAK-5).
 ///
 /// ```
@@ -82,7 +82,7 @@ impl<W: std::io::Write + std::io::Seek> Writer<W> {
     }
 
     /// Add `code`, filed under kernel `name` for `arch` (a name listed
-    /// twice for one arch is the caller's error, which [`parse`] refuses:
+    /// twice for one arch is the caller's error, which [`super::parse`] refuses:
     /// KPAK-5).
     pub fn add(&mut self, name: &str, arch: &str, code: &[u8]) -> std::io::Result<()> {
         if self.added == self.count {

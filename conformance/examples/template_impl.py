@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""A template implementation of the exported corpus's protocol: a strict
+reader of binary and text bundles (spec/binary-bundle.md,
+spec/text-bundle.md, spec/bundle-id.md), standard library only, never
+calling offload-kit. Copy it and grow it; run it with
+
+    python3 conformance/examples/run_exported.py DIR --op list -- \\
+        python3 conformance/examples/template_impl.py
+
+It claims `locate`, `list` and `unbundle` of standalone binary bundles
+and text bundles whose IDs name what it knows (the processors below);
+anything else (compressed bundles, object files, archives, IDs of other
+targets) it declines: it prints {"unsupported": WHY} and exits 3, which
+the runner counts as "not claimed", never as a pass.
+
+Commands (what run_exported.py passes):
+    locate INPUT
+    list --type T INPUT
+    unbundle --type T INPUT --output-dir D --target ID... [--allow-missing-bundles]
+A failure prints {"error": {"rule": R, "offset": N}} and exits 1.
+"""
+import json
+import os
+import re
+import struct
+import sys
+
+MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
+KINDS = {"host", "hip", "hipv4", "openmp"}
+# What this template knows; anything else is declined, not guessed.
+ARCHES = {"x86_64", "amdgcn", "nvptx64", "aarch64"}
+VENDORS = {"unknown", "amd", "nvidia", "pc"}
+OSES = {"linux", "amdhsa", "cuda"}
+ENVS = {"", "gnu"}
+AMDGPU = {"gfx700", "gfx801", "gfx803", "gfx900", "gfx902", "gfx906", "gfx908", "gfx90a",
+          "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010", "gfx1030", "gfx1100",
+          "gfx1101", "gfx1102", "gfx1200", "gfx1201"}
+FEATURES = {"xnack", "sramecc"}
+TEXT_COMMENTS = {"i": "//", "ii": "//", "cui": "//", "hipi": "//", "d": "#", "s": "#", "ll": ";"}
+
+
+class Fail(Exception):
+    def __init__(self, rule, offset=None):
+        super().__init__(rule)
+        self.rule, self.offset = rule, offset
+
+
+class Declined(Exception):
+    pass
+
+
+def canonical_id(text, at=None):
+    """The canonical spelling of an entry ID (ID-4), or Fail with its rule."""
+    if not text or any(not (32 < ord(c) < 127) for c in text):
+        raise Fail("ID-1", at)
+    parts = text.split("-")
+    if len(parts) < 5:
+        raise Fail("ID-1", at)
+    kind, arch, vendor, os_ = parts[:4]
+    if kind not in KINDS:
+        raise Fail("ID-2", at)
+    if arch not in ARCHES or vendor not in VENDORS or os_ not in OSES:
+        raise Declined(f"a triple this template does not know: {text}")
+    if len(parts) == 5:
+        env, tid = parts[4], ""
+        if env.startswith(("gfx", "sm_")):
+            raise Fail("ID-5", at)
+    else:
+        env, tid = parts[4], "-".join(parts[5:])
+    if env not in ENVS:
+        raise Declined(f"an environment this template does not know: {env}")
+    if tid:
+        pieces = tid.split(":")
+        proc, feats = pieces[0], pieces[1:]
+        if not proc or any(len(f) < 2 or f[-1] not in "+-" for f in feats):
+            raise Fail("TID-1", at)
+        names = [f[:-1] for f in feats]
+        if len(set(names)) != len(names):
+            raise Fail("TID-2", at)
+        if kind == "host":
+            raise Declined("a host entry with a target ID")
+        known = proc in AMDGPU if arch == "amdgcn" else re.fullmatch(r"sm_\d+", proc)
+        if not known or any(n not in FEATURES for n in names):
+            raise Declined(f"a processor or feature this template does not know: {tid}")
+        tid = ":".join([proc] + sorted(feats))
+    return f"{kind}-{arch}-{vendor}-{os_}-{env}-{tid}"
+
+
+def binary_entries(data):
+    """[(id, offset, size)] of a standalone binary bundle, strictly."""
+    if not data.startswith(MAGIC):
+        if data.startswith((b"CCOB", b"\x7fELF", b"!<arch>", b"\x10\xff\x10\xad")):
+            raise Declined("not a plain binary bundle (compressed, an object or an archive)")
+        # Too short to hold the magic: no bundle at all (which unbundling
+        # for the host may allow); longer without the magic breaks BIN-1.
+        if len(data) < len(MAGIC):
+            raise NotABundle()
+        raise Fail("BIN-1", 0)
+    if len(data) < 32:
+        raise Fail("BIN-2", 24)
+    (count,) = struct.unpack_from("<Q", data, 24)
+    pos, raw = 32, []
+    for _ in range(count):
+        if pos + 24 > len(data):
+            raise Fail("BIN-2", pos)
+        off, size, n = struct.unpack_from("<QQQ", data, pos)
+        if pos + 24 + n > len(data):
+            raise Fail("BIN-2", pos + 16)
+        ident = data[pos + 24:pos + 24 + n].decode("latin-1")
+        raw.append((ident, off, size, pos))
+        pos += 24 + n
+    if count == 0:
+        raise Fail("BIN-3", 24)
+    header_end, entries, seen, hosts = pos, [], set(), 0
+    for ident, off, size, at in raw:
+        if not ident:
+            raise Fail("BIN-4", at + 16)
+        cid = canonical_id(ident, at + 24)
+        if off + size > len(data):
+            raise Fail("BIN-5", at)
+        if size and off < header_end:
+            raise Fail("BIN-6", at)
+        if cid in seen:
+            raise Fail("BIN-8", at + 24)
+        seen.add(cid)
+        hosts += cid.startswith("host-")
+        if hosts > 1:
+            raise Fail("BIN-13", at)
+        entries.append((ident, off, size))
+    spans = sorted((o, s) for _, o, s in entries if s)
+    for (o1, s1), (o2, _) in zip(spans, spans[1:]):
+        if o1 + s1 > o2:
+            raise Fail("BIN-7", o2)
+    cur = header_end
+    for o, s in spans:
+        if any(data[cur:o]):
+            raise Fail("BIN-9", cur)
+        cur = max(cur, o + s)
+    end = max([header_end] + [o + s for _, o, s in entries])
+    if end < len(data):
+        raise Fail("BIN-10", end)
+    return entries
+
+
+def text_entries(data, comment):
+    """[(id, offset, size)] of a text bundle with `comment`, strictly."""
+    marker = comment.encode() + b" __CLANG_OFFLOAD_BUNDLE____"
+    start = b"\n" + marker + b"START__ "
+    end = b"\n" + marker + b"END__ "
+    if data.startswith(b"CCOB"):
+        raise Declined("a compressed bundle")
+    if marker not in data:
+        raise NotABundle()
+    # A marker line with a CR before its LF (a file converted to CR LF).
+    for m in re.finditer(re.escape(marker) + rb"(START|END)__ [^\n]*\r\n", data):
+        raise Fail("TXT-6", m.start())
+    if data.startswith(b"\r\n" + marker):
+        raise Fail("TXT-6", 0)
+    if not data.startswith(start):
+        raise Fail("TXT-3", 0)
+    entries, pos, seen = [], 0, set()
+    while pos < len(data):
+        if not data.startswith(start, pos):
+            raise Fail("TXT-11", pos)
+        nl = data.find(b"\n", pos + len(start))
+        if nl < 0:
+            raise Fail("TXT-4", pos)
+        ident = data[pos + len(start):nl].decode("latin-1")
+        if not ident:
+            raise Fail("TXT-5", pos + len(start))
+        cid = canonical_id(ident, pos + len(start))
+        body = nl + 1
+        close = data.find(end, nl)
+        nxt = data.find(start, nl)
+        if close < 0 or (0 <= nxt < close):
+            # A START before this entry's END: a whole bundle nested in its
+            # content when its own END comes later (TXT-9), else unclosed.
+            if data.find(end + ident.encode("latin-1") + b"\n", nl) >= 0:
+                raise Fail("TXT-9", nxt)
+            raise Fail("TXT-7", pos)
+        inner = data.find(marker + b"START__", body, close + 1)
+        if inner >= 0:
+            raise Fail("TXT-9", inner)
+        nl2 = data.find(b"\n", close + len(end))
+        if nl2 < 0:
+            raise Fail("TXT-8", close)
+        if data[close + len(end):nl2].decode("latin-1") != ident:
+            raise Fail("TXT-8", close)
+        if cid in seen:
+            raise Fail("TXT-12", pos)
+        seen.add(cid)
+        entries.append((ident, body, close - body))
+        pos = nl2 + 1
+        if pos == len(data):
+            break
+        # What follows an END line: the next START line (its LF makes a
+        # blank line) or the end; another END of this entry means the
+        # content held it (TXT-10).
+        nxt = data.find(start, nl2)
+        again = data.find(end, nl2 - 1 if data[nl2 - 1:nl2] == b"\n" else nl2)
+        if 0 <= again < (nxt if nxt >= 0 else len(data)) and again > close:
+            raise Fail("TXT-10", again)
+        if not data.startswith(start, pos):
+            raise Fail("TXT-11", pos)
+    return entries
+
+
+class NotABundle(Exception):
+    """No bundle at all: unbundling with -allow-missing-bundles gives the
+    host target the input (spec/cli.md CLI-4)."""
+
+
+def entries_of(data, typ):
+    if typ == "bc" or typ is None:
+        return binary_entries(data)
+    if typ in TEXT_COMMENTS:
+        return text_entries(data, TEXT_COMMENTS[typ])
+    raise Declined(f"type {typ}: objects and archives are not read by this template")
+
+
+def main(argv):
+    # `locate` is given its input alone (the protocol's first operation).
+    op, rest = (argv[0], argv[1:]) if argv and argv[0] in ("list", "unbundle") else ("locate", argv)
+    opts = {"type": None, "targets": [], "dir": None, "allow_missing": False, "outputs": None}
+    paths = []
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a in ("--type", "--output-dir", "--target", "--outputs"):
+            v = rest[i + 1]
+            i += 2
+            if a == "--type":
+                opts["type"] = v
+            elif a == "--outputs":
+                opts["outputs"] = int(v)
+            elif a == "--output-dir":
+                opts["dir"] = v
+            else:
+                opts["targets"].append(v)
+            continue
+        if a == "--allow-missing-bundles":
+            opts["allow_missing"] = True
+        elif a.startswith("--"):
+            raise Declined(f"option {a}")
+        else:
+            paths.append(a)
+        i += 1
+    if op == "unbundle" and (len(paths) != 1 or opts["outputs"] not in (None, len(opts["targets"]))):
+        raise Fail("CLI-2")
+    with open(paths[0], "rb") as f:
+        data = f.read()
+    if op == "locate":
+        if not data.startswith(MAGIC):
+            raise Declined("locate reads plain binary bundles only here")
+        entries = binary_entries(data)
+        print(json.dumps([{"id": e[0], "offset": e[1], "size": e[2]} for e in entries]))
+        return 0
+    try:
+        entries, bundle = entries_of(data, opts["type"]), True
+    except NotABundle:
+        # Not a bundle at all: unbundling it for the host is a missing
+        # bundle (CLI-4; the host gets the input with
+        # -allow-missing-bundles); anything else is not a bundle.
+        if op != "unbundle" or not any(t.startswith("host-") for t in opts["targets"]):
+            raise Fail("BIN-1" if opts["type"] in (None, "bc") else "TXT-3", 0) from None
+        entries, bundle = [], False
+    if op == "list":
+        print(json.dumps([e[0] for e in entries]))
+        return 0
+    if op == "unbundle":
+        wanted = [canonical_id(t) for t in opts["targets"]]
+        if len(set(wanted)) != len(wanted) or sum(t.startswith("host-") for t in wanted) > 1:
+            raise Fail("CLI-3")
+        have = {canonical_id(e[0]): e for e in entries}
+        missing = [t for t in wanted if t not in have]
+        for t in missing:
+            # Another spelling of the same processor (hip/hipv4, features):
+            # the spec's compatibility rules, which this template leaves out.
+            proc = lambda i: (i.split("-")[1], i.split("-", 5)[5].split(":")[0])
+            if any(proc(t) == proc(h) for h in have):
+                raise Declined("compatible but not identical IDs (spec/bundle-id.md)")
+        if missing and not opts["allow_missing"]:
+            raise Fail("CLI-4")
+        os.makedirs(opts["dir"], exist_ok=True)
+        for n, t in enumerate(wanted):
+            e = have.get(t)
+            with open(os.path.join(opts["dir"], str(n)), "wb") as f:
+                if e:
+                    f.write(data[e[1]:e[1] + e[2]])
+                elif not bundle and t.startswith("host-"):
+                    f.write(data)
+        return 0
+    raise Declined(f"operation {op}")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Fail as e:
+        print(json.dumps({"error": {"rule": e.rule, "offset": e.offset}}))
+        sys.exit(1)
+    except Declined as e:
+        print(json.dumps({"unsupported": str(e)}))
+        sys.exit(3)
