@@ -99,9 +99,10 @@ def declined(code, out):
         return False
 
 
-def judge_common(case, code, out, err, no_rules):
+def judge_common(case, code, out, err, note, no_rules):
     """(status, why) when the outcome decides alone (a time-out, a crash,
-    a declined case, an expected failure); None when the answer is read."""
+    a declined case, an expected failure, output the runner could not
+    take); None when the answer is read."""
     want = case["expect"]
     if code is None:
         return "timed out", "no answer within the time limit"
@@ -125,17 +126,15 @@ def judge_common(case, code, out, err, no_rules):
     if code != 0:
         got, _ = reported_rule(out, err)
         return "differs", f"expected success, got failure {got or ''}: {show(err or out)}"
-    return None
+    return ("differs", note) if note else None
 
 
 def judge_locate(case, code, out, err, note, no_rules):
     """(status, why) of one `locate` case."""
     want = case["expect"]
-    decided = judge_common(case, code, out, err, no_rules)
+    decided = judge_common(case, code, out, err, note, no_rules)
     if decided:
         return decided
-    if note:
-        return "differs", note
     try:
         doc = json.loads(out)
         got = doc["entries"] if isinstance(doc, dict) else doc
@@ -153,11 +152,9 @@ def judge_locate(case, code, out, err, note, no_rules):
 
 def judge_list(case, code, out, err, note, no_rules):
     """(status, why) of one `list` case: the IDs, in order."""
-    decided = judge_common(case, code, out, err, no_rules)
+    decided = judge_common(case, code, out, err, note, no_rules)
     if decided:
         return decided
-    if note:
-        return "differs", note
     try:
         doc = json.loads(out)
         have = [str(i) for i in (doc["list"] if isinstance(doc, dict) else doc)]
@@ -198,7 +195,7 @@ def judge_unbundle(case, code, out, err, note, no_rules, outdir, inputs):
     """(status, why) of one `unbundle` case: each target's output."""
     want = case["expect"]
     written = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
-    decided = judge_common(case, code, out, err, no_rules)
+    decided = judge_common(case, code, out, err, note, no_rules)
     if decided:
         if decided[0] == "pass" and want.get("no_outputs") and written:
             return "differs", f"failed as expected but left outputs {written} (CLI-5)"

@@ -7,9 +7,10 @@ calling offload-kit. Copy it and grow it; run it with
     python3 conformance/examples/run_exported.py DIR --op list -- \\
         python3 conformance/examples/template_impl.py
 
-It claims `locate`, `list` and `unbundle` of standalone binary bundles
-and text bundles whose IDs name what it knows (the processors below);
-anything else (compressed bundles, object files, archives, IDs of other
+It claims `list` and `unbundle` of standalone binary bundles and text
+bundles, and `locate` in those and in the `.hip_fatbin` of ELF hosts,
+where the IDs name what it knows (the processors below); anything else
+(compressed bundles, bundled objects, archives, split hosts, IDs of other
 targets) it declines: it prints {"unsupported": WHY} and exits 3, which
 the runner counts as "not claimed", never as a pass.
 
@@ -86,8 +87,9 @@ def canonical_id(text, at=None):
     return f"{kind}-{arch}-{vendor}-{os_}-{env}-{tid}"
 
 
-def binary_entries(data):
-    """[(id, offset, size)] of a standalone binary bundle, strictly."""
+def binary_entries(data, standalone=True):
+    """[(id, offset, size)] of a standalone binary bundle, strictly; not
+    standalone (in `.hip_fatbin`), also where the bundle ends."""
     if not data.startswith(MAGIC):
         if data.startswith((b"CCOB", b"\x7fELF", b"!<arch>", b"\x10\xff\x10\xad")):
             raise Declined("not a plain binary bundle (compressed, an object or an archive)")
@@ -137,6 +139,8 @@ def binary_entries(data):
             raise Fail("BIN-9", cur)
         cur = max(cur, o + s)
     end = max([header_end] + [o + s for _, o, s in entries])
+    if not standalone:
+        return entries, end
     if end < len(data):
         raise Fail("BIN-10", end)
     return entries
@@ -210,6 +214,59 @@ class NotABundle(Exception):
     host target the input (spec/cli.md CLI-4)."""
 
 
+def elf_sections(data):
+    """{name: (type, offset, size, align, header_offset)} of an ELF64 LE file."""
+    if len(data) < 64 or data[4] != 2 or data[5] != 1:
+        raise Declined("only 64-bit little-endian ELF files are read here")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shoff == 0 or shentsize != 64 or shoff + shnum * 64 > len(data) or shstrndx >= shnum:
+        raise Declined("a section header table this template does not read")
+    heads = []
+    for i in range(shnum):
+        at = shoff + i * 64
+        name, typ, _flags, _addr, off, size, _link, _info, align, _ = struct.unpack_from(
+            "<IIQQQQIIQQ", data, at)
+        heads.append((name, typ, off, size, align, at))
+    strtab = heads[shstrndx]
+    names = data[strtab[2]:strtab[2] + strtab[3]]
+    out = {}
+    for name, typ, off, size, align, at in heads:
+        end = names.find(b"\0", name)
+        out.setdefault(names[name:end].decode("latin-1"), (typ, off, size, align, at))
+    return out
+
+
+def fatbin_entries(data):
+    """[(id, absolute offset, size)] of the bundles of an ELF file's
+    `.hip_fatbin` (spec/object-bundle.md FAT-1 … 4)."""
+    sections = elf_sections(data)
+    if ".rocm_kpack_ref" in sections or any(n.startswith("__CLANG_OFFLOAD_BUNDLE__") for n in sections):
+        raise Declined("split hosts and bundled objects are not read here")
+    if ".hip_fatbin" not in sections:
+        return []
+    typ, off, size, align, at = sections[".hip_fatbin"]
+    if typ != 1 or align == 0 or align % 4096:
+        raise Fail("FAT-4", at + 4)
+    if off + size > len(data):
+        raise Declined("a section past the end of the file")
+    sec = data[off:off + size]
+    entries, pos = [], 0
+    while pos < len(sec):
+        if sec.startswith(b"CCOB", pos):
+            raise Declined("a compressed bundle")
+        if not sec.startswith(MAGIC, pos):
+            raise Fail("FAT-1", off + pos)
+        found, end = binary_entries(sec[pos:], standalone=False)
+        entries += [(i, off + pos + o, s) for i, o, s in found]
+        nxt = min(-(-(pos + end) // 4096) * 4096, len(sec))
+        if any(sec[pos + end:nxt]):
+            first = next(i for i in range(pos + end, nxt) if sec[i])
+            raise Fail("FAT-2", off + first)
+        pos = nxt
+    return entries
+
+
 def entries_of(data, typ):
     if typ == "bc" or typ is None:
         return binary_entries(data)
@@ -250,9 +307,12 @@ def main(argv):
     with open(paths[0], "rb") as f:
         data = f.read()
     if op == "locate":
-        if not data.startswith(MAGIC):
-            raise Declined("locate reads plain binary bundles only here")
-        entries = binary_entries(data)
+        if data.startswith(b"\x7fELF"):
+            entries = fatbin_entries(data)
+        elif data.startswith(MAGIC):
+            entries = binary_entries(data)
+        else:
+            raise Declined("locate reads ELF hosts and plain binary bundles here")
         print(json.dumps([{"id": e[0], "offset": e[1], "size": e[2]} for e in entries]))
         return 0
     try:
