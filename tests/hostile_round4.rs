@@ -495,21 +495,37 @@ fn long_kpack_names_are_cut_and_numbered() {
     );
 }
 
-/// Peak RSS in KiB of `offload-kit ARGS` run in `dir` (GNU time).
+/// CPU time (user + system) a round-4 run may take: each took seconds or
+/// aborted before its fix, and takes a fraction of a second now.
+const CPU_LIMIT_S: f64 = 10.0;
+
+/// Peak RSS in KiB of `offload-kit ARGS` run in `dir` (GNU time), checked
+/// against [`CPU_LIMIT_S`] of CPU time.
 fn kit_rss(dir: &Path, args: &[&str]) -> (common::Out, u64) {
     let rss = dir.join("rss");
     let mut c = Command::new("/usr/bin/time");
     c.arg("-f")
-        .arg("%M")
+        .arg("%U %S %M")
         .arg("-o")
         .arg(&rss)
         .arg(KIT)
         .args(args);
     let o = common::exec(c, dir, LIMIT);
-    let kib = std::fs::read_to_string(&rss)
-        .ok()
-        .and_then(|s| s.trim().lines().last()?.trim().parse().ok())
-        .expect("/usr/bin/time wrote no peak RSS (install GNU time: tools/setup)");
+    let text = std::fs::read_to_string(&rss).unwrap_or_default();
+    let fields: Vec<f64> = (text.trim().lines().last().unwrap_or(""))
+        .split_whitespace()
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let [user, system, kib] = fields[..] else {
+        panic!(
+            "/usr/bin/time wrote no CPU times and peak RSS (install GNU time: tools/setup): {text}"
+        );
+    };
+    assert!(
+        user + system < CPU_LIMIT_S,
+        "{args:?}: {user} s user + {system} s system CPU"
+    );
+    let kib = kib as u64;
     (o, kib)
 }
 
@@ -872,4 +888,51 @@ fn failed_html_runs_leave_no_partial_site() {
     assert!(
         d.join("site/index.html").is_file() && d.join("site/case/bundle/align-0.html").is_file()
     );
+}
+
+/// A split host whose reference names 1.5 million search paths (a 3 MB
+/// host: once 973 MB, 26 s and one 51 MB output line) or 6,000 of them
+/// for each of its wrappers: `check`, `inspect --json` and `extract --gpu`
+/// answer within the budget and in seconds, and print no line longer than
+/// a screen's worth of paths.
+#[test]
+fn hosts_naming_millions_of_search_paths_are_answered_in_bounds() {
+    use offload_kit::host::elf::hipk;
+    use offload_kit::kpack::HostRef;
+    let d = scratch("many-paths");
+    let lib = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/kpack/libk.so"
+    ))
+    .expect("libk.so");
+    for (name, n) in [("million.so", 1_500_000), ("thousands.so", 6_000)] {
+        let reference = HostRef {
+            search_paths: (0..n).map(|i| format!("p{i}/@GFXARCH@.kpack")).collect(),
+            kernel_name: "libk.so".into(),
+        };
+        let host = hipk::rewrite(&lib, &reference).expect("rewrite");
+        std::fs::write(d.join(name), &host).expect("write");
+        for args in [
+            vec!["check", "--gpu", "gfx906", name],
+            vec!["inspect", "--json", name],
+            vec!["inspect", name],
+            vec!["extract", "--gpu", "gfx906", "--dir", "out", name],
+        ] {
+            let (o, kib) = kit_rss(&d, &args);
+            // No archive is found: check and extract fail; inspect says so
+            // (exit 0 when it read the host, 1 past the budget).
+            let expected = if args[0] == "inspect" { [Some(0), Some(1)] } else { [Some(1); 2] };
+            assert!(expected.contains(&o.code), "{args:?}: {:?} {}", o.code, o.stderr);
+            assert!(kib < 256 << 10, "{args:?}: peak RSS {kib} KiB");
+            let longest = (o.stdout_text().lines().chain(o.stderr.lines()))
+                .map(str::len)
+                .max()
+                .unwrap_or(0);
+            assert!(longest < 64 << 10, "{args:?}: a {longest}-byte line");
+            assert!(!d.join("out").exists(), "{args:?}: out/ left behind");
+            // Paths that do not exist inside the tree are missing, not
+            // "outside the host's tree".
+            assert!(!o.stdout_text().contains("outside the host's tree"), "{args:?}");
+        }
+    }
 }

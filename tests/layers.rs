@@ -62,3 +62,55 @@ fn release_differences_are_quirks_not_comparisons() {
         "if release.quirks().checks_input_archives {"
     ));
 }
+
+/// The CI workflow's conformance matrix runs every adapter in
+/// `conformance/adapters` exactly once (a glob such as `offload-kit-1*`
+/// counts for the names it matches), and names no adapter that is gone.
+#[test]
+fn the_conformance_workflow_runs_every_adapter() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut adapters: Vec<String> = std::fs::read_dir(root.join("conformance/adapters"))
+        .expect("conformance/adapters")
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let stem = p.file_stem()?.to_string_lossy().into_owned();
+            (p.extension()? == "json").then_some(stem)
+        })
+        .collect();
+    adapters.sort();
+    let workflow = std::fs::read_to_string(root.join(".github/workflows/conformance.yml"))
+        .expect("the workflow");
+    let mut in_list = false;
+    let mut listed = Vec::new();
+    for line in workflow.lines() {
+        let t = line.trim();
+        if t == "impl:" {
+            in_list = true;
+            continue;
+        }
+        if in_list {
+            match t.strip_prefix("- ") {
+                Some(v) => listed.push(v.trim_matches('"').to_string()),
+                None if t.starts_with('#') => {}
+                None => break,
+            }
+        }
+    }
+    let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == pattern,
+    };
+    for a in &adapters {
+        let n = listed.iter().filter(|p| matches(p, a)).count();
+        assert_eq!(
+            n, 1,
+            "adapter {a} is run {n} times by the workflow's matrix {listed:?}"
+        );
+    }
+    for p in &listed {
+        assert!(
+            adapters.iter().any(|a| matches(p, a)),
+            "the workflow runs '{p}', which no adapter is"
+        );
+    }
+}

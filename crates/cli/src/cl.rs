@@ -219,7 +219,7 @@ impl<'a> Config<'a> {
         Config {
             prog,
             help_prog: prog,
-            release: Release::L22,
+            release: Release::DEFAULT,
             since: &[],
             unsuggested: &[],
             positionals: 0,

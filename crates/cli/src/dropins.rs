@@ -111,12 +111,12 @@ fn link_replacing(target: &Path, at: &Path) -> std::io::Result<()> {
 /// malformed [`CONF`] is an error naming it.
 pub(crate) fn default_release(prog: &str, name: &str) -> Result<Release, String> {
     let Some(dir) = started_from(prog, name) else {
-        return Ok(Release::L22);
+        return Ok(Release::DEFAULT);
     };
     let conf = dir.join(CONF);
     let text = match read_conf(&conf) {
         Ok(Some(t)) => t,
-        Ok(None) => return Ok(Release::L22),
+        Ok(None) => return Ok(Release::DEFAULT),
         Err(e) => return Err(format!("'{}': {e}", conf.display())),
     };
     parse_conf(&text).map_err(|e| format!("'{}': {e}", conf.display()))

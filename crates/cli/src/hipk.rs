@@ -82,32 +82,24 @@ impl Outcome {
             } => format!(
                 "{count} code objects (one per wrapper) for {} ({bytes} bytes) in {}",
                 text(&archs.join(", ")),
-                archives
-                    .iter()
-                    .map(|p| show(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                few(archives.iter().map(|p| show(p)))
             ),
             Outcome::ArchiveNotFound { tried, outside } => {
                 let mut line = format!(
                     "ARCHIVE_NOT_FOUND: no archive at {}",
-                    tried.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                    few(tried.iter().map(|p| show(p)))
                 );
                 if !outside.is_empty() {
                     line += &format!(
                         "; not read, outside the host's tree: {} (ROCm's runtime would read them; name them with --kpack-path)",
-                        outside.iter().map(|p| show(p)).collect::<Vec<_>>().join(", ")
+                        few(outside.iter().map(|p| show(p)))
                     );
                 }
                 line
             }
             Outcome::ArchNotFound { archives } => format!(
                 "ARCH_NOT_FOUND: no compatible architecture in {}",
-                archives
-                    .iter()
-                    .map(|p| show(p))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                few(archives.iter().map(|p| show(p)))
             ),
             Outcome::KernelNotFound { archive, key, arch } => format!(
                 "KERNEL_NOT_FOUND: {} lists {} but no kernel '{}' (ROCm's runtime stops here)",
@@ -190,20 +182,37 @@ pub(super) fn host_tree(host: &Path) -> Option<PathBuf> {
     Some(dir.parent().unwrap_or(dir).to_path_buf())
 }
 
-/// Whether `path` (which need not exist yet) lies inside `tree` once its
-/// links and `..` are resolved; a path that does not resolve is outside.
+/// Whether `path` (which need not exist) lies inside `tree` once its
+/// links and `..` are resolved: its nearest existing ancestor resolved,
+/// the rest appended as written (a `..` in the rest, which no link can
+/// explain, is outside). A path in a directory that does not exist is
+/// inside, so it is reported as missing, not as out of the tree.
 pub(super) fn inside(tree: Option<&Path>, path: &Path) -> bool {
     let Some(tree) = tree else { return false };
-    let resolved = std::fs::canonicalize(path).or_else(|_| {
-        let parent = path.parent().unwrap_or(Path::new("."));
-        let parent = if parent.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            parent
-        };
-        std::fs::canonicalize(parent).map(|p| p.join(path.file_name().unwrap_or_default()))
-    });
-    resolved.is_ok_and(|p| p.starts_with(tree))
+    let mut base = if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    };
+    let mut rest = Vec::new();
+    let resolved = loop {
+        match std::fs::canonicalize(base) {
+            Ok(p) => break p,
+            Err(_) => {
+                let Some(name) = base.file_name() else {
+                    return false;
+                };
+                rest.push(name.to_os_string());
+                base = match base.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => p,
+                    _ => Path::new("."),
+                };
+            }
+        }
+    };
+    // `file_name` is None for `..`: such a path stopped the walk above.
+    let full = rest.iter().rev().fold(resolved, |p, n| p.join(n));
+    full.starts_with(tree)
 }
 
 /// Every archive the host's search paths can name, `@GFXARCH@` standing
@@ -594,7 +603,7 @@ pub(super) fn extract_all(
             0,
             format!(
                 "ARCHIVE_NOT_FOUND: no archive matches {}",
-                r.search_paths.join(", ")
+                few((r.search_paths.iter()).map(|p| offload_kit_format::escape::escape_controls(p).into_owned()))
             ),
         )]);
     }
@@ -630,4 +639,24 @@ pub(super) fn extract_all(
         found.len()
     );
     Ok(0)
+}
+
+/// The first few of `items`, comma-separated, and how many more there
+/// are: a host naming thousands of search paths gets a line, not a page
+/// per GPU (it once printed 667 KB lines).
+pub(super) fn few(items: impl Iterator<Item = String>) -> String {
+    const SHOWN: usize = 8;
+    let mut shown = Vec::new();
+    let mut more = 0usize;
+    for item in items {
+        if shown.len() < SHOWN {
+            shown.push(item);
+        } else {
+            more += 1;
+        }
+    }
+    match more {
+        0 => shown.join(", "),
+        n => format!("{}, and {n} more", shown.join(", ")),
+    }
 }

@@ -338,7 +338,7 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
         r.kernel_name.escape_debug(),
         indices.len(),
         archives.len(),
-        r.search_paths.join(", ").escape_debug()
+        super::hipk::few(r.search_paths.iter().map(|p| p.escape_debug().to_string()))
     ));
     let shown: Vec<_> = archives.iter().map(|a| a.to_string_lossy()).collect();
     view.json = serde_json::json!({"kernel_name": r.kernel_name, "search_paths": r.search_paths,

@@ -334,7 +334,7 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
 
 /// `offload-kit objdump|readobj ARGS`: the drop-in at its default release.
 fn offloading(name: &str, tool: super::offloading::Tool, args: Vec<String>) -> i32 {
-    super::offloading::main(&format!("offload-kit {name}"), tool, args, Release::L22)
+    super::offloading::main(&format!("offload-kit {name}"), tool, args, Release::DEFAULT)
 }
 
 /// Run one command: its exit status, or the errors that make it exit 1.
@@ -348,8 +348,8 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
     }
     Cmd::Man { dir } => man_pages(dir.as_deref()),
     Cmd::Dropins { llvm, dir, force } => super::dropins::run(llvm, &dir, force),
-    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args, Release::L22)),
-    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false, Release::L22)),
+    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args, Release::DEFAULT)),
+    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false, Release::DEFAULT)),
     Cmd::Conformance { args } => Ok(super::conformance::main(args)),
     Cmd::Objdump { args } => Ok(offloading("objdump", super::offloading::Tool::Objdump, args)),
     Cmd::Readobj { args } => Ok(offloading("readobj", super::offloading::Tool::Readobj, args)),

@@ -213,7 +213,7 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
                     .all(|e| e.rule_id().is_some_and(|r| TOLERATED.contains(&r))) =>
         {
             let as_llvm = detect::ListOptions {
-                release: Some(crate::profile::Release::L22),
+                release: Some(crate::profile::Release::DEFAULT),
                 defer_ccob_verification: true,
             };
             // What LLVM 22 cannot read stays an error.

@@ -4,19 +4,16 @@
 
 use super::{is_ccob, Header, Method};
 use crate::error::{Error, Result};
-use crate::raw::ccob::{header_size, versions_text, Layout, RawPrefix, RawV1, RawV2, RawV3, MAGIC};
+use crate::raw::ccob::{header_size, versions_text, Layout, RawPrefix, MAGIC};
 use crate::rules;
 use crate::source::Source;
 use binrw::BinRead;
 use std::io::Cursor;
 
-/// Offset of the uncompressed-size field within the header of `version`.
+/// Offset of the uncompressed-size field within the header of `version`
+/// (a version [`parse_header`] accepted: one with a layout).
 pub(super) fn uncompressed_size_field(version: u16) -> u64 {
-    match version {
-        1 => 8,
-        2 => 12,
-        _ => 16,
-    }
+    Layout::of(version).map_or(0, |l| l.uncompressed_size.at)
 }
 
 /// Read the header (strict: CCOB-1, CCOB-2, CCOB-3).
@@ -85,24 +82,16 @@ pub fn parse_header(data: &[u8], base: u64) -> Result<Header> {
             ),
         )
     };
-    let (total_size, uncompressed_size, hash) = match prefix.version {
-        1 => {
-            let r = RawV1::read(&mut c).map_err(|_| short())?;
-            (None, u64::from(r.uncompressed_size), r.hash)
-        }
-        2 => {
-            let r = RawV2::read(&mut c).map_err(|_| short())?;
-            (
-                Some(u64::from(r.total_size)),
-                u64::from(r.uncompressed_size),
-                r.hash,
-            )
-        }
-        _ => {
-            let r = RawV3::read(&mut c).map_err(|_| short())?;
-            (Some(r.total_size), r.uncompressed_size, r.hash)
-        }
-    };
+    // Every field where the version's layout (raw::ccob::LAYOUTS) puts it.
+    let layout = Layout::of(prefix.version).expect("a known version");
+    if (data.len() as u64) < layout.size {
+        return Err(short());
+    }
+    let total_size = layout.total_size.and_then(|f| f.read(data));
+    let uncompressed_size = layout.uncompressed_size.read(data).ok_or_else(short)?;
+    let hash: [u8; 8] = (data.get(layout.hash as usize..layout.hash as usize + 8))
+        .and_then(|h| h.try_into().ok())
+        .ok_or_else(short)?;
     let h = Header {
         version: prefix.version,
         method_value: prefix.method,
@@ -142,33 +131,36 @@ pub(super) fn encode_header(
     uncompressed: u64,
     hash: &[u8; 8],
 ) -> Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(hsize as usize);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&version.to_le_bytes());
-    out.extend_from_slice(&method.value().to_le_bytes());
-    let v2_limit = |what: &str| {
+    let layout = Layout::of(version).ok_or_else(|| {
+        Error::rule(
+            rules::CCOB_2,
+            format!(
+                "unknown compressed bundle version {version} (known: {})",
+                versions_text()
+            ),
+        )
+    })?;
+    debug_assert_eq!(layout.size, hsize);
+    let mut out = vec![0u8; layout.size as usize];
+    out[..4].copy_from_slice(MAGIC);
+    out[4..6].copy_from_slice(&version.to_le_bytes());
+    out[6..8].copy_from_slice(&method.value().to_le_bytes());
+    let limit = |what: &str| {
         Error::rule(
             rules::CCOB_8,
             format!("{what} exceeds the version {version} limit of 2^32-1 bytes"),
         )
     };
-    match version {
-        1 => {
-            let u = u32::try_from(uncompressed).map_err(|_| v2_limit("uncompressed size"))?;
-            out.extend_from_slice(&u.to_le_bytes());
-        }
-        2 => {
-            let t = u32::try_from(total).map_err(|_| v2_limit("total file size"))?;
-            let u = u32::try_from(uncompressed).map_err(|_| v2_limit("uncompressed size"))?;
-            out.extend_from_slice(&t.to_le_bytes());
-            out.extend_from_slice(&u.to_le_bytes());
-        }
-        _ => {
-            out.extend_from_slice(&total.to_le_bytes());
-            out.extend_from_slice(&uncompressed.to_le_bytes());
-        }
+    let mut put = |f: crate::raw::ccob::Field, v: u64, what: &str| -> Result<()> {
+        let bytes = f.encode(v).ok_or_else(|| limit(what))?;
+        out[f.at as usize..(f.at + f.width) as usize].copy_from_slice(&bytes);
+        Ok(())
+    };
+    if let Some(f) = layout.total_size {
+        put(f, total, "total file size")?;
     }
-    out.extend_from_slice(hash);
+    put(layout.uncompressed_size, uncompressed, "uncompressed size")?;
+    out[layout.hash as usize..layout.hash as usize + 8].copy_from_slice(hash);
     Ok(out)
 }
 

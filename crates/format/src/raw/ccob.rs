@@ -66,43 +66,6 @@ pub struct RawPrefix {
     pub method: u16,
 }
 
-/// Version 1 fields after the prefix.
-#[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawV1 {
-    /// Size of the uncompressed bundle.
-    pub uncompressed_size: u32,
-    /// Truncated MD5 of the uncompressed bundle (digest bytes 0..8).
-    pub hash: [u8; 8],
-}
-
-/// Version 2 fields after the prefix.
-#[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawV2 {
-    /// Header plus compressed data.
-    pub total_size: u32,
-    /// Size of the uncompressed bundle.
-    pub uncompressed_size: u32,
-    /// Truncated MD5 of the uncompressed bundle.
-    pub hash: [u8; 8],
-}
-
-/// Version 3 fields after the prefix.
-#[binrw]
-#[brw(little)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawV3 {
-    /// Header plus compressed data.
-    pub total_size: u64,
-    /// Size of the uncompressed bundle.
-    pub uncompressed_size: u64,
-    /// Truncated MD5 of the uncompressed bundle.
-    pub hash: [u8; 8],
-}
-
 /// A header field: where it lies from the magic and how wide it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Field {

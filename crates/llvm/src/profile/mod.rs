@@ -78,6 +78,10 @@ pub const MAIN_COMMIT: &str = "0629daa018e3";
 pub const MAIN_OFFLOAD_BINARY_COMMIT: &str = "02dc39ba9835";
 
 impl Release {
+    /// The release reproduced when none is named (`--llvm-version`, a
+    /// drop-in's configuration): the newest numbered one.
+    pub const DEFAULT: Release = Release::L22;
+
     /// All modelled releases, oldest first.
     pub const ALL: [Release; 6] = [
         Release::L13,

@@ -98,6 +98,10 @@ pub struct Quirks {
     pub ccob_versions_read: &'static [u16],
     /// The shortest buffer `decompress` looks at (`None`: no CCOB).
     pub ccob_min_len: Option<usize>,
+    /// Headers are read as version 1's (20 bytes) below version 2 and as
+    /// version 2's (24 bytes) from it, whatever the version says: 19 knows
+    /// no version 3 and reads a v3 header as v2's.
+    pub ccob_header_v1_or_v2: bool,
     /// main's CCOB reader: its payload bounds, messages and v1 sizes.
     pub main_ccob_reader: bool,
 
@@ -184,6 +188,7 @@ pub const L13: Quirks = Quirks {
     ccob_versions_written: &[],
     ccob_versions_read: &[],
     ccob_min_len: None,
+    ccob_header_v1_or_v2: false,
     main_ccob_reader: false,
     objdump_offloading: false,
     offloading_dropins: false,
@@ -261,6 +266,7 @@ pub const L19: Quirks = Quirks {
     ccob_versions_written: &[2],
     ccob_versions_read: &[1, 2],
     ccob_min_len: Some(20),
+    ccob_header_v1_or_v2: true,
     checks_short_entries: true,
     key_offset_past_end_segfaults: false,
     packager_archive_option: true,
@@ -278,6 +284,7 @@ pub const L22: Quirks = Quirks {
     ccob_versions_written: &[2, 3],
     ccob_versions_read: &[1, 2, 3],
     ccob_min_len: Some(8),
+    ccob_header_v1_or_v2: false,
     offloading_dropins: true,
     packager_name: "llvm-offload-binary",
     packager_deprecation_warning: true,
@@ -364,6 +371,7 @@ mod tests {
             assert_eq!(q.ccob_versions_written.is_empty(), r <= Release::L16, "{r}");
             assert_eq!(q.ccob_versions_read.is_empty(), r <= Release::L16, "{r}");
             assert_eq!(q.main_ccob_reader, main, "{r}");
+            assert_eq!(q.ccob_header_v1_or_v2, r == Release::L19, "{r}");
             assert_eq!(q.objdump_offloading, r > Release::L14, "{r}");
             assert_eq!(q.offloading_dropins, r >= Release::L22, "{r}");
             assert_eq!(q.offloading_coff_images, main, "{r}");

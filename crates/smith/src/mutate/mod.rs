@@ -157,7 +157,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
         }
         Container::CompressedBundle => {
             if rng.chance(50) {
-                return header_field(data, rng, &CCOB_FIELDS, "CCOB");
+                return header_field(data, rng, &ccob_fields(data), "CCOB");
             }
             // Mutate the bundle inside, then compress it again.
             let (_, inner) = decompress_prefix(&data, 0, 1 << 20).ok()?;
@@ -497,14 +497,27 @@ fn text(data: &[u8], rng: &mut Rng, _ids: &Ids) -> Option<Mutation> {
 /// Header fields of a container: (offset, width, name).
 type Fields = [(usize, usize, &'static str)];
 
-const CCOB_FIELDS: [(usize, usize, &str); 6] = [
-    (4, 2, "version"),
-    (6, 2, "method"),
-    (8, 4, "total or uncompressed size (v1/v2)"),
-    (8, 8, "total size (v3)"),
-    (12, 4, "size (v2)"),
-    (16, 8, "uncompressed size or hash"),
-];
+/// The header fields of a CCOB blob of its version, from the one
+/// declaration of the layouts (`raw::ccob::LAYOUTS`); for a version no
+/// layout has, every layout's.
+fn ccob_fields(data: &[u8]) -> Vec<(usize, usize, &'static str)> {
+    use crate::format::ccob::{Layout, LAYOUTS};
+    let version = data.get(4..6).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let layouts = match version.and_then(Layout::of) {
+        Some(l) => vec![l],
+        None => LAYOUTS.to_vec(),
+    };
+    let mut out = vec![(4, 2, "version"), (6, 2, "method")];
+    for l in layouts {
+        if let Some(f) = l.total_size {
+            out.push((f.at as usize, f.width as usize, "total size"));
+        }
+        let u = l.uncompressed_size;
+        out.push((u.at as usize, u.width as usize, "uncompressed size"));
+        out.push((l.hash as usize, 8, "hash"));
+    }
+    out
+}
 
 const OB_FIELDS: [(usize, usize, &str); 8] = [
     (4, 4, "version"),

@@ -82,11 +82,12 @@ fn llvm_prepare(
     let fail = |m: &str, e: Error| Err(LlvmDecompress::Fails(llvm_text(release, m), e));
     let version = u16::from_le_bytes([data[4], data[5]]);
     let method = u16::from_le_bytes([data[6], data[7]]);
-    let hsize = match (release, version) {
+    let q = release.quirks();
+    let hsize = match version {
         // 19 reads a total size only for versions >= 2 and knows no v3.
-        (Release::L19, v) if v < 2 => 20,
-        (Release::L19, _) => 24,
-        (_, v) => match header_size(v) {
+        v if q.ccob_header_v1_or_v2 && v < 2 => 20,
+        _ if q.ccob_header_v1_or_v2 => 24,
+        v => match header_size(v) {
             Some(h) => h as usize,
             // main's getHeaderSize runs before tryParse's check of the
             // version and ends in llvm_unreachable: undefined behaviour in
