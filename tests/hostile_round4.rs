@@ -921,8 +921,17 @@ fn hosts_naming_millions_of_search_paths_are_answered_in_bounds() {
             let (o, kib) = kit_rss(&d, &args);
             // No archive is found: check and extract fail; inspect says so
             // (exit 0 when it read the host, 1 past the budget).
-            let expected = if args[0] == "inspect" { [Some(0), Some(1)] } else { [Some(1); 2] };
-            assert!(expected.contains(&o.code), "{args:?}: {:?} {}", o.code, o.stderr);
+            let expected = if args[0] == "inspect" {
+                [Some(0), Some(1)]
+            } else {
+                [Some(1); 2]
+            };
+            assert!(
+                expected.contains(&o.code),
+                "{args:?}: {:?} {}",
+                o.code,
+                o.stderr
+            );
             assert!(kib < 256 << 10, "{args:?}: peak RSS {kib} KiB");
             let longest = (o.stdout_text().lines().chain(o.stderr.lines()))
                 .map(str::len)
@@ -932,7 +941,10 @@ fn hosts_naming_millions_of_search_paths_are_answered_in_bounds() {
             assert!(!d.join("out").exists(), "{args:?}: out/ left behind");
             // Paths that do not exist inside the tree are missing, not
             // "outside the host's tree".
-            assert!(!o.stdout_text().contains("outside the host's tree"), "{args:?}");
+            assert!(
+                !o.stdout_text().contains("outside the host's tree"),
+                "{args:?}"
+            );
         }
     }
 }

@@ -603,7 +603,8 @@ pub(super) fn extract_all(
             0,
             format!(
                 "ARCHIVE_NOT_FOUND: no archive matches {}",
-                few((r.search_paths.iter()).map(|p| offload_kit_format::escape::escape_controls(p).into_owned()))
+                few((r.search_paths.iter())
+                    .map(|p| offload_kit_format::escape::escape_controls(p).into_owned()))
             ),
         )]);
     }
