@@ -847,18 +847,16 @@ fn failed_html_runs_leave_no_partial_site() {
     std::fs::create_dir_all(d.join("site")).expect("mkdir");
     std::fs::create_dir_all(d.join("elsewhere")).expect("mkdir");
     symlink(d.join("elsewhere"), d.join("site/case")).expect("symlink");
-    let o = kit(
-        &d,
-        &[
-            "conformance",
-            "--impl",
-            "offload-kit",
-            "--case",
-            "bundle/align-*",
-            "--html",
-            "site",
-        ],
-    );
+    let html = [
+        "conformance",
+        "--impl",
+        "offload-kit",
+        "--case",
+        "bundle/align-*",
+        "--html",
+        "site",
+    ];
+    let o = kit(&d, &html);
     // Exit 2: the runner could not do its job (1 is for divergences).
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("CLI-5"), "{}", o.stderr);
@@ -872,18 +870,7 @@ fn failed_html_runs_leave_no_partial_site() {
         0
     );
     std::fs::remove_file(d.join("site/case")).expect("rm");
-    let o = kit(
-        &d,
-        &[
-            "conformance",
-            "--impl",
-            "offload-kit",
-            "--case",
-            "bundle/align-*",
-            "--html",
-            "site",
-        ],
-    );
+    let o = kit(&d, &html);
     assert!(o.ok(), "{}", o.stderr);
     assert!(
         d.join("site/index.html").is_file() && d.join("site/case/bundle/align-0.html").is_file()

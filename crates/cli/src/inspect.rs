@@ -621,7 +621,9 @@ fn check_archive(
     let mut verdicts = Vec::new();
     for (g, t) in gpus.iter().zip(tally.iter_mut()) {
         t.0 += 1;
-        let held = super::kpack::target_for(g, |t| view.archs.iter().any(|a| a == t));
+        let held = offload_kit_inspect::kpack_archive::target_for(g, |t| {
+            view.archs.iter().any(|a| a == t)
+        });
         if held.is_none() {
             t.1 += 1;
             all_run = false;

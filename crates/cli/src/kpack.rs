@@ -4,16 +4,13 @@ use super::Input;
 use offload_kit_format::host::elf::{hipk, Elf};
 use offload_kit_format::kpack::{self, Archive, HostRef};
 use offload_kit_format::{rules, Error};
+use offload_kit_inspect::kpack_archive::{scheme_name, target_for};
 use offload_kit_io::output::{self, commit_all, OutputFile};
 use std::path::{Path, PathBuf};
 
 /// Whether `input` is a kpack archive (it starts with `KPAK`).
 pub(super) fn is_kpack(input: &Input) -> bool {
     kpack::is_kpack(input.bytes())
-}
-
-pub(super) fn scheme_name(a: &Archive) -> &'static str {
-    offload_kit_inspect::kpack_archive::scheme_name(a)
 }
 
 /// `list`: one line per (kernel name, architecture) with its blob.
@@ -111,16 +108,6 @@ pub(super) fn validate(file: &Path, input: &Input) -> Result<i32, Vec<Error>> {
 pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> {
     let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
     extract_kernels(input, &a, None, dir)
-}
-
-/// The target the runtime takes for `gpu` from an archive that `holds`
-/// some (HIPK-2): for each mode the GPU may run in, its compatible
-/// targets in the runtime's order; the first one held.
-pub(super) fn target_for(
-    gpu: &offload_kit_inspect::check::Gpu,
-    holds: impl Fn(&str) -> bool,
-) -> Option<String> {
-    offload_kit_inspect::kpack_archive::target_for(gpu, holds)
 }
 
 /// `extract --gpu G ARCHIVE`: the code objects the runtime would load for

@@ -486,11 +486,6 @@ impl Relinked {
         out.extend_from_slice(&self.tail);
         out
     }
-
-    /// The whole host's size.
-    pub fn size(&self) -> u64 {
-        self.head.len() as u64 + self.payload_len + self.tail.len() as u64
-    }
 }
 
 /// What [`relink`] writes.
