@@ -131,8 +131,8 @@ size_t offloadkit_generate(const char *kind, uint64_t seed, uint8_t *buf, size_t
 
 /*
  As [`offloadkit_generate`], but only what LLVM release `llvm_version`
- (13, 14, 15, 16, 19 or 22; 24 for main, whose version is 24.0.0git) reads: offload binaries of
- version 1 for 15-22, compressed bundles of the versions it reads. Returns
+ (13, 14, 15, 16, 19, 22 or 23; 24 for main, whose version is 24.0.0git) reads: offload
+ binaries of version 1 for 15-22, 1 and 2 for 23, compressed bundles of the versions it reads. Returns
  0 also for another release number, or a kind the release reads none of.
 
  # Safety

@@ -124,7 +124,7 @@ def generate(
 ) -> Tuple[bytes, dict]:
     """A generated container (valid, or breaking rule ``malformed``) and its description.
 
-    ``llvm_version`` (13-22) makes only what that release's readers take:
+    ``llvm_version`` (13-23) makes only what that release's readers take:
     offload binaries of version 1, compressed bundles of the versions it reads.
 
     Entries carry images loaders accept for their targets; ``payloads`` (a

@@ -154,7 +154,7 @@ fn ar_2_members_in_order_non_bundles_skipped() {
     };
     let c = ccob::compress(&b1, opts).unwrap();
     let input = archive(&[("c.o", &c), ("y.o", &b2)]);
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let p = plan(&job(r, &[GFX906]), &input).unwrap();
         let want: &[&[u8]] = if r >= Release::L19 {
             &[b"ONE", b"TWO"]
@@ -207,7 +207,7 @@ fn ar_3_every_compatible_target_gets_the_entry() {
     assert!(!Release::L14.compatible("hip-amdgcn-amd-amdhsa-gfx906", GFX906, false));
     // Host entries: 14 and 16 skip them, 19 and 22 extract them (here a
     // binary bundle: the host payload as stored).
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let h = r.written_id(HOST).unwrap();
         let b = bundle(&[(&h, b"HOSTDATA"), (GFX906, b"DEV")]);
         let input = archive(&[("m.xyz", &b)]);
@@ -434,7 +434,7 @@ proptest! {
         let a = bundle(&[(HOST, b"H"), (GFX906, b"DEV906-A"), (GFX90A_X, b"X")]);
         let input = archive(&[("a.o", &a), ("a-very-long-member-name.o", &a)]);
         let d = mutate(&input, &edits, cut);
-        let mut j = job(Release::ALL[r], &[GFX906, GFX90A_X]);
+        let mut j = job(Release::WITH_BINARY[r], &[GFX906, GFX90A_X]);
         j.check_input_archive = true;
         if let Ok(p) = plan(&j, &d) {
             for i in 0..p.archives.len() {
@@ -566,9 +566,9 @@ fn build(r: Release, bin: PathBuf) -> Built {
 }
 
 fn built(r: Release) -> Option<&'static Built> {
-    static CELLS: [OnceLock<Option<Built>>; Release::ALL.len()] =
-        [const { OnceLock::new() }; Release::ALL.len()];
-    let i = Release::ALL.iter().position(|&x| x == r).unwrap();
+    static CELLS: [OnceLock<Option<Built>>; Release::WITH_BINARY.len()] =
+        [const { OnceLock::new() }; Release::WITH_BINARY.len()];
+    let i = Release::WITH_BINARY.iter().position(|&x| x == r).unwrap();
     CELLS[i]
         .get_or_init(|| llvm_bin(r).map(|bin| build(r, bin)))
         .as_ref()
@@ -856,8 +856,8 @@ fn llvm_22_archives_unbundle_byte_identically() {
 #[test]
 fn llvm_cross_release_archives() {
     let mut pairs = Vec::new();
-    for w in Release::ALL {
-        for r in Release::ALL {
+    for w in Release::WITH_BINARY {
+        for r in Release::WITH_BINARY {
             if r > Release::L14 && w != r {
                 pairs.push((w, r));
             }

@@ -393,33 +393,55 @@ fn main() {
         if !ok {
             return Err(format!("{} {:?} {}", a.name, a.release, a.program).into());
         }
-        // A build newer than every modelled release (23.0.0git) says so
-        // (issue 44: it was judged as 22 without a word).
-        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-        let tool = dir.path().join("clang-offload-bundler");
-        std::fs::write(
-            &tool,
-            "#!/bin/sh\necho 'clang-offload-bundler version 23.0.0git'\n",
-        )
-        .map_err(|e| e.to_string())?;
-        let mut p = std::fs::metadata(&tool)
-            .map_err(|e| e.to_string())?
-            .permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
-        std::fs::set_permissions(&tool, p).map_err(|e| e.to_string())?;
-        let a = conformance::select_adapters(
-            &layout(),
-            &[format!("llvm={}", dir.path().display())],
-            &[],
-            std::time::Duration::from_secs(10),
-        )
-        .map_err(Failed::from)?;
-        let [a] = a.as_slice() else {
-            return Err(format!("{} adapters", a.len()).into());
-        };
-        if a.name != "llvm-23-user" || !a.description.contains("newer than every modelled release")
-        {
-            return Err(format!("{}: {}", a.name, a.description).into());
+        // A build's version decides its profile and says so (issue 44:
+        // 23.0.0git was judged as 22 without a word): 23 by 23's, 24 by
+        // main's, a release not modelled by the one before it.
+        use offload_kit::Release::{Main, L19, L23};
+        let by_23 = "judged by LLVM 23's profile";
+        for (version, name, release, says) in [
+            ("23.0.0git", "llvm-23-user", L23, by_23),
+            ("23.1.3", "llvm-23-user", L23, by_23),
+            (
+                "24.0.0git",
+                "llvm-24-user",
+                Main,
+                "judged by LLVM main's profile",
+            ),
+            ("21.1.0", "llvm-21-user", L19, "does not model"),
+            (
+                "31.0.0git",
+                "llvm-31-user",
+                Main,
+                "newer than every modelled release",
+            ),
+        ] {
+            let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+            let tool = dir.path().join("clang-offload-bundler");
+            std::fs::write(
+                &tool,
+                format!("#!/bin/sh\necho 'clang-offload-bundler version {version}'\n"),
+            )
+            .map_err(|e| e.to_string())?;
+            let mut p = std::fs::metadata(&tool)
+                .map_err(|e| e.to_string())?
+                .permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+            std::fs::set_permissions(&tool, p).map_err(|e| e.to_string())?;
+            let a = conformance::select_adapters(
+                &layout(),
+                &[format!("llvm={}", dir.path().display())],
+                &[],
+                std::time::Duration::from_secs(10),
+            )
+            .map_err(Failed::from)?;
+            let [a] = a.as_slice() else {
+                return Err(format!("{} adapters", a.len()).into());
+            };
+            if a.name != name || a.release != Some(release) || !a.description.contains(says) {
+                return Err(
+                    format!("{version}: {} {:?}: {}", a.name, a.release, a.description).into(),
+                );
+            }
         }
         Ok(())
     }));

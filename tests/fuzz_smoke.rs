@@ -230,7 +230,7 @@ fn smoke_ccob_stream() {
 fn regression_hip_openmp_kind_not_char_boundary() {
     const MIN: &[u8] = b"\xdb\xdb\xdbx90a\xdb\xdb\xdbt!\x98< )$As !<tarc\xfe\xffUU0\xff\xff\xff\xff\xffgfx602\xff A  !<a\x00hUU0";
     fuzzing::archive_unbundle(MIN);
-    for r in offload_kit::Release::ALL {
+    for r in offload_kit::Release::WITH_BINARY {
         for k in ["h\u{e9}", "hi\u{e9}", "\u{e9}ip", "\u{1f600}"] {
             assert!(!r.kinds_compatible(k, "openmp", true));
             assert!(!r.kinds_compatible("openmp", k, true));
@@ -247,7 +247,7 @@ fn regression_feature_sign_not_char_boundary() {
     let bundle = offload_kit::bundle::binary::write_to_vec(&[(id.as_bytes(), b"code")], 1).unwrap();
     let archive = offload_kit::host::ar::write_gnu(&[("m.o", &bundle)]);
     fuzzing::archive_unbundle(&archive);
-    for r in offload_kit::Release::ALL {
+    for r in offload_kit::Release::WITH_BINARY {
         for t in [
             "hip-amdgcn-amd-amdhsa--gfx90a:xnack+",
             "hip-amdgcn-amd-amdhsa--gfx90a",

@@ -111,7 +111,7 @@ fn for_release(release: offload_kit::Release) -> Result<(), Failed> {
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
-    for release in offload_kit::Release::WITH_MAIN {
+    for release in offload_kit::Release::MODELLED {
         trials.push(Trial::test(format!("release/{release}"), move || {
             for_release(release)
         }));

@@ -32,7 +32,7 @@ fn check(path: &Path) -> Result<(), Failed> {
             0,
             offload_kit::bundle::binary::Extent::Standalone,
         );
-        for r in offload_kit::Release::ALL {
+        for r in offload_kit::Release::WITH_BINARY {
             let _ = offload_kit::bundle::binary::llvm_read(d, 0, r);
         }
     }

@@ -608,7 +608,7 @@ fn obj_7_device_payload_of_one_nul_byte() {
     );
     // Quirk C11: every release unbundles the host object for that entry.
     let l = object::llvm_list(&d, Release::L14).unwrap();
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let got = object::llvm_payload(&d, &l[1], r).unwrap();
         if r <= Release::L16 {
             assert_eq!(&got[..], &d[..]);
@@ -645,7 +645,7 @@ fn obj_8_section_type_and_flags() {
 
 #[test]
 fn obj_9_section_order() {
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let d = fat(r);
         let b = object::parse_strict(&d).unwrap();
         let ids: Vec<String> = b.entries.iter().map(|e| e.id_str().into_owned()).collect();
@@ -678,7 +678,7 @@ fn ordered_as(r: Release, mut view: Vec<SecView>) -> Vec<SecView> {
 fn obj_10_writer_layout() {
     let host = mini64();
     let before = Elf::parse(&host).unwrap().sections.len();
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let d = fat(r);
         let e = Elf::parse(&d).unwrap();
         assert_eq!(e.sections.len(), before + 3);
@@ -717,7 +717,7 @@ fn obj_10_writer_layout() {
 #[test]
 fn obj_11_host_unbundles_to_the_stripped_object() {
     let host = mini64();
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let d = fat(r);
         let b = object::parse_strict(&d).unwrap();
         let code = b.code_object(b.host).unwrap();
@@ -1272,9 +1272,9 @@ fn build(r: Release, bin: PathBuf) -> Artifacts {
 }
 
 fn artifacts(r: Release) -> Option<&'static Artifacts> {
-    static CELLS: [OnceLock<Option<Artifacts>>; Release::ALL.len()] =
-        [const { OnceLock::new() }; Release::ALL.len()];
-    let i = Release::ALL.iter().position(|&x| x == r).unwrap();
+    static CELLS: [OnceLock<Option<Artifacts>>; Release::WITH_BINARY.len()] =
+        [const { OnceLock::new() }; Release::WITH_BINARY.len()];
+    let i = Release::WITH_BINARY.iter().position(|&x| x == r).unwrap();
     CELLS[i]
         .get_or_init(|| llvm_bin(r).map(|bin| build(r, bin)))
         .as_ref()
@@ -1430,7 +1430,7 @@ fn ids(entries: &[object::Entry<'_>]) -> Vec<String> {
 
 #[test]
 fn llvm_fat_objects_list_and_unbundle_like_llvm() {
-    let writers: Vec<(Release, &Artifacts)> = Release::ALL
+    let writers: Vec<(Release, &Artifacts)> = Release::WITH_BINARY
         .iter()
         .filter_map(|&r| artifacts(r).map(|a| (r, a)))
         .collect();
@@ -1502,7 +1502,7 @@ fn first_match(release: Release, target: &str, ids: impl Iterator<Item = String>
 
 #[test]
 fn llvm_hip_fatbin_listings_match_llvm() {
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let Some(a) = artifacts(r) else { continue };
         for (file, bundles) in [(&a.k_o, 1), (&a.lib_so, 2), (&a.librdc_so, 1)] {
             let data = read(file);
@@ -1586,7 +1586,7 @@ fn llvm_hip_fatbin_listings_match_llvm() {
 
 #[test]
 fn llvm_compressed_bundles_are_bounded_like_llvm_reads_them() {
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let Some(a) = artifacts(r) else { continue };
         let Some(lib) = &a.libc_so else {
             assert!(r <= Release::L16, "19 and 22 build compressed bundles");
@@ -1615,7 +1615,7 @@ fn llvm_compressed_bundles_are_bounded_like_llvm_reads_them() {
 
 #[test]
 fn llvm_reads_our_fat_objects_like_its_own() {
-    let readers: Vec<(Release, &Artifacts)> = Release::ALL
+    let readers: Vec<(Release, &Artifacts)> = Release::WITH_BINARY
         .iter()
         .filter_map(|&r| artifacts(r).map(|a| (r, a)))
         .collect();
@@ -1696,7 +1696,7 @@ fn llvm_reads_our_fat_objects_like_its_own() {
 
 #[test]
 fn llvm_elf_writers_match_llvm_objcopy() {
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let Some(a) = artifacts(r) else { continue };
         let mut inputs: Vec<PathBuf> = vec![a.k_o.clone(), a.kr_o.clone(), a.lib_so.clone()];
         inputs.extend(a.hosts.iter().cloned());
@@ -1805,7 +1805,7 @@ fn llvm_elf_writers_match_llvm_objcopy() {
 #[test]
 fn llvm_type_o_outputs_are_byte_identical() {
     const KIT: &str = env!("CARGO_BIN_EXE_offload-kit");
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let Some(a) = artifacts(r) else { continue };
         let n = r.major();
         let dev = scratch(a, "dev.bin");
@@ -1902,7 +1902,7 @@ fn llvm_type_o_outputs_are_byte_identical() {
 fn llvm_one_nul_device_payload_is_unbundled_as_the_host() {
     // Quirk C11: LLVM writes the fat object (our writer refuses: OBJ-7);
     // every release then hands out the host object for that device entry.
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let Some(a) = artifacts(r) else { continue };
         let nul = scratch(a, "nul1.bin");
         write(&nul, &[0]);

@@ -315,8 +315,8 @@ pub unsafe extern "C" fn offloadkit_generate(
 }
 
 /// As [`offloadkit_generate`], but only what LLVM release `llvm_version`
-/// (13, 14, 15, 16, 19 or 22; 24 for main, whose version is 24.0.0git) reads: offload binaries of
-/// version 1 for 15-22, compressed bundles of the versions it reads. Returns
+/// (13, 14, 15, 16, 19, 22 or 23; 24 for main, whose version is 24.0.0git) reads: offload
+/// binaries of version 1 for 15-22, 1 and 2 for 23, compressed bundles of the versions it reads. Returns
 /// 0 also for another release number, or a kind the release reads none of.
 ///
 /// # Safety
@@ -330,7 +330,7 @@ pub unsafe extern "C" fn offloadkit_generate_for_release(
     buf: *mut u8,
     cap: usize,
 ) -> usize {
-    let Some(release) = offload_kit::Release::WITH_MAIN
+    let Some(release) = offload_kit::Release::MODELLED
         .into_iter()
         .find(|r| r.major() == llvm_version)
     else {

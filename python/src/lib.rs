@@ -290,7 +290,7 @@ mod sigbus {
 
 fn release_of(v: Option<u32>) -> PyResult<Option<Release>> {
     v.map(|n| {
-        Release::ALL
+        Release::NUMBERED
             .into_iter()
             .find(|r| r.major() == n)
             .ok_or_else(|| {

@@ -96,9 +96,17 @@ int main(int argc, char **argv) {
     }
     CHECK(offloadkit_generate_for_release("ccob", 16, 1, buf, sizeof buf) == 0, "16 reads no CCOB");
     CHECK(offloadkit_generate_for_release("binary", 18, 1, buf, sizeof buf) == 0, "no LLVM 18 profile");
-    /* main is 24.0.0git; LLVM 23, released, has no profile yet. */
-    CHECK(offloadkit_generate_for_release("binary", 23, 1, buf, sizeof buf) == 0, "no LLVM 23 profile");
+    /* LLVM 23 (modelled from source) reads offload binaries of versions 1
+       and 2, never main's 3; main is 24.0.0git. */
+    int v2 = 0;
+    for (uint64_t seed = 0; seed < 40; seed++) {
+        size_t n = offloadkit_generate_for_release("offload-binary", 23, seed, buf, sizeof buf);
+        CHECK(n > 8 && (buf[4] == 1 || buf[4] == 2), "23: offload binary v1 or v2 (seed %llu)", (unsigned long long)seed);
+        v2 += n > 8 && buf[4] == 2;
+    }
+    CHECK(v2 > 0, "23 makes version 2 binaries too");
     CHECK(offloadkit_generate_for_release("binary", 24, 1, buf, sizeof buf) > 0, "24 is main");
+    CHECK(offloadkit_generate_for_release("binary", 25, 1, buf, sizeof buf) == 0, "no LLVM 25 profile");
     if (failures) return 1;
     puts("c abi: ok");
     return 0;

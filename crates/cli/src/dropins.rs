@@ -47,7 +47,7 @@ pub(crate) fn run(release: Release, dir: &Path, force: bool) -> Result<i32, Vec<
     .map_err(|e| one(e.to_string()))?;
     conf.commit().map_err(|e| vec![e])?;
     // A name an earlier run wrote for another release goes.
-    for stale in Release::WITH_MAIN
+    for stale in Release::MODELLED
         .iter()
         .flat_map(|r| r.offload_tools())
         .filter(|s| !tools.iter().any(|t| t.modelled && t.name == s.name))

@@ -796,7 +796,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
     outln!("\n$ offload-kit list {}", path.display());
     let l = detect::list(&bytes, None)?;
     print_listing(&l, false);
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let l = detect::list(&bytes, Some(r))?;
         let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
         outln!("LLVM {r} -list order: {}", ids.join(", "));

@@ -357,8 +357,8 @@ fn bundle(
     compression: Option<Compression>,
 ) -> i32 {
     let parsed: Vec<ImageArgs> = images.iter().map(|i| ImageArgs::parse(i)).collect();
-    let packaged = match release.quirks().packager_main_writer {
-        true => packager::package_main(&parsed, compression, &mut read_file),
+    let packaged = match release.quirks().packager_writes_one_binary {
+        true => packager::package_one_binary(&parsed, release, compression, &mut read_file),
         false => packager::package(&parsed, release, &mut read_file),
     };
     let bytes = match packaged {

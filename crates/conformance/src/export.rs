@@ -105,7 +105,7 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     let variants: Vec<(String, Option<Release>)> = std::iter::once(("spec".to_string(), None))
         .chain(
-            Release::WITH_MAIN
+            Release::MODELLED
                 .into_iter()
                 .map(|r| (format!("llvm-{r}"), Some(r))),
         )

@@ -293,6 +293,32 @@ pub fn llvm_major(version_text: &str) -> Option<u32> {
         .ok()
 }
 
+/// What a user's build of LLVM `major` at `to` is judged by, said before
+/// the run and in the report: its own profile, or which other one and why.
+fn user_build_description(major: u32, release: Release, to: &str) -> String {
+    let profile = match release {
+        Release::Main => format!(
+            "LLVM main's profile (24.0.0git, modelled from source at {})",
+            offload_kit_llvm::profile::MAIN_COMMIT
+        ),
+        r if !Release::WITH_BINARY.contains(&r) => {
+            format!("LLVM {r}'s profile (modelled from source: docs/llvm-23.md)")
+        }
+        r => format!("LLVM {r}'s reference"),
+    };
+    if major == release.major() {
+        format!("LLVM {major} at {to} (a user's build), judged by {profile}")
+    } else if Release::newer_than_modelled(major) {
+        format!(
+            "LLVM {major} at {to} (a user's build, newer than every modelled release: judged by {profile}, LLVM {major}'s own changes are not modelled)"
+        )
+    } else {
+        format!(
+            "LLVM {major} at {to} (a user's build of a release offload-kit does not model: judged by {profile}, the newest modelled release before it)"
+        )
+    }
+}
+
 /// An adapter for a user's own LLVM build (`--impl llvm=/path/to/llvm/bin`):
 /// its release is read from `clang-offload-bundler --version`, and it runs
 /// as the reference of the newest modelled release not newer than that
@@ -347,33 +373,29 @@ pub fn user_llvm(
             shown(&text)
         )
     })?;
-    let release = Release::ALL
-        .into_iter()
-        .filter(|r| r.major() <= major)
+    // The build's version decides the profile it is judged by (23.x and
+    // 23.0.0git by 23, 24.0.0git by main); the commands are those of the
+    // newest release with a binary not newer than it.
+    let release = Release::for_major(major).ok_or_else(|| {
+        format!(
+            "LLVM {major} is older than every modelled release ({})",
+            Release::listed(", ", ", ")
+        )
+    })?;
+    let syntax = (Release::WITH_BINARY.into_iter())
+        .filter(|r| *r <= release)
         .max()
-        .ok_or_else(|| {
-            format!(
-                "LLVM {major} is older than every modelled release ({})",
-                Release::listed(", ", ", ")
-            )
-        })?;
+        .expect("the oldest modelled release has a binary");
     let template = all
         .iter()
-        .find(|a| a.role == Role::Reference && a.release == Some(release))
-        .ok_or_else(|| format!("no adapter for LLVM {release}"))?;
-    let from = format!("/usr/lib/llvm-{}/bin", release.major());
+        .find(|a| a.role == Role::Reference && a.release == Some(syntax))
+        .ok_or_else(|| format!("no adapter for LLVM {syntax}"))?;
+    let from = format!("/usr/lib/llvm-{}/bin", syntax.major());
     let to = bin.display().to_string();
     let mut a = template.clone();
     a.name = format!("llvm-{major}-user");
-    // A build newer than every modelled release (23.0.0git, 23.1) is not
-    // silently taken for the newest: its description says so.
-    a.description = if major > release.major() {
-        format!(
-            "LLVM {major} at {to} (a user's build, newer than every modelled release: judged as LLVM {release}'s reference, LLVM {major}'s own changes are not modelled)"
-        )
-    } else {
-        format!("LLVM {major} at {to} (a user's build), judged as LLVM {release}'s reference")
-    };
+    a.release = Some(release);
+    a.description = user_build_description(major, release, &to);
     a.program = a.program.replace(&from, &to);
     for argv in a.commands.values_mut() {
         for el in argv.iter_mut() {

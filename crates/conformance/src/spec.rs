@@ -58,7 +58,7 @@ pub struct IdVerdict {
     pub id: String,
     /// [`parse_id`] of it.
     pub canonical: SpecResult<String>,
-    /// For each release ([`Release::ALL`] order), the ID it writes, or why it writes none.
+    /// For each release ([`Release::WITH_BINARY`] order), the ID it writes, or why it writes none.
     pub written: Vec<(Release, Result<String, String>)>,
 }
 
@@ -67,7 +67,7 @@ pub fn id_verdict(id: &str) -> IdVerdict {
     IdVerdict {
         id: id.to_string(),
         canonical: parse_id(id),
-        written: Release::ALL
+        written: Release::WITH_BINARY
             .iter()
             .map(|&r| (r, r.written_id(id).map_err(|e| e.message)))
             .collect(),

@@ -379,14 +379,18 @@ fn written_case(n: usize, w: &Value, messages: &Messages) -> Result<(String, Str
     let mut notes = merged.notes(WRITTEN_REF, |rs, generic| {
         generic.replacen("LLVM ", &format!("LLVM {rs} "), 1)
     });
-    let main = main_writes(target, &targets);
-    let main_got = main.as_deref().map_err(String::as_str);
-    let main_div = written_divergence(expect_fail, rule, main_got, main_got.ok(), messages);
-    join_main(&mut notes, main_div.map(|(_, o, _)| o), None)?;
-    notes.extend(conflict_check_crash(
-        &targets,
-        expect_fail.unwrap_or("TID-1"),
-    ));
+    let crash = conflict_check_crash(&targets, expect_fail.unwrap_or("TID-1"));
+    for modelled in [Release::Main, Release::L23] {
+        let got = modelled_writes(target, &targets, modelled);
+        if crash.is_some() && got.as_ref().is_err_and(|m| crashes_in_conflict_check(m)) {
+            continue; // 22's conflict check: the crash note names it
+        }
+        let got = got.as_deref().map_err(String::as_str);
+        let div = written_divergence(expect_fail, rule, got, got.ok(), messages);
+        join_modelled(&mut notes, modelled, div.map(|(_, o, _)| o), None)
+            .map_err(|e| format!("written '{target}': {e} ({got:?})"))?;
+    }
+    notes.extend(crash);
     let mut rules = vec![rule.to_string()];
     if expect_fail.is_none() {
         rules.push("ID-4".to_string());
@@ -426,12 +430,12 @@ fn written_case(n: usize, w: &Value, messages: &Messages) -> Result<(String, Str
     Ok(case_text(&format!("parse-id/{}", slug(target, n)), fields))
 }
 
-/// What LLVM main's bundler (the profile) writes for `target` when
-/// bundling `-type=bc -targets=<targets>`, as the vectors were recorded;
-/// or its error message.
-fn main_writes(target: &str, targets: &[&str]) -> Result<String, String> {
+/// What a modelled release's bundler (the profile: 23 or main) writes
+/// for `target` when bundling `-type=bc -targets=<targets>`, as the
+/// vectors were recorded; or its error message.
+fn modelled_writes(target: &str, targets: &[&str], release: Release) -> Result<String, String> {
     let job = offload_kit_llvm::bundler::Job {
-        release: Release::Main,
+        release,
         file_type: "bc".to_string(),
         targets: targets.iter().map(|t| t.to_string()).collect(),
         inputs: targets.iter().map(|t| format!("{t}.bc").into()).collect(),
@@ -449,13 +453,19 @@ fn main_writes(target: &str, targets: &[&str]) -> Result<String, String> {
         .ok_or_else(|| format!("'{target}' is not among its -targets"))
 }
 
-/// Whether LLVM main's bundler (the profile) extracts the one entry of a
-/// bundle whose ID is `entry` for `-unbundle -targets=<request>`, as the
-/// vectors were recorded (`Can't find bundles` is "no"); or its error.
-fn main_matches(entry: &str, request: &str, hip_openmp: bool) -> Result<bool, String> {
+/// Whether a modelled release's bundler (the profile: 23 or main)
+/// extracts the one entry of a bundle whose ID is `entry` for `-unbundle
+/// -targets=<request>`, as the vectors were recorded (`Can't find
+/// bundles` is "no"); or its error.
+fn modelled_matches(
+    entry: &str,
+    request: &str,
+    hip_openmp: bool,
+    release: Release,
+) -> Result<bool, String> {
     use offload_kit_llvm::bundler::{Job, Piece};
     let job = Job {
-        release: Release::Main,
+        release,
         file_type: "bc".to_string(),
         targets: vec![request.to_string()],
         inputs: vec!["b".into()],
@@ -483,30 +493,41 @@ fn main_matches(entry: &str, request: &str, hip_openmp: bool) -> Result<bool, St
     }
 }
 
-/// LLVM main, modelled from source, joins the note of the numbered
-/// releases whose behaviour its profile shares (`divergence`: what main
-/// does where that is not what the spec expects; `None`: it conforms);
-/// where none shares it, `own` is main's note.
-fn join_main(
+/// A release modelled from source (main, then 23), which has no binary
+/// to record, joins the note of the releases whose behaviour its profile
+/// shares: 22's, else (23) main's (`divergence`: what it does where that
+/// is not what the spec expects; `None`: it conforms); where none shares
+/// it, `own` is its note (main's alone).
+fn join_modelled(
     notes: &mut Vec<Note>,
+    release: Release,
     divergence: Option<J>,
     own: Option<Note>,
 ) -> Result<(), String> {
     let Some(outcome) = divergence else {
         return Ok(());
     };
-    let shares = |n: &&mut Note| n.outcome == outcome && n.releases.contains(&Release::L22);
-    if let Some(n) = notes.iter_mut().find(shares) {
-        n.releases.push(Release::Main);
+    let shares = |with: Release| {
+        (notes.iter()).position(|n| n.outcome == outcome && n.releases.contains(&with))
+    };
+    let shared = match release {
+        Release::Main => shares(Release::L22),
+        _ => shares(Release::L22).or_else(|| shares(Release::Main)),
+    };
+    if let Some(i) = shared {
+        let n = &mut notes[i];
+        n.releases.push(release);
+        n.releases.sort_unstable();
         return Ok(());
     }
     match own {
-        Some(note) if note.outcome == outcome => {
+        Some(mut note) if note.outcome == outcome => {
+            note.releases = vec![release];
             notes.push(note);
             Ok(())
         }
         _ => Err(format!(
-            "LLVM main's profile gives {} where no release's note does: write its note",
+            "LLVM {release}'s profile gives {} where no release's note does: write its note",
             outcome.to_json()
         )),
     }
@@ -582,7 +603,13 @@ fn fails_format_check(tid: &str) -> bool {
     false
 }
 
-/// The crash of 16, 19 and 22 where a requested target ID fails LLVM's
+/// Whether a profile's refusal is the conflict check's crash, which
+/// [`conflict_check_crash`]'s note documents.
+fn crashes_in_conflict_check(message: &str) -> bool {
+    message.contains("getConflictTargetIDCombination")
+}
+
+/// The crash of 16, 19, 22 (and 23, which keeps 22's check) where a requested target ID fails LLVM's
 /// format check: `getConflictTargetIDCombination` runs over every bundling
 /// and unbundling and dereferences the empty result (Debian's builds die
 /// of SIGSEGV; other builds went on, as the vectors recorded).
@@ -591,13 +618,14 @@ fn conflict_check_crash(targets: &[&str], rule: &str) -> Option<Note> {
         .iter()
         .find(|t| fails_format_check(target_id_of(t)))?;
     Some(Note {
-        releases: vec![Release::L16, Release::L19, Release::L22],
+        releases: vec![Release::L16, Release::L19, Release::L22, Release::L23],
         rule: rule.to_string(),
         outcome: s("crash"),
         text: format!(
             "undefined behaviour: getConflictTargetIDCombination dereferences the empty result of \
              parseTargetIDWithFormatCheckingOnly for '{}' (SIGSEGV on Debian's 16.0.6, 19.1.7 and \
-             22.1.8 builds; the offload-kit profiles report the violation instead)",
+             22.1.8 builds; 23 keeps 22's check; the offload-kit profiles report the violation \
+             instead)",
             target_id_of(bad)
         ),
         reference: "clang/lib/Basic/TargetID.cpp, \
@@ -621,7 +649,7 @@ fn match_case(n: usize, m: &Value, messages: &Messages) -> Result<(String, Strin
         ),
     };
     let mut merged = Merged::default();
-    for r in Release::ALL {
+    for r in Release::WITH_BINARY {
         let got = recorded(m, r)?;
         let (outcome, text) = if let Some(c) = got.as_bool() {
             let outcome = J::Obj(vec![("compatible", J::Bool(c))]);
@@ -646,20 +674,30 @@ fn match_case(n: usize, m: &Value, messages: &Messages) -> Result<(String, Strin
         merged.add(r, rule, outcome, text);
     }
     let mut notes = merged.notes(MATCH_REF, |rs, generic| generic.replacen("{}", rs, 1));
-    let main = match main_matches(entry, request, hip_openmp) {
-        Ok(c) => Some(J::Obj(vec![("compatible", J::Bool(c))])).filter(|m| *m != expect),
-        Err(error) => {
-            let rs = messages.rules_of(&error);
-            let conforms = verdict.is_err_and(|f| rs.iter().any(|r| r == f));
-            let first = rs.first().map_or("*", String::as_str);
-            (!conforms).then(|| J::Obj(vec![("fail", s(first))]))
+    let crash = conflict_check_crash(&[request], verdict.err().unwrap_or("TID-1"));
+    for modelled in [Release::Main, Release::L23] {
+        let got = modelled_matches(entry, request, hip_openmp, modelled);
+        if crash.is_some() && got.as_ref().is_err_and(|m| crashes_in_conflict_check(m)) {
+            continue; // 22's conflict check: the crash note names it
         }
-    };
-    join_main(&mut notes, main, Some(main_not_amdgcn()))?;
-    notes.extend(conflict_check_crash(
-        &[request],
-        verdict.err().unwrap_or("TID-1"),
-    ));
+        let div = match got {
+            Ok(c) => Some(J::Obj(vec![("compatible", J::Bool(c))])).filter(|m| *m != expect),
+            Err(error) => {
+                let rs = messages.rules_of(&error);
+                let conforms = verdict.is_err_and(|f| rs.iter().any(|r| r == f));
+                let first = rs.first().map_or("*", String::as_str);
+                (!conforms).then(|| J::Obj(vec![("fail", s(first))]))
+            }
+        };
+        // main's own note is about llvm#209845's TargetID::parse.
+        let own = modelled
+            .quirks()
+            .main_target_conflicts
+            .then(main_not_amdgcn);
+        join_modelled(&mut notes, modelled, div, own)
+            .map_err(|e| format!("match '{entry}' for '{request}': {e}"))?;
+    }
+    notes.extend(crash);
     let mut args = vec![("entry", s(entry)), ("request", s(request))];
     if hip_openmp {
         args.push(("hip_openmp_compatible", J::Bool(true)));

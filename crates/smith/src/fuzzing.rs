@@ -19,7 +19,7 @@ pub fn bundle_read(data: &[u8]) {
         let again = binary::parse_strict(&bytes, 0, Extent::Standalone).expect("round trip");
         assert_eq!(again.entries.len(), b.entries.len());
     }
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         if let LlvmView::Entries(e) = binary::llvm_read(data, 0, r) {
             for entry in e {
                 let _ = entry.payload(data);
@@ -39,7 +39,7 @@ pub fn id_parse(data: &[u8]) {
         let again = BundleEntryId::parse_strict(&c).expect("canonical form parses");
         assert_eq!(again.canonical(), c, "canonical form is a fixed point");
     }
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         let _ = r.written_id(a);
         let _ = r.validate_target(a);
         let _ = r.compatible(a, b, true);
@@ -70,7 +70,7 @@ pub fn bundler_plan(data: &[u8]) {
     let Ok(bundle) = binary::write_to_vec(&refs, u64::from(inp.align.max(1))) else {
         return;
     };
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         let job = Job {
             release: r,
             file_type: "bc".into(),
@@ -97,7 +97,7 @@ pub fn bundler_plan(data: &[u8]) {
 /// release reads it, plus the text, CCOB, ELF and kpack readers directly.
 pub fn any_container(data: &[u8]) {
     let _ = crate::detect::list(&data, None);
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         let _ = crate::detect::list(&data, Some(r));
         for c in ["//", "#", ";"] {
             let _ = crate::bundle::text::llvm_entries(&data, 0, c, r);
@@ -404,7 +404,7 @@ pub fn archive_unbundle(data: &[u8]) {
             )
         };
     let _ = ar::members(&archive, 0);
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         let job = Job {
             release: r,
             file_type: "a".into(),
@@ -499,7 +499,7 @@ pub fn ccob_stream(data: &[u8]) {
             let _ = total;
         }
     }
-    for r in Release::WITH_MAIN {
+    for r in Release::MODELLED {
         let prefix = ccob::llvm_list_prefix(&w, r);
         if let Some(p) = &prefix {
             let total = &p.len();
@@ -588,7 +588,7 @@ pub fn ccob_stream(data: &[u8]) {
         &mut std::io::sink(),
     );
     // Listing through windows must list what the slice listing lists.
-    for r in std::iter::once(None).chain(Release::WITH_MAIN.into_iter().map(Some)) {
+    for r in std::iter::once(None).chain(Release::MODELLED.into_iter().map(Some)) {
         let windowed = crate::detect::list(&w, r);
         let whole = crate::detect::list(&data, r);
         assert!(windowed == whole, "windowed listing differs");

@@ -122,7 +122,7 @@ pub type PackageError = LlvmError;
 
 /// Package `images` as `release` does and return the output bytes: one
 /// version 1 binary per image (per file in 19 and 22, which split `file`
-/// at ','), concatenated; LLVM main: [`package_main`], uncompressed.
+/// at ','), concatenated; from 23: [`package_one_binary`], uncompressed.
 /// `read(path)` reads an input file or returns the message LLVM prints for
 /// it ("No such file or directory").
 pub fn package(
@@ -130,8 +130,8 @@ pub fn package(
     release: Release,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
-    if release.quirks().packager_main_writer {
-        return package_main(images, None, read);
+    if release.quirks().packager_writes_one_binary {
+        return package_one_binary(images, release, None, read);
     }
     if release.packager_modelled() != Some(true) {
         return Err(LlvmError::llvm(format!(
@@ -189,20 +189,22 @@ pub fn package(
     Ok(out)
 }
 
-/// LLVM main's `llvm-offload-binary -o` (spec/offload-binary.md, OB-22,
-/// *LLVM main*; llvm#197456, and the version-3 header of the proposed
-/// llvm#222774 as the source search stores its head:
-/// `llvm-offload-binary.cpp` at `55aa5c55968252d5`, `OffloadBinary.h` at
-/// `05ed393bf1e3`): the images of every `--image` (each file of a
-/// comma-separated `file` one image; `file` required, `triple` not), with
-/// 22's kinds and string order, in **one** version 3 binary of several
-/// entries; `--compress` compresses everything after its 40-byte header.
-pub fn package_main(
+/// `llvm-offload-binary -o` from LLVM 23 on (spec/offload-binary.md,
+/// OB-22, *LLVM main*; llvm#197456): the images of every `--image` (each
+/// file of a comma-separated `file` one image; `file` required, `triple`
+/// not), with 22's kinds and string order, in **one** binary of several
+/// entries: version 2 in 23 (`llvm-offload-binary.cpp` at
+/// `06390ab61433`, docs/llvm-23.md C1); version 3 in main, with the
+/// header of the proposed llvm#222774 as the source search stores its head
+/// (`llvm-offload-binary.cpp` at `55aa5c55968252d5`, `OffloadBinary.h` at
+/// `05ed393bf1e3`), where `--compress` compresses everything after its
+/// 40-byte header.
+pub fn package_one_binary(
     images: &[ImageArgs],
+    release: Release,
     compression: Option<super::Compression>,
     read: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<Vec<u8>, PackageError> {
-    let release = Release::Main;
     let mut all = Vec::new();
     for args in images {
         if !args.has("file") {
@@ -232,11 +234,15 @@ pub fn package_main(
     if all.is_empty() {
         let e = crate::Error::rule(
             crate::rules::OB_6,
-            "no --image: LLVM main's OffloadBinary::write asserts at least one image (what a release build writes then is not established)",
+            format!("no --image: LLVM {release}'s OffloadBinary::write asserts at least one image (what a release build writes then is not established)"),
         );
         return Err(LlvmError::with(e.to_string(), e));
     }
-    super::write_multi(&all, 3, compression).map_err(|e| LlvmError::with(e.to_string(), e))
+    let version = match release.quirks().packager_main_writer {
+        true => 3,
+        false => 2,
+    };
+    super::write_multi(&all, version, compression).map_err(|e| LlvmError::with(e.to_string(), e))
 }
 
 /// One step of an extraction, in the order the release performs them.
@@ -326,7 +332,7 @@ enum MainStop {
 /// the plan with LLVM's message.
 fn main_extract_binary(
     img: &LlvmImage<'_>,
-    input: &str,
+    (input, release): (&str, Release),
     idx: &mut usize,
     depth: u32,
     acts: &mut Vec<Action>,
@@ -362,7 +368,7 @@ fn main_extract_binary(
             bytes,
             img.image_offset,
             "nested-offload-binary",
-            Release::Main,
+            release,
         )
         .map_err(|f| match f {
             super::llvm::Failure::Error { message, error } => {
@@ -371,7 +377,7 @@ fn main_extract_binary(
             super::llvm::Failure::Unsafe { error } => MainStop::Refuse(error.to_string()),
         })?;
         for inner in &nested {
-            main_extract_binary(inner, input, idx, depth + 1, acts)?;
+            main_extract_binary(inner, (input, release), idx, depth + 1, acts)?;
         }
         return Ok(());
     }
@@ -387,7 +393,7 @@ fn main_extract_binary(
             path_stem(input),
             img.triple(),
             *idx,
-            image_kind_extension(img.image_kind, Release::Main)
+            image_kind_extension(img.image_kind, release)
         ),
         offset: img.image_offset,
         size: img.image_size,
@@ -420,7 +426,7 @@ pub fn plan_extraction(
     if release.quirks().extract_all_without_filter && filters.is_empty() {
         let mut idx = 0;
         for img in images {
-            if let Err(stop) = main_extract_binary(img, input, &mut idx, 0, &mut acts) {
+            if let Err(stop) = main_extract_binary(img, (input, release), &mut idx, 0, &mut acts) {
                 return main_stopped(acts, stop);
             }
         }
@@ -477,7 +483,9 @@ pub fn plan_extraction(
         } else if release.quirks().extract_all_without_filter {
             let mut idx = 0;
             for &i in &matched {
-                if let Err(stop) = main_extract_binary(&images[i], input, &mut idx, 0, &mut acts) {
+                if let Err(stop) =
+                    main_extract_binary(&images[i], (input, release), &mut idx, 0, &mut acts)
+                {
                     return main_stopped(acts, stop);
                 }
             }

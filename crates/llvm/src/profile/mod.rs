@@ -60,10 +60,14 @@ pub enum Release {
     L19,
     /// LLVM 22 (22.1.8).
     L22,
+    /// LLVM 23 (release/23.x, 23.1): modelled from the newest sources
+    /// readable before and after its branch (docs/llvm-23.md cites each
+    /// behaviour); no binary to run, so not in [`Release::WITH_BINARY`].
+    L23,
     /// LLVM `main` (24.0.0git: [`MAIN_COMMIT`] is after the 23 branch of
     /// 2026-07-14), modelled from its
     /// source at llvm-project commit [`MAIN_COMMIT`]: no binary to run, so
-    /// not in [`Release::ALL`], which the differential tests run against.
+    /// not in [`Release::WITH_BINARY`], which the differential tests run against.
     Main,
 }
 
@@ -79,11 +83,13 @@ pub const MAIN_OFFLOAD_BINARY_COMMIT: &str = "02dc39ba9835";
 
 impl Release {
     /// The release reproduced when none is named (`--llvm-version`, a
-    /// drop-in's configuration): the newest numbered one.
+    /// drop-in's configuration): the newest with a binary, which the
+    /// differential tests hold it to.
     pub const DEFAULT: Release = Release::L22;
 
-    /// All modelled releases, oldest first.
-    pub const ALL: [Release; 6] = [
+    /// The releases with a binary (Debian's clang-N and llvm-N), oldest
+    /// first: what the differential tests and `tools/setup` run.
+    pub const WITH_BINARY: [Release; 6] = [
         Release::L13,
         Release::L14,
         Release::L15,
@@ -92,34 +98,75 @@ impl Release {
         Release::L22,
     ];
 
-    /// The numbered releases ([`Release::ALL`]) for a message: `sep`
-    /// between them, `last` before the newest.
-    ///
-    /// ```
-    /// use offload_kit_llvm::Release;
-    /// assert_eq!(Release::listed(", ", " or "), "13, 14, 15, 16, 19 or 22");
-    /// assert_eq!(Release::listed("|", "|"), "13|14|15|16|19|22");
-    /// ```
-    pub fn listed(sep: &str, last: &str) -> String {
-        let numbers: Vec<String> = Release::ALL.iter().map(Release::to_string).collect();
-        let (newest, older) = numbers.split_last().expect("at least one release");
-        format!("{}{last}{newest}", older.join(sep))
-    }
-
-    /// Every modelled release with a binary, then [`Release::Main`]: what
-    /// the fuzz targets and the panic-freedom properties run through.
-    pub const WITH_MAIN: [Release; 7] = {
-        let mut all = [Release::Main; 7];
+    /// Every numbered release offload-kit reproduces, oldest first: those
+    /// with a binary, then LLVM 23, modelled from source.
+    pub const NUMBERED: [Release; 7] = {
+        let mut all = [Release::L23; 7];
         let mut i = 0;
-        while i < Release::ALL.len() {
-            all[i] = Release::ALL[i];
+        while i < Release::WITH_BINARY.len() {
+            all[i] = Release::WITH_BINARY[i];
             i += 1;
         }
         all
     };
 
-    /// The major version number (`main` is 24.0.0git; LLVM 23, released,
-    /// is not modelled yet: docs/llvm-23.md).
+    /// The numbered releases ([`Release::NUMBERED`]) for a message: `sep`
+    /// between them, `last` before the newest.
+    ///
+    /// ```
+    /// use offload_kit_llvm::Release;
+    /// assert_eq!(Release::listed(", ", " or "), "13, 14, 15, 16, 19, 22 or 23");
+    /// assert_eq!(Release::listed("|", "|"), "13|14|15|16|19|22|23");
+    /// ```
+    pub fn listed(sep: &str, last: &str) -> String {
+        let numbers: Vec<String> = Release::NUMBERED.iter().map(Release::to_string).collect();
+        let (newest, older) = numbers.split_last().expect("at least one release");
+        format!("{}{last}{newest}", older.join(sep))
+    }
+
+    /// Every modelled release ([`Release::NUMBERED`], then
+    /// [`Release::Main`]): what the fuzz targets and the panic-freedom
+    /// properties run through.
+    pub const MODELLED: [Release; 8] = {
+        let mut all = [Release::Main; 8];
+        let mut i = 0;
+        while i < Release::NUMBERED.len() {
+            all[i] = Release::NUMBERED[i];
+            i += 1;
+        }
+        all
+    };
+
+    /// The release a build of LLVM `major` is judged as: its own where
+    /// modelled, `main` from 24 (today's main is 24.0.0git), otherwise the
+    /// newest modelled release older than it (`None` when it is older
+    /// than all).
+    ///
+    /// ```
+    /// use offload_kit_llvm::Release;
+    /// assert_eq!(Release::for_major(23), Some(Release::L23));
+    /// assert_eq!(Release::for_major(24), Some(Release::Main));
+    /// assert_eq!(Release::for_major(25), Some(Release::Main));
+    /// assert_eq!(Release::for_major(21), Some(Release::L19));
+    /// assert_eq!(Release::for_major(12), None);
+    /// ```
+    pub fn for_major(major: u32) -> Option<Release> {
+        if major >= Release::Main.major() {
+            return Some(Release::Main);
+        }
+        Release::NUMBERED
+            .into_iter()
+            .filter(|r| r.major() <= major)
+            .max()
+    }
+
+    /// Whether LLVM `major` is newer than every modelled release (main
+    /// included), so that no profile describes it.
+    pub fn newer_than_modelled(major: u32) -> bool {
+        major > Release::Main.major()
+    }
+
+    /// The major version number (`main` is 24.0.0git).
     pub fn major(self) -> u32 {
         match self {
             Release::L13 => 13,
@@ -128,6 +175,7 @@ impl Release {
             Release::L16 => 16,
             Release::L19 => 19,
             Release::L22 => 22,
+            Release::L23 => 23,
             Release::Main => 24,
         }
     }
@@ -194,7 +242,7 @@ impl Release {
                 },
             ],
             Release::L16 | Release::L19 => &[BUNDLER, PACKAGER],
-            Release::L22 | Release::Main => &[BUNDLER, OFFLOAD_BINARY, PACKAGER],
+            Release::L22 | Release::L23 | Release::Main => &[BUNDLER, OFFLOAD_BINARY, PACKAGER],
         }
     }
 
@@ -234,6 +282,7 @@ impl FromStr for Release {
             "16" => Ok(Release::L16),
             "19" => Ok(Release::L19),
             "22" => Ok(Release::L22),
+            "23" => Ok(Release::L23),
             "main" => Ok(Release::Main),
             _ => Err(format!(
                 "unknown LLVM release '{s}' (expected {} or main)",
@@ -386,7 +435,7 @@ impl Release {
                     target_id: tid.to_string(),
                 })
             }
-            Release::L22 | Release::Main => {
+            Release::L22 | Release::L23 | Release::Main => {
                 let pieces = split_max(target, '-', 5);
                 if pieces.len() != 5 && pieces.len() != 6 {
                     return None;
@@ -423,7 +472,7 @@ impl Release {
                     info.target_id
                 ))
             }
-            Release::L22 | Release::Main => {
+            Release::L22 | Release::L23 | Release::Main => {
                 let info = self
                     .target_info(target)
                     .ok_or_else(|| format_error(target))?;
@@ -440,8 +489,9 @@ impl Release {
             .target_info(target)
             .ok_or_else(|| format_error(target))?;
         let kind_ok = OFFLOAD_KINDS.contains(&info.kind.as_str());
-        // main's `parseArch` takes every arch starting with `amdgpu`.
-        let main_amdgpu = self == Release::Main && main_amdgpu::is_amdgpu_arch(&info.triple.arch);
+        // 23's and main's `parseArch` take every arch starting with `amdgpu`.
+        let main_amdgpu =
+            self.quirks().amdgpu_subarch_triples && main_amdgpu::is_amdgpu_arch(&info.triple.arch);
         let triple_ok = !info.triple.as_str().is_empty()
             && (main_amdgpu
                 || (info.triple.arch_kind())
@@ -476,11 +526,11 @@ impl Release {
         let (Some(co), Some(t)) = (self.target_info(entry), self.target_info(target)) else {
             return false;
         };
-        // main: AMDGPU triples compare by subarch (`main_amdgpu`).
-        let triples_ok = match self {
-            Release::Main => main_amdgpu::triples_compatible(&co.triple, &t.triple)
+        // 23 and main: AMDGPU triples compare by subarch (`main_amdgpu`).
+        let triples_ok = match self.quirks().amdgpu_subarch_triples {
+            true => main_amdgpu::triples_compatible(&co.triple, &t.triple)
                 .unwrap_or_else(|| co.triple.is_compatible_with(&t.triple)),
-            _ => co.triple.is_compatible_with(&t.triple),
+            false => co.triple.is_compatible_with(&t.triple),
         };
         if co.kind == t.kind && triples_ok && co.target_id == t.target_id {
             return true;
@@ -495,7 +545,7 @@ impl Release {
         // refuses every triple but AMDGPU ones (elsewhere only exact
         // matches), and takes an empty or `generic` processor from the
         // subarch (none for `amdgcn`, so two of them name the same GPU).
-        if self == Release::Main {
+        if self.quirks().main_target_conflicts {
             return main_amdgpu::compatible((&co.triple, &co.target_id), (&t.triple, &t.target_id));
         }
         let (Some((cp, cid)), Some((tp, tid))) = (
@@ -565,7 +615,8 @@ mod tests {
     #[test]
     fn listed_in_tools() {
         // tools/llvm-releases is the list tools/setup installs and the
-        // generator scripts run; it names the releases of ALL, in order.
+        // generator scripts run; it names the releases with a binary, in
+        // order, and the modelled-only ones are newer than all of them.
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tools/llvm-releases");
         let text = std::fs::read_to_string(path).expect("tools/llvm-releases");
         let listed: Vec<&str> = text
@@ -573,8 +624,18 @@ mod tests {
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .collect();
-        let all: Vec<String> = Release::ALL.iter().map(Release::to_string).collect();
-        assert_eq!(listed, all, "tools/llvm-releases and Release::ALL differ");
+        let all: Vec<String> = Release::WITH_BINARY
+            .iter()
+            .map(Release::to_string)
+            .collect();
+        assert_eq!(
+            listed, all,
+            "tools/llvm-releases and Release::WITH_BINARY differ"
+        );
+        let newest = Release::WITH_BINARY[Release::WITH_BINARY.len() - 1];
+        for r in Release::MODELLED {
+            assert!(Release::WITH_BINARY.contains(&r) || r > newest, "{r}");
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! assert!(!Release::L16.quirks().checks_input_archives);
 //! assert!(Release::L19.quirks().checks_input_archives);
 //! // Every numbered release inherits what it does not change.
-//! for r in Release::ALL {
+//! for r in Release::WITH_BINARY {
 //!     assert_eq!(r.quirks().release, r);
 //! }
 //! ```
@@ -73,8 +73,13 @@ pub struct Quirks {
     pub checks_conflicting_targets: bool,
     /// Conflicts are judged on the IDs as written, not as given (19 on).
     pub conflicts_of_written_ids: bool,
-    /// main's rules for conflicting targets.
+    /// main's target IDs through `llvm::AMDGPU::TargetID::parse`
+    /// (llvm#209845): its compatibility and its rules for conflicting
+    /// targets.
     pub main_target_conflicts: bool,
+    /// Triples know `amdgpu<subarch>` architectures and compare AMDGPU
+    /// triples by subarch (llvm#206480: 23 on).
+    pub amdgpu_subarch_triples: bool,
     /// `-hip-openmp-compatible` exists (15 on).
     pub hip_openmp_compatible_option: bool,
     /// Archive members get a file extension (14 on).
@@ -123,6 +128,10 @@ pub struct Quirks {
     pub offload_binary_versions_read: &'static [u32],
     /// main's offload binary reader (versions 2 and 3, inflating).
     pub main_offload_binary_reader: bool,
+    /// The reader of version 2 binaries (llvm#169425: 23 on): every entry
+    /// of a binary, nested binaries; 23's with its 32-byte header, main's
+    /// with [`Quirks::main_offload_binary_reader`]'s 40.
+    pub offload_binary_v2_reader: bool,
     /// An entry shorter than its fixed size is an end of file (19 on).
     pub checks_short_entries: bool,
     /// A string key offset past the end kills the reader (16: SIGSEGV).
@@ -137,6 +146,9 @@ pub struct Quirks {
     pub packager_help_without_args: bool,
     /// main's packager: compression options and its writer.
     pub packager_main_writer: bool,
+    /// `-o` writes one binary of every image (llvm#197456: 23 on), not
+    /// one binary per image.
+    pub packager_writes_one_binary: bool,
     /// `--image` needs only `file` (22 on; before, `file` and `triple`).
     pub image_requires_file_only: bool,
     /// `file=` takes a comma-separated list (19 on).
@@ -178,6 +190,7 @@ pub const L13: Quirks = Quirks {
     checks_conflicting_targets: false,
     conflicts_of_written_ids: false,
     main_target_conflicts: false,
+    amdgpu_subarch_triples: false,
     hip_openmp_compatible_option: false,
     archive_member_extension: false,
     archive_uses_bundler_compatibility: false,
@@ -197,6 +210,7 @@ pub const L13: Quirks = Quirks {
     main_code_object_uris: false,
     offload_binary_versions_read: &[],
     main_offload_binary_reader: false,
+    offload_binary_v2_reader: false,
     checks_short_entries: false,
     key_offset_past_end_segfaults: false,
     packager_name: "clang-offload-packager",
@@ -204,6 +218,7 @@ pub const L13: Quirks = Quirks {
     packager_deprecation_warning: false,
     packager_help_without_args: false,
     packager_main_writer: false,
+    packager_writes_one_binary: false,
     image_requires_file_only: false,
     image_file_lists: false,
     extract_by_member: false,
@@ -295,22 +310,45 @@ pub const L22: Quirks = Quirks {
     ..L19
 };
 
-/// LLVM main after the 22 branch, as modelled from its source.
+/// LLVM 23 (release/23.x), as modelled from the sources around its
+/// branch of 2026-07-14: each row cites its pull request and where it
+/// was read in docs/llvm-23.md (A1-C4 there).
+pub const L23: Quirks = Quirks {
+    release: Release::L23,
+    // A1: llvm#182579, in the newest pre-branch OffloadBundler.cpp read.
+    list_walks_every_bundle: true,
+    // A2-A6: llvm#205587, #206745, #206741 (merged before the branch).
+    main_ccob_reader: true,
+    // A7/A8: llvm#206480.
+    amdgpu_subarch_triples: true,
+    // B6: llvm#199574.
+    offloading_coff_images: true,
+    // B7: llvm#192729.
+    main_code_object_uris: true,
+    // B1: llvm#169425 (version 2); version 3 is llvm#222774, after 23.
+    offload_binary_versions_read: &[1, 2],
+    offload_binary_v2_reader: true,
+    // C1: llvm#197456, one multi-entry binary of version 2.
+    packager_writes_one_binary: true,
+    // C3: llvm#205170; C2: llvm#184774.
+    extract_by_member: true,
+    extract_all_without_filter: true,
+    // B4: llvm#180269.
+    names_spirv: true,
+    ..L22
+};
+
+/// LLVM main after the 23 branch, as modelled from its source: 23 plus
+/// what landed since (llvm#209845's target IDs, #216161's `--arch-name`,
+/// #222774's version 3 binaries).
 pub const MAIN: Quirks = Quirks {
     release: Release::Main,
-    list_walks_every_bundle: true,
     main_target_conflicts: true,
-    main_ccob_reader: true,
-    offloading_coff_images: true,
     arch_name_keeps_matches: true,
-    main_code_object_uris: true,
     offload_binary_versions_read: &[1, 2, 3],
     main_offload_binary_reader: true,
     packager_main_writer: true,
-    extract_by_member: true,
-    extract_all_without_filter: true,
-    names_spirv: true,
-    ..L22
+    ..L23
 };
 
 impl Release {
@@ -323,6 +361,7 @@ impl Release {
             Release::L16 => &L16,
             Release::L19 => &L19,
             Release::L22 => &L22,
+            Release::L23 => &L23,
             Release::Main => &MAIN,
         }
     }
@@ -336,15 +375,16 @@ mod tests {
     /// first release), so moving them to data changed nothing.
     #[test]
     fn rows_match_the_releases_they_replace() {
-        for r in Release::WITH_MAIN {
+        for r in Release::MODELLED {
             let q = r.quirks();
             let main = r == Release::Main;
+            let since23 = r >= Release::L23;
             assert_eq!(q.release, r);
             assert_eq!(q.bundler_plural_io_only, r <= Release::L14, "{r}");
             assert_eq!(q.bundler_warns_plural_io, r >= Release::L15, "{r}");
             assert_eq!(q.bundler_reads_env, r >= Release::L19, "{r}");
             assert_eq!(q.ccob_version_from_env, r >= Release::L22, "{r}");
-            assert_eq!(q.list_walks_every_bundle, main, "{r}");
+            assert_eq!(q.list_walks_every_bundle, since23, "{r}");
             assert_eq!(q.skips_empty_payloads, r <= Release::L16, "{r}");
             assert_eq!(q.seeks_to_payloads, r <= Release::L16, "{r}");
             assert_eq!(q.reads_inputs_whole, r <= Release::L16, "{r}");
@@ -370,15 +410,18 @@ mod tests {
             assert_eq!(q.strips_host_with_objcopy, r >= Release::L19, "{r}");
             assert_eq!(q.ccob_versions_written.is_empty(), r <= Release::L16, "{r}");
             assert_eq!(q.ccob_versions_read.is_empty(), r <= Release::L16, "{r}");
-            assert_eq!(q.main_ccob_reader, main, "{r}");
+            assert_eq!(q.main_ccob_reader, since23, "{r}");
             assert_eq!(q.ccob_header_v1_or_v2, r == Release::L19, "{r}");
             assert_eq!(q.objdump_offloading, r > Release::L14, "{r}");
             assert_eq!(q.offloading_dropins, r >= Release::L22, "{r}");
-            assert_eq!(q.offloading_coff_images, main, "{r}");
+            assert_eq!(q.offloading_coff_images, since23, "{r}");
             assert_eq!(q.arch_name_keeps_matches, main, "{r}");
-            assert_eq!(q.main_code_object_uris, main, "{r}");
+            assert_eq!(q.main_code_object_uris, since23, "{r}");
             assert_eq!(q.offload_binary_versions_read.is_empty(), r <= Release::L14);
             assert_eq!(q.main_offload_binary_reader, main, "{r}");
+            assert_eq!(q.offload_binary_v2_reader, since23, "{r}");
+            assert_eq!(q.amdgpu_subarch_triples, since23, "{r}");
+            assert_eq!(q.packager_writes_one_binary, since23, "{r}");
             assert_eq!(q.checks_short_entries, r >= Release::L19, "{r}");
             assert_eq!(q.key_offset_past_end_segfaults, r == Release::L16, "{r}");
             assert_eq!(q.packager_name == "llvm-offload-binary", r >= Release::L22);
@@ -388,11 +431,11 @@ mod tests {
             assert_eq!(q.packager_main_writer, main, "{r}");
             assert_eq!(q.image_requires_file_only, r >= Release::L22, "{r}");
             assert_eq!(q.image_file_lists, r >= Release::L19, "{r}");
-            assert_eq!(q.extract_by_member, main, "{r}");
-            assert_eq!(q.extract_all_without_filter, main, "{r}");
+            assert_eq!(q.extract_by_member, since23, "{r}");
+            assert_eq!(q.extract_all_without_filter, since23, "{r}");
             assert_eq!(q.extract_writes_as_found, r <= Release::L16, "{r}");
             assert_eq!(q.spirv_image_kind, r >= Release::L22, "{r}");
-            assert_eq!(q.names_spirv, main, "{r}");
+            assert_eq!(q.names_spirv, since23, "{r}");
             assert_eq!(q.offload_kinds_22, r >= Release::L22, "{r}");
         }
     }

@@ -1,24 +1,67 @@
-//! LLVM main's reader of offload binaries: every entry of a version 2
-//! binary, nested binaries, and the checks main adds to `OffloadBinary::create`.
+//! The readers of offload binaries from LLVM 23 on (llvm#169425): every
+//! entry of a version 2 binary, nested binaries; 23's with the 32-byte
+//! header of its `extractHeader`, main's with the 40-byte one and the
+//! checks main adds to `OffloadBinary::create` (`validateEntry`).
 
 use super::*;
+
+/// How a release from 23 on reads a binary's header and entries.
+#[derive(Clone, Copy)]
+struct V2Reader {
+    /// The release, for messages and the images' names.
+    release: Release,
+    /// `sizeof(Header)`: 32 in 23, 40 (with the v3 inflated size) in main.
+    header: u64,
+    /// The shortest buffer `extractHeader` takes: 23 wants a header and an
+    /// entry (72 bytes), main its 40-byte header.
+    min_len: u64,
+    /// The newest version read (2 in 23, 3 in main).
+    newest: u32,
+    /// The next binary of a section starts at the next multiple of 8
+    /// (main); in 23 right after the previous one (`Offset +=
+    /// Header->Size` in the pre-branch reader, and AMD's 23.0.0git build
+    /// refuses the 3 bytes after a 157-byte binary: docs/llvm-23.md B3).
+    aligns_next: bool,
+}
+
+impl V2Reader {
+    fn of(release: Release) -> V2Reader {
+        match release.quirks().main_offload_binary_reader {
+            true => V2Reader {
+                release,
+                header: HEADER_SIZE_V3,
+                min_len: HEADER_SIZE_V3,
+                newest: 3,
+                aligns_next: true,
+            },
+            false => V2Reader {
+                release,
+                header: HEADER_SIZE_V1,
+                min_len: HEADER_SIZE_V1 + ENTRY_SIZE,
+                newest: 2,
+                aligns_next: false,
+            },
+        }
+    }
+}
 
 /// `createBinary` of an offload binary in `release`: `OffloadBinary::create`
 /// on the buffer. In main that reads every entry and takes the first,
 /// which for a binary of none indexes an empty vector (undefined
 /// behaviour, reported as OB-6).
 pub(super) fn create_binary(data: &[u8], base: u64, release: Release) -> Result<(), Failure> {
-    if !release.quirks().main_offload_binary_reader {
+    if !release.quirks().offload_binary_v2_reader {
         return create(data, base, release, true, false).map(|_| ());
     }
-    let (h, _) = main_header(data, base, true)?;
-    let images = main_binary(&data[..h.size as usize], base, true, "")?;
+    let r = V2Reader::of(release);
+    let (h, _) = main_header(data, base, true, r)?;
+    let images = main_binary(&data[..h.size as usize], base, true, "", r)?;
     if images.is_empty() {
         return Err(Failure::Unsafe {
             error: Error::at(
                 rules::OB_6,
                 base + 24,
-                "a binary of no entries: LLVM main's createBinary takes the first of none (undefined behaviour)",
+                format!("a binary of no entries: LLVM {release}'s createBinary takes the first of none (undefined behaviour)"),
             ),
         });
     }
@@ -29,32 +72,47 @@ pub(super) fn create_binary(data: &[u8], base: u64, release: Release) -> Result<
 /// at llvm-project `02dc39ba9835`; spec/offload-binary.md, *What each release
 /// does*): versions 1 to 3, at least 40 bytes (the v3 header) for every
 /// version, `size` between 40 and the data, and the entry table inside
-/// `size`. Returns the header and the entry count (1 for v1).
-fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), Failure> {
-    let len = buf.len() as u64;
-    if len < HEADER_SIZE_V3 {
+/// `size`. LLVM 23's (docs/llvm-23.md, B1/B3): versions 1 and 2, a 32-byte
+/// header and at least a header and an entry. Returns the header and the
+/// entry count (1 for v1).
+fn main_header(
+    buf: &[u8],
+    base: u64,
+    first: bool,
+    r: V2Reader,
+) -> Result<(RawHeader, u64), Failure> {
+    let (len, llvm) = (buf.len() as u64, r.release);
+    if len < r.min_len {
         return Err(Failure::parse(
             rules::OB_3,
             base + len,
-            format!("LLVM main wants {HEADER_SIZE_V3} bytes for the header of every version, {len} remain"),
+            format!(
+                "LLVM {llvm} wants {} bytes before it reads the header of any version, {len} remain",
+                r.min_len
+            ),
         ));
     }
     check_magic(buf, base, first)?;
     let h = RawHeader::read(&mut Cursor::new(buf))
         .map_err(|_| Failure::parse(rules::OB_3, base, "the header is incomplete"))?;
-    if h.version == 0 || h.version > 3 {
+    if h.version == 0 || h.version > r.newest {
         return Err(Failure::parse(
             rules::OB_2,
             base + 4,
-            format!("version {} (LLVM main reads 1 to 3)", h.version),
+            format!(
+                "version {} (LLVM {llvm} reads 1 to {})",
+                h.version, r.newest
+            ),
         ));
     }
     let size = h.size;
-    if size > len || size < HEADER_SIZE_V3 {
+    // `Size < sizeof(Entry) || Size < sizeof(Header)`: 40 in both.
+    let least = r.header.max(ENTRY_SIZE);
+    if size > len || size < least {
         return Err(Failure::eof(
             rules::OB_4,
             base + 8,
-            format!("size {size} is not between {HEADER_SIZE_V3} and the data's {len} bytes"),
+            format!("size {size} is not between {least} and the data's {len} bytes"),
         ));
     }
     let inflated = read_u64(buf, 32).unwrap_or(0);
@@ -86,15 +144,17 @@ fn main_header(buf: &[u8], base: u64, first: bool) -> Result<(RawHeader, u64), F
             error: Error::at(
                 rules::OB_6,
                 base + 24,
-                format!("{count} entries of {ENTRY_SIZE} bytes: the product wraps past 2^64 to {entries_size}, LLVM main's check passes and it reads entries far past the binary"),
+                format!("{count} entries of {ENTRY_SIZE} bytes: the product wraps past 2^64 to {entries_size}, LLVM {llvm}'s check passes and it reads entries far past the binary"),
             ),
         });
     }
     Ok((h, count))
 }
 
-/// `OffloadBinary::create` of LLVM main on one binary (`buf` holds exactly
-/// its `size` bytes): every entry checked by `validateEntry` (string
+/// `OffloadBinary::create` of LLVM main and 23 on one binary (`buf` holds
+/// exactly its `size` bytes; 23's `validateEntry` as main's: AMD's
+/// 23.0.0git build refuses `nstr_huge` and crashes where the count wraps,
+/// docs/llvm-23.md B3): every entry checked by `validateEntry` (string
 /// entries counted at 24 bytes **for v1 too**, so valid v1 binaries with
 /// many strings fail), then read by the constructor (v1 string entries of
 /// 16 bytes and C-string values; v2 and v3 values of their stored size; a
@@ -106,8 +166,10 @@ fn main_binary<'a>(
     base: u64,
     first: bool,
     identifier: &str,
+    r: V2Reader,
 ) -> Result<Vec<LlvmImage<'a>>, Failure> {
-    let (h, count) = main_header(buf, base, first)?;
+    let (h, count) = main_header(buf, base, first, r)?;
+    let llvm = r.release;
     let size = buf.len() as u64;
     let string_entry = if h.version == 1 {
         STRING_ENTRY_SIZE_V1
@@ -144,7 +206,7 @@ fn main_binary<'a>(
                 rules::OB_7,
                 base + entry_pos + 8,
                 format!(
-                    "entry {i}: {} string entries at {}, counted at 24 bytes each by LLVM main (also for version 1), run past the size {size}",
+                    "entry {i}: {} string entries at {}, counted at 24 bytes each by LLVM {llvm} (also for version 1), run past the size {size}",
                     e.num_strings, e.string_offset
                 ),
             ));
@@ -155,7 +217,7 @@ fn main_binary<'a>(
                     rules::OB_7,
                     base + entry_pos + 16,
                     format!(
-                        "entry {i}: {} string entries × 24 wraps past 2^64: LLVM main's check passes and it reads string entries far past the binary",
+                        "entry {i}: {} string entries × 24 wraps past 2^64: LLVM {llvm}'s check passes and it reads string entries far past the binary",
                         e.num_strings
                     ),
                 ),
@@ -175,7 +237,7 @@ fn main_binary<'a>(
                 error: Error::at(
                     rules::OB_8,
                     base + at,
-                    format!("entry {i}, string entry {j}: {what} at {off} lies outside the binary ({size} bytes): LLVM main reads memory it does not own"),
+                    format!("entry {i}, string entry {j}: {what} at {off} lies outside the binary ({size} bytes): LLVM {llvm} reads memory it does not own"),
                 ),
             }
             };
@@ -204,13 +266,7 @@ fn main_binary<'a>(
             }
         }
         out.push(llvm_image(
-            buf,
-            base,
-            &e,
-            entry_pos,
-            strings,
-            identifier,
-            Release::Main,
+            buf, base, &e, entry_pos, strings, identifier, llvm,
         ));
     }
     Ok(out)
@@ -224,20 +280,26 @@ pub(super) fn main_offload_files<'a>(
     contents: &'a [u8],
     base: u64,
     identifier: &str,
+    release: Release,
 ) -> Result<Vec<LlvmImage<'a>>, Failure> {
+    let r = V2Reader::of(release);
     let mut out = Vec::new();
     let len = contents.len() as u64;
     let mut off = 0u64;
     while off < len {
         let rest = &contents[off as usize..];
-        let (h, _) = main_header(rest, base + off, off == 0)?;
+        let (h, _) = main_header(rest, base + off, off == 0, r)?;
         out.extend(main_binary(
             &rest[..h.size as usize],
             base + off,
             off == 0,
             identifier,
+            r,
         )?);
-        off = (off + h.size).div_ceil(8) * 8;
+        off = match r.aligns_next {
+            true => (off + h.size).div_ceil(8) * 8,
+            false => off + h.size,
+        };
     }
     Ok(out)
 }

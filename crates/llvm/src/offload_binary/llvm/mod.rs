@@ -323,8 +323,8 @@ pub fn extract_offload_files<'a>(
     identifier: &str,
     release: Release,
 ) -> Result<Vec<LlvmImage<'a>>, Failure> {
-    if release.quirks().main_offload_binary_reader {
-        return main_offload_files(contents, base, identifier);
+    if release.quirks().offload_binary_v2_reader {
+        return main_offload_files(contents, base, identifier, release);
     }
     let mut out = Vec::new();
     let len = contents.len() as u64;

@@ -275,7 +275,8 @@ fn print_image(
         "producer",
         offload_kind_name(img.offload_kind, release)
     );
-    if !release.quirks().main_offload_binary_reader {
+    // The image size and nested binaries: llvm#185425 (23 on).
+    if !release.quirks().offload_binary_v2_reader {
         return Ok(());
     }
     let _ = writeln!(
