@@ -11,6 +11,10 @@ Operations (--op; your command gets these arguments after its own):
   locate INPUT                       where each bundle entry lies: print one
                                      JSON array of {"id", "offset", "size"}
                                      (or an object with it under "entries")
+  kpack-locate INPUT                 the same for ROCm kpack archives and the
+                                     hosts split into them (the kpack
+                                     chapter's cases, apart so that a bundle
+                                     parser's locate score is about bundles)
   list --type T INPUT                the entry IDs, in order: a JSON array
   unbundle --type T INPUT --output-dir D --target ID...
                                      [--allow-missing-bundles]
@@ -34,7 +38,8 @@ never as a pass.
 Every run has a time limit (--timeout, 10 s) and an output limit (4 MiB);
 output that is not JSON, binary, too large or late is reported as what it
 is, with the expected and the observed answer. Filters: --case GLOB (case
-IDs), --rule ID-OR-PREFIX (BIN, BIN-5), --op. With no command,
+IDs), --chapter NAME (the case's directory: binary, kpack, ...), --rule
+ID-OR-PREFIX (BIN, BIN-5), --op. With no command,
 offload-kit itself stands in for `locate` (`offload-kit list INPUT
 --json`). Exit status 1 when any case differs, crashes or times out.
 """
@@ -213,7 +218,7 @@ def judge_unbundle(case, code, out, err, note, no_rules, outdir, inputs):
 def op_argv(case, op, path, outdir):
     """The arguments a command gets for `case` (see the module's help)."""
     args = case["args"]
-    if op == "locate":
+    if op in ("locate", "kpack-locate"):
         return [path]
     argv = [op, "--type", args.get("type", "bc"), path]
     if op == "unbundle":
@@ -235,8 +240,9 @@ def op_argv(case, op, path, outdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
-    ap.add_argument("--op", default="locate", choices=["locate", "list", "unbundle"])
+    ap.add_argument("--op", default="locate", choices=["locate", "kpack-locate", "list", "unbundle"])
     ap.add_argument("--case", default="*", help="case IDs to run (glob)")
+    ap.add_argument("--chapter", default="", help="only this chapter's cases (binary, kpack, ...)")
     ap.add_argument("--rule", default="", help="only cases about this rule (BIN-5) or prefix (BIN)")
     ap.add_argument("--no-rules", action="store_true", help="the implementation reports no rule IDs")
     ap.add_argument("--timeout", type=float, default=10.0)
@@ -246,14 +252,14 @@ def main():
         i = argv.index("--")
         argv, cmd = argv[:i], argv[i + 1:]
     a = ap.parse_args(argv)
-    if cmd is None and a.op != "locate":
+    if cmd is None and a.op not in ("locate", "kpack-locate"):
         ap.error(f"--op {a.op}: give the implementation's command after --")
     counts = {"pass": 0, "differs": 0, "crashed": 0, "timed out": 0, "rejected, rule unchecked": 0,
               "not claimed": 0}
     with open(os.path.join(a.dir, "index.json")) as f:
         index = json.load(f)
     for cid in index:
-        if not fnmatch.fnmatchcase(cid, a.case):
+        if not fnmatch.fnmatchcase(cid, a.case) or a.chapter and cid.split("/")[0] != a.chapter:
             continue
         with open(os.path.join(a.dir, cid, "case.json")) as f:
             case = json.load(f)

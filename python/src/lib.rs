@@ -574,7 +574,9 @@ fn inspect_file<'py>(
 /// not follow yet: refused, rather than answered as a file without code
 /// objects (`check` said it runs).
 fn split_host_refused(bytes: &[u8]) -> PyResult<()> {
-    if okit::host::elf::hipk::split_wrappers(bytes).is_ok() {
+    // The CLI's test (`inspect`, `check`): a kpack reference, damaged or
+    // not, makes a split host.
+    if okit::inspect::split_host::split_host(bytes).is_some() {
         return Err(usage(
             "a split host (HIPK): its code objects are in the kpack archives it names, which the Python package does not follow yet; run `offload-kit inspect` or `offload-kit check --gpu G` on it",
         ));

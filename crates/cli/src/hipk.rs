@@ -3,7 +3,6 @@
 //! `check --gpu` and `extract --gpu`.
 
 use super::Input;
-use offload_kit_format::host::elf::Elf;
 use offload_kit_format::kpack::{self, compatible_targets, lookup_key, HostRef};
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{commit_all, OutputFile};
@@ -131,46 +130,15 @@ fn split(list: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// A HIPK host's reference and its wrappers' code-object indices.
-pub(super) type SplitHost = (HostRef, Vec<u64>);
-
 /// What [`for_each_filed`] calls per code object: archive, index, key,
 /// architecture, code object.
 pub(super) type EachFiled<'f> =
     dyn FnMut(&Path, u64, &str, &str, &[u8]) -> Result<(), Vec<Error>> + 'f;
 
 /// The host's reference and the code-object index of each of its
-/// wrappers (one per translation unit), if `data` is a HIPK host.
-pub(super) fn host_ref(data: &[u8]) -> Option<Result<SplitHost, Vec<Error>>> {
-    let elf = Elf::parse(data).ok()?;
-    let r = offload_kit_llvm::bundle::fatbin::kpack_ref(&elf, data)?;
-    let wrapper = elf
-        .section_by_name(kpack::WRAPPER_SECTION)
-        .and_then(|s| Some((s.data(data)?, s.offset)));
-    Some(match (r, wrapper) {
-        (Err(e), _) => Err(vec![e]),
-        (Ok(r), Some((w, at))) => {
-            let indices: Vec<u64> = (w.chunks(24))
-                .filter(|c| c.starts_with(kpack::HOST_MAGIC))
-                .filter_map(kpack::wrapper_index)
-                .collect();
-            if indices.is_empty() {
-                Err(vec![Error::at(
-                    rules::HIPK_1,
-                    at,
-                    format!(
-                        "the {} wrapper of {} bytes has no code-object index",
-                        kpack::WRAPPER_SECTION,
-                        w.len()
-                    ),
-                )])
-            } else {
-                Ok((r, indices))
-            }
-        }
-        (Ok(_), None) => Err(vec![Error::at(rules::HIPK_1, 0, "no wrapper section")]),
-    })
-}
+/// wrappers (one per translation unit), if `data` is a HIPK host: the
+/// library's, which Python asks too.
+pub(super) use offload_kit_inspect::split_host::split_host as host_ref;
 
 /// The tree a host's own search paths may reach (spec/kpack.md HIPK-2,
 /// *Where archives are read*): the directory above the host's, where

@@ -257,7 +257,8 @@ fn print_file(path: &Path, o: &Outcome) {
 struct KpackView {
     lines: Vec<String>,
     json: serde_json::Value,
-    /// An archive's architectures (escaped for a terminal).
+    /// An archive's architectures as its TOC names them: matched raw, as
+    /// the library's `check_kpack` matches them, and escaped when printed.
     archs: Vec<String>,
 }
 
@@ -306,9 +307,7 @@ fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
     Ok(KpackView {
         lines,
         json,
-        archs: (r.gfx_arches.iter())
-            .map(|s| s.escape_debug().to_string())
-            .collect(),
+        archs: r.gfx_arches.clone(),
     })
 }
 
@@ -631,13 +630,14 @@ fn check_archive(
         if !json {
             let line = match &held {
                 Some(a) => format!(
-                    "{}: holds a code object for {a} (loaded through the HIPK host that names this archive)",
-                    paint(Stream::Stdout, Color::Green, "runs")
+                    "{}: holds a code object for {} (loaded through the HIPK host that names this archive)",
+                    paint(Stream::Stdout, Color::Green, "runs"),
+                    a.escape_debug()
                 ),
                 None => format!(
                     "{}: no code object for it in this kpack archive ({})",
                     paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
-                    view.archs.join(", ")
+                    view.archs.join(", ").escape_debug()
                 ),
             };
             outln!("{name}: {}: {line}", g.text);

@@ -31,18 +31,33 @@ use crate::profile::Release;
 use serde_json::{json, Value};
 use std::path::Path;
 
+/// The operation a case is exported as: its own, but `kpack-locate` for
+/// the kpack chapter's `locate` cases (archives and split hosts are not
+/// bundles: a bundle parser's `locate` score leaves them out).
+fn export_op(c: &Case) -> &'static str {
+    match (c.op.name(), c.id.starts_with("kpack/")) {
+        ("locate", true) => "kpack-locate",
+        (op, _) => op,
+    }
+}
+
 /// The protocol, written as `DIR/README.md`.
 const README: &str = "# offload-kit conformance corpus (exported)
 
 Each directory `<case id>/` holds `case.json` and the inputs of the case,
 built once per variant: `spec/` (IDs spelled canonically, ID-4) and
-`llvm-13/`, `llvm-14/`, `llvm-15/`, `llvm-16/`, `llvm-19/`, `llvm-22/` (IDs
-as that release writes them; byte-identical to `spec/` for most cases).
+`llvm-13/`, `llvm-14/`, `llvm-15/`, `llvm-16/`, `llvm-19/`, `llvm-22/`,
+`llvm-23/`, `llvm-main/` (IDs as that release writes them; byte-identical
+to `spec/` for most cases).
 
 case.json:
 - `op`: bundle, unbundle, list, parse-id, compatible, compress, decompress,
-  verify, package, unpackage, objdump-offloading, locate, lookup, kpack-lookup,
-  extract-uri (see offload-kit's conformance/README.md for what each asks);
+  verify, package, unpackage, objdump-offloading, locate, kpack-locate,
+  lookup, kpack-lookup, extract-uri (see offload-kit's conformance/README.md
+  for what each asks; `kpack-locate` is `locate` of a ROCm kpack archive or
+  a host split into them, the `kpack/` chapter's, apart so that a bundle
+  parser's `locate` is about bundles; `corpus_op` names the corpus's
+  operation where the two differ);
 - `args`: the operation's arguments; `args.inputs` names inputs, found at
   `<variant>/<name>` (`inputs[name][variant]` is null for a missing file);
   for extract-uri, `args.uri` is the code object URI with `{path}` standing
@@ -153,17 +168,21 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
                 json!({"expect": expect_for(*r), "known_divergence": notes}),
             );
         }
-        let doc = json!({
+        let op = export_op(c);
+        let mut doc = json!({
             "id": c.id,
             "title": c.title,
             "source": c.source,
             "rules": c.rules,
-            "op": c.op.name(),
+            "op": op,
             "args": c.args,
             "inputs": inputs,
             "expect": expect_for(None),
             "releases": releases,
         });
+        if op != c.op.name() {
+            doc["corpus_op"] = json!(c.op.name());
+        }
         let text = serde_json::to_string_pretty(&doc).expect("serialisable") + "\n";
         put(dir, &format!("{}/case.json", c.id), text.as_bytes())?;
         index.push(Value::String(c.id.clone()));

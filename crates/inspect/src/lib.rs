@@ -51,6 +51,7 @@ pub mod check;
 pub mod code_object;
 pub mod image;
 pub mod kpack_archive;
+pub mod split_host;
 
 // The layers below under the names this crate uses for them.
 use offload_kit_format::{error, host, id, kpack, raw as format, rules, source};
