@@ -189,15 +189,14 @@ fn matrix(
 /// Rows of 16 bytes shown around each marked offset (before and after).
 const CONTEXT_ROWS: usize = 4;
 
-/// A hex dump of `b`: without marks, the first 4 KiB; with marks, the
-/// first 64 bytes and the rows around each marked offset (highlighted).
+/// A hex dump of `b`: the first 64 bytes (the header that names the
+/// format) and, with marks, the rows around each marked offset
+/// (highlighted): bytes are shown only where they explain the case.
 /// Runs of two or more all-zero rows are collapsed to one line, and
 /// skipped bytes are said.
 fn hexdump(b: &[u8], marks: &[u64]) -> String {
     let rows = b.len().div_ceil(16);
-    let shown: Vec<bool> = if marks.is_empty() {
-        (0..rows).map(|r| r < 256).collect()
-    } else {
+    let shown: Vec<bool> = {
         let mut v: Vec<bool> = (0..rows).map(|r| r < 4).collect();
         for &m in marks {
             let r = usize::try_from(m / 16)
@@ -558,7 +557,9 @@ fn case_body(c: &Case, impls: &[String], by: &Cells<'_>, depth: usize) -> String
                 marks.extend(offsets_at_stake(&bytes, rule));
                 marks.sort_unstable();
                 marks.dedup();
-                if !marks.is_empty() {
+                if marks.is_empty() {
+                    b.push_str("<p>no offset at stake: the header only</p>");
+                } else {
                     let at: Vec<String> = marks.iter().map(|m| format!("0x{m:x}")).collect();
                     let _ = write!(b, "<p>at stake: offset {}</p>", at.join(", "));
                 }
@@ -740,9 +741,10 @@ mod tests {
         // Zero rows next to the mark are collapsed into one line.
         assert!(d.contains("zero bytes"), "{d}");
         assert!(d.ends_with("4096 bytes in all\n"));
-        // Without marks: the first 4 KiB, zero runs collapsed.
-        let d = hexdump(&vec![0u8; 8192], &[]);
-        assert_eq!(d.lines().count(), 3, "{d}");
+        // Without marks: the header only (64 bytes), the rest said.
+        let d = hexdump(&(0..=255u8).cycle().take(8192).collect::<Vec<u8>>(), &[]);
+        assert!(d.contains("00000030") && !d.contains("00000040"), "{d}");
+        assert!(d.contains("8128 bytes not shown"), "{d}");
     }
 
     #[test]
