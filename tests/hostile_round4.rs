@@ -101,9 +101,11 @@ fn planted_links_and_fifos_in_output_directories_are_replaced() {
 fn reports_and_kfd_files_are_never_waited_on() {
     let d = scratch("fifos");
     mkfifo(&d.join("old.json"));
-    let o = kit(&d, &["conformance", "merge", "old.json"]);
+    // Refused at once, in bounds (RSS and CPU: kit_rss).
+    let (o, kib) = kit_rss(&d, &["conformance", "merge", "old.json"]);
     assert_eq!(o.code, Some(2), "{}", o.stderr);
     assert!(o.stderr.contains("FIFO"), "{}", o.stderr);
+    assert!(kib < 32 << 10, "merge of a FIFO: peak RSS {kib} KiB");
     // A made-up KFD tree: one node a FIFO, one /dev/zero, one a gfx90a.
     let topo = d.join("nodes");
     for n in ["0", "1", "2"] {
@@ -112,10 +114,13 @@ fn reports_and_kfd_files_are_never_waited_on() {
     mkfifo(&topo.join("0/properties"));
     symlink("/dev/zero", topo.join("1/properties")).expect("link");
     std::fs::write(topo.join("2/properties"), "gfx_target_version 90010\n").expect("node");
-    let mut c = Command::new(KIT);
-    c.args(["check", "/bin/ls", "--gpu", "auto"])
-        .env("OFFLOAD_KIT_KFD_TOPOLOGY", &topo);
-    let o = common::exec(c, &d, LIMIT);
+    // /dev/zero is endless: read within a bound, in little memory and time.
+    let (o, kib) = kit_rss_with(
+        &d,
+        &["check", "/bin/ls", "--gpu", "auto"],
+        &[("OFFLOAD_KIT_KFD_TOPOLOGY", &topo)],
+    );
+    assert!(kib < 32 << 10, "--gpu auto: peak RSS {kib} KiB");
     // The gfx90a node was read, the others passed over: the check ran.
     assert_eq!(o.code, Some(0), "{}", o.stderr);
     let text = o.stdout_text();
@@ -502,6 +507,11 @@ const CPU_LIMIT_S: f64 = 10.0;
 /// Peak RSS in KiB of `offload-kit ARGS` run in `dir` (GNU time), checked
 /// against [`CPU_LIMIT_S`] of CPU time.
 fn kit_rss(dir: &Path, args: &[&str]) -> (common::Out, u64) {
+    kit_rss_with(dir, args, &[])
+}
+
+/// [`kit_rss`] with environment variables set.
+fn kit_rss_with(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> (common::Out, u64) {
     let rss = dir.join("rss");
     let mut c = Command::new("/usr/bin/time");
     c.arg("-f")
@@ -510,6 +520,9 @@ fn kit_rss(dir: &Path, args: &[&str]) -> (common::Out, u64) {
         .arg(&rss)
         .arg(KIT)
         .args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
     let o = common::exec(c, dir, LIMIT);
     let text = std::fs::read_to_string(&rss).unwrap_or_default();
     let fields: Vec<f64> = (text.trim().lines().last().unwrap_or(""))
@@ -697,7 +710,11 @@ fn archives_and_damaged_split_hosts_get_answers_that_fit() {
     let j = at(&host, b".rocm_kpack_ref");
     host[j + 1] = b'X';
     std::fs::write(d.join("damaged.o"), &host).expect("write");
-    let o = kit(&d, &["validate", "damaged.o"]);
+    let (o, kib) = kit_rss(&d, &["validate", "damaged.o"]);
+    assert!(
+        kib < 32 << 10,
+        "validate of a damaged split host: peak RSS {kib} KiB"
+    );
     assert_eq!(o.code, Some(1));
     assert!(
         o.stderr.contains("SHT_NOBITS is what a kpack split leaves")
