@@ -28,6 +28,19 @@
  */
 #define OFFLOADKIT_MUTATE_BOOTSTRAP 1
 
+/*
+ [`offloadkit_mutate_flags`], for ablation studies: leave out the
+ image-aware mutations of code objects (their bytes are flipped instead;
+ breaking a code-object rule stays).
+ */
+#define OFFLOADKIT_MUTATE_NO_IMAGE 2
+
+/*
+ [`offloadkit_mutate_flags`], for ablation studies: byte edits only, no
+ structural mutation.
+ */
+#define OFFLOADKIT_MUTATE_NO_STRUCTURE 4
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

@@ -76,6 +76,15 @@ pub unsafe extern "C" fn offloadkit_mutate(
 /// generated file of a random kind, so fuzzing can start from nothing.
 pub const OFFLOADKIT_MUTATE_BOOTSTRAP: c_uint = 1;
 
+/// [`offloadkit_mutate_flags`], for ablation studies: leave out the
+/// image-aware mutations of code objects (their bytes are flipped instead;
+/// breaking a code-object rule stays).
+pub const OFFLOADKIT_MUTATE_NO_IMAGE: c_uint = 2;
+
+/// [`offloadkit_mutate_flags`], for ablation studies: byte edits only, no
+/// structural mutation.
+pub const OFFLOADKIT_MUTATE_NO_STRUCTURE: c_uint = 4;
+
 /// [`offloadkit_mutate`] with `flags` (a sum of `OFFLOADKIT_MUTATE_*`;
 /// 0 is `offloadkit_mutate`). Unknown flags are ignored.
 ///
@@ -101,6 +110,8 @@ pub unsafe extern "C" fn offloadkit_mutate_flags(
     }
     let options = offload_kit::mutate::MutateOptions {
         bootstrap: flags & OFFLOADKIT_MUTATE_BOOTSTRAP != 0,
+        no_image: flags & OFFLOADKIT_MUTATE_NO_IMAGE != 0,
+        no_structure: flags & OFFLOADKIT_MUTATE_NO_STRUCTURE != 0,
     };
     // SAFETY: the caller guarantees `data` holds `max_size` writable bytes,
     // the first `size` initialised; `size <= max_size` was checked.

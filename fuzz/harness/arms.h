@@ -8,6 +8,10 @@
  *   -DBOOT_MUTATOR       offloadkit_mutate_flags(..., OFFLOADKIT_MUTATE_BOOTSTRAP):
  *                        an unrecognised input is sometimes replaced by a
  *                        freshly generated file (exploratory)
+ *   -DNOIMAGE_MUTATOR    ablation: offloadkit_mutate without the image-aware
+ *                        family (OFFLOADKIT_MUTATE_NO_IMAGE)
+ *   -DBYTESONLY_MUTATOR  ablation: offloadkit_mutate's byte edits alone
+ *                        (OFFLOADKIT_MUTATE_NO_STRUCTURE)
  */
 #ifndef OFFLOAD_KIT_FUZZ_ARMS_H
 #define OFFLOAD_KIT_FUZZ_ARMS_H
@@ -15,7 +19,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#if defined(OFFLOADKIT_MUTATOR) || defined(MIX_MUTATOR) || defined(BOOT_MUTATOR)
+#if defined(OFFLOADKIT_MUTATOR) || defined(MIX_MUTATOR) || defined(BOOT_MUTATOR) || \
+    defined(NOIMAGE_MUTATOR) || defined(BYTESONLY_MUTATOR)
 #include "offload_kit.h"
 #endif
 
@@ -32,6 +37,14 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
 #elif defined(BOOT_MUTATOR)
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
   return offloadkit_mutate_flags(data, size, max_size, seed, OFFLOADKIT_MUTATE_BOOTSTRAP);
+}
+#elif defined(NOIMAGE_MUTATOR)
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  return offloadkit_mutate_flags(data, size, max_size, seed, OFFLOADKIT_MUTATE_NO_IMAGE);
+}
+#elif defined(BYTESONLY_MUTATOR)
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
+  return offloadkit_mutate_flags(data, size, max_size, seed, OFFLOADKIT_MUTATE_NO_STRUCTURE);
 }
 #elif defined(MIX_MUTATOR)
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {

@@ -8,7 +8,7 @@ from . import targets as tg
 from .stats import holm, mann_whitney, median, quantile
 
 COLOURS = {"libfuzzer": "#1f77b4", "byteflip": "#7f7f7f", "offloadkit": "#d62728", "mix": "#2ca02c",
-           "boot": "#9467bd"}
+           "boot": "#9467bd", "noimage": "#ff7f0e", "bytesonly": "#8c564b"}
 
 
 def measured(t):

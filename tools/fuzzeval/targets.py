@@ -40,7 +40,12 @@ ARMS = {
     "offloadkit": ["-DOFFLOADKIT_MUTATOR"],
     "mix": ["-DMIX_MUTATOR"],
     "boot": ["-DBOOT_MUTATOR"],
+    # Ablations of the default arm: one mutation family left out.
+    "noimage": ["-DNOIMAGE_MUTATOR"],
+    "bytesonly": ["-DBYTESONLY_MUTATOR"],
 }
+# The arms that link offload-kit's mutator.
+KIT_ARMS = ("offloadkit", "mix", "boot", "noimage", "bytesonly")
 
 PLANTED_CANARIES = {
     "C1": "bundle entry ID bounds in 32 bits",
@@ -194,7 +199,7 @@ def member_object(out, target):
 def up_to_date(exe, deps, extra, arm, coverage):
     """Whether EXE is newer than DEPS; adds offload-kit's library to both
     lists for the arms that call it (not to a coverage build)."""
-    if arm in ("offloadkit", "mix", "boot") and not coverage:
+    if arm in KIT_ARMS and not coverage:
         lib = os.path.join(ROOT, "target/release/liboffloadkit.a")
         deps.append(lib)
         extra += [lib, *NATIVE_LIBS]

@@ -669,9 +669,12 @@ pub fn mutate_chain(data: &[u8]) {
             2 => cur.len() * 2 + 64,
             _ => 1 + (word(2) >> (step * 4) & 0xffff) as usize,
         };
-        // Half the chains with the bootstrap, whose fresh files are mutated on.
+        // Half the chains with the bootstrap, whose fresh files are mutated
+        // on; some with an ablation's families left out.
         let options = crate::mutate::MutateOptions {
             bootstrap: head & 0x40 != 0,
+            no_image: head & 0x20 != 0,
+            no_structure: head & 0x18 == 0x18,
         };
         let m = crate::mutate::mutate_with(&cur, max, word(3).wrapping_add(step), options);
         assert!(m.bytes.len() <= max, "mutant over the bound: {}", m.what);

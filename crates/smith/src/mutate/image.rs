@@ -204,7 +204,7 @@ pub(crate) fn mutate_elf(img: &mut Vec<u8>, rng: &mut Rng) -> Option<String> {
 
 /// 1-8 bytes of an image set to random values, the container around it
 /// left whole: what byte flips do, aimed where loaders parse.
-fn flip(img: &mut [u8], rng: &mut Rng) -> Option<String> {
+pub(crate) fn flip(img: &mut [u8], rng: &mut Rng) -> Option<String> {
     if img.is_empty() {
         return None;
     }
@@ -219,7 +219,11 @@ fn flip(img: &mut [u8], rng: &mut Rng) -> Option<String> {
 /// One change to the string table or the image of the first entry of the
 /// first offload binary in `data` (any version; string entries of 16 bytes
 /// in version 1, 24 after), in place.
-pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
+pub(crate) fn mutate_offload_binary(
+    data: &[u8],
+    rng: &mut Rng,
+    no_image: bool,
+) -> Option<(Vec<u8>, String)> {
     let mut out = data.to_vec();
     let version = get(data, 4, 4)?;
     let size = get(data, 8, 8)?.min(data.len() as u64);
@@ -263,7 +267,7 @@ pub(crate) fn mutate_offload_binary(data: &[u8], rng: &mut Rng) -> Option<(Vec<u
             let off = usize::try_from(get(data, entry + 24, 8)?).ok()?;
             let n = usize::try_from(get(data, entry + 32, 8)?).ok()?;
             let mut img = data.get(off..off.checked_add(n)?)?.to_vec();
-            let what = match rng.chance(50) {
+            let what = match rng.chance(50) && !no_image {
                 true => mutate_elf(&mut img, rng)?,
                 false => flip(&mut img, rng)?,
             };

@@ -75,7 +75,7 @@ const ARCHES: &[&str] = &[
 ];
 
 /// One mutation of a kpack archive.
-pub(super) fn archive(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
+pub(super) fn archive(data: &[u8], rng: &mut Rng, no_image: bool) -> Option<(Vec<u8>, String)> {
     let (at, mut v) = toc(data)?;
     match rng.below(8) {
         0 => {
@@ -143,7 +143,7 @@ pub(super) fn archive(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
                 format!("kpack TOC key {key} {what}"),
             ))
         }
-        5 => blob(data, rng),
+        5 => blob(data, rng, no_image),
         6 => {
             // Cut short: inside the header, the blobs or the TOC.
             let n = [
@@ -185,7 +185,7 @@ pub(super) fn archive(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
 
 /// A blob's bytes: its code object mutated in place (plain), or a zstd
 /// frame's byte or size prefix changed.
-fn blob(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
+fn blob(data: &[u8], rng: &mut Rng, no_image: bool) -> Option<(Vec<u8>, String)> {
     let a = kpack::parse(data).ok()?;
     let k = rng.pick(&a.kernels).clone();
     let (off, size) = a.blob(&k);
@@ -195,7 +195,10 @@ fn blob(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
     match a.scheme {
         kpack::Scheme::Plain(_) => {
             let mut co = blob.to_vec();
-            let what = image::mutate_elf(&mut co, rng)?;
+            let what = match no_image {
+                false => image::mutate_elf(&mut co, rng)?,
+                true => image::flip(&mut co, rng)?,
+            };
             co.resize(size, 0);
             blob.copy_from_slice(&co[..size]);
             Some((

@@ -74,6 +74,15 @@ pub struct MutateOptions {
     /// structure-aware mutator then has a structure to work on. Off by
     /// default (the measured default arm of `tools/fuzz-eval`).
     pub bootstrap: bool,
+    /// Ablation (`tools/fuzz-eval`'s arm `noimage`): leave out the
+    /// image-aware family (edits of a code object's program and section
+    /// headers, dynamic entries, relocations): its bytes are flipped
+    /// instead. Breaking a code-object rule (CO-*) stays, as a rule edit.
+    /// What the family is worth is the difference from the default.
+    pub no_image: bool,
+    /// Ablation (arm `bytesonly`): byte edits only (flips, inserts,
+    /// deletes, copies), no structural mutation at all.
+    pub no_structure: bool,
 }
 
 /// Mutate `data` into at most `max_size` bytes (see the [module docs](self)).
@@ -86,7 +95,7 @@ pub fn mutate(data: &[u8], max_size: usize, seed: u64) -> Mutation {
 /// ```
 /// use offload_kit_smith::mutate::{mutate_with, MutateOptions};
 ///
-/// let boot = MutateOptions { bootstrap: true };
+/// let boot = MutateOptions { bootstrap: true, ..MutateOptions::default() };
 /// // From one byte, some seeds make a whole container.
 /// let grown = (0..64).filter(|&s| mutate_with(b"x", 1 << 16, s, boot).bytes.len() > 64).count();
 /// assert!(grown > 0);
@@ -101,9 +110,9 @@ pub fn mutate_with(data: &[u8], max_size: usize, seed: u64, options: MutateOptio
     }
     // A structural draw that does not fit (or changes nothing) falls back
     // to bytes.
-    if !data.is_empty() && rng.chance(80) {
+    if !data.is_empty() && !options.no_structure && rng.chance(80) {
         for _ in 0..4 {
-            if let Some(m) = structural(data, &mut rng, ids) {
+            if let Some(m) = structural(data, &mut rng, ids, options) {
                 if m.bytes.len() <= max_size && m.bytes != data {
                     return m;
                 }
@@ -144,16 +153,16 @@ fn fresh(rng: &mut Rng, max_size: usize) -> Option<Mutation> {
 }
 
 /// One structural mutation of a recognised container.
-fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
+fn structural(data: &[u8], rng: &mut Rng, ids: &Ids, opt: MutateOptions) -> Option<Mutation> {
     let m = |bytes: Vec<u8>, what: String| Some(Mutation { bytes, what });
     if offload_kit_format::kpack::is_kpack(data) {
-        let (bytes, what) = kpack::archive(data, rng)?;
+        let (bytes, what) = kpack::archive(data, rng, opt.no_image)?;
         return m(bytes, what);
     }
     match detect::detect(data)? {
         Container::BinaryBundle => {
             let model = Model::read(data)?;
-            bundle(model, data, rng, ids)
+            bundle(model, data, rng, ids, opt.no_image)
         }
         Container::CompressedBundle => {
             if rng.chance(50) {
@@ -163,7 +172,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             let (_, inner) = decompress_prefix(&data, 0, 1 << 20).ok()?;
             let inner = inner.into_bytes();
             let model = Model::read(&inner)?;
-            let mut inner_m = bundle(model, &inner, rng, ids)?;
+            let mut inner_m = bundle(model, &inner, rng, ids, opt.no_image)?;
             let mut cx = Cx {
                 rng,
                 ids,
@@ -181,7 +190,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             if rng.chance(15) {
                 return header_field(data, rng, &OB_FIELDS, "offload binary");
             }
-            let (bytes, what) = image::mutate_offload_binary(data, rng)?;
+            let (bytes, what) = image::mutate_offload_binary(data, rng, opt.no_image)?;
             m(bytes, format!("offload binary: {what}"))
         }
         Container::TextBundle => text(data, rng, ids),
@@ -192,7 +201,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
             }
             let mem = rng.pick(&members);
             let (at, len) = (mem.data_offset as usize, mem.data.len());
-            let inner = mutate(mem.data, len, rng.next_u64());
+            let inner = mutate_with(mem.data, len, rng.next_u64(), opt);
             let mut out = data[..at].to_vec();
             out.extend_from_slice(&inner.bytes);
             out.resize(at + len, 0);
@@ -221,7 +230,7 @@ fn structural(data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
                 return None;
             }
             let (name, body, at) = rng.pick(&secs);
-            let inner = mutate(body, body.len(), rng.next_u64());
+            let inner = mutate_with(body, body.len(), rng.next_u64(), opt);
             let mut out = data.to_vec();
             // Same length: a shorter result leaves the rest as it was.
             let n = inner.bytes.len().min(body.len());
@@ -259,7 +268,13 @@ impl Model {
 }
 
 /// One structural mutation of a binary bundle.
-fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mutation> {
+fn bundle(
+    mut model: Model,
+    data: &[u8],
+    rng: &mut Rng,
+    ids: &Ids,
+    no_image: bool,
+) -> Option<Mutation> {
     let n = model.entries.len();
     let align = *rng.pick(&[1u64, 1, 8, 16, 4096]);
     let write = |m: &Model| gen_binary::write(&m.entries, align).bytes;
@@ -318,7 +333,7 @@ fn bundle(mut model: Model, data: &[u8], rng: &mut Rng, ids: &Ids) -> Option<Mut
             let i = rng.below(n);
             let p = &mut model.entries[i].1;
             // An image's own structure most often; bytes otherwise.
-            let what = match rng.chance(70) {
+            let what = match rng.chance(70) && !no_image {
                 true => image::mutate_elf(p, rng),
                 false => None,
             };
@@ -629,6 +644,63 @@ mod tests {
             .collect();
         assert!(main.iter().any(|w| w.contains("amdhsa--'")), "{main:?}");
         assert!(main.iter().any(|w| w.contains("-amdgpu-amd")), "{main:?}");
+    }
+
+    /// The ablations leave out exactly their family: `no_image` makes no
+    /// image-aware edit (a code object's bytes are flipped), and
+    /// `no_structure` leaves only byte edits, which never name a field.
+    #[test]
+    fn ablations_leave_out_their_family() {
+        let seed = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/harness/seeds/hip22-gfx906-gfx90a.fatbin"
+        );
+        let data = std::fs::read(seed).expect("a real bundle of code objects");
+        let whats = |o: MutateOptions| -> Vec<String> {
+            (0..3000)
+                .map(|s| mutate_with(&data, 1 << 20, s, o).what)
+                .collect()
+        };
+        // The image-aware family's edits (the rule family's CO-* breaks,
+        // which also touch images, stay).
+        let elf_edit = |w: &&String| {
+            w.contains("image: ") && !w.contains("byte(s) set") && !w.starts_with("rule ")
+        };
+        let default = whats(MutateOptions::default());
+        assert!(default.iter().filter(elf_edit).count() > 100);
+        let no_image = whats(MutateOptions {
+            no_image: true,
+            ..MutateOptions::default()
+        });
+        assert_eq!(no_image.iter().filter(elf_edit).count(), 0, "{no_image:?}");
+        assert!(no_image.iter().any(|w| w.contains("respelled")));
+        let bytes_only = whats(MutateOptions {
+            no_structure: true,
+            ..MutateOptions::default()
+        });
+        let byte_edit = [
+            "bit flipped",
+            "byte set",
+            "u64 at",
+            "bytes inserted",
+            "bytes deleted",
+        ];
+        let structural = [
+            "entry",
+            "image",
+            "rule",
+            "CCOB",
+            "nested",
+            "respelled",
+            "member",
+        ];
+        for w in &bytes_only {
+            let byte = byte_edit.iter().any(|b| w.contains(b))
+                || ["copied to", "cut at", "random bytes"]
+                    .iter()
+                    .any(|b| w.contains(b));
+            assert!(byte && !structural.iter().any(|x| w.contains(x)), "{w}");
+        }
     }
 
     #[test]
