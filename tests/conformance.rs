@@ -1029,6 +1029,21 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
     if count(&line, "pass ") != 0 || count(&line, "not claimed ") < 10 {
         return Err(format!("template on kpack-locate: {line}").into());
     }
+    // parse-id and compatible through the worked wrapper of an existing
+    // bundler (here offload-kit's drop-in, LLVM 22's behaviour: it differs
+    // from the spec where 22 does); `exit 1` passes none.
+    let wrapper = format!("{examples}/ids_by_bundler.py");
+    let bundler = format!("BUNDLER={exe} bundler");
+    for (op, least) in [("parse-id", 50), ("compatible", 90)] {
+        let (_, line) = score(op, &["env", &bundler, "python3", &wrapper])?;
+        if count(&line, "pass ") < least || count(&line, "crashed ") != 0 {
+            return Err(format!("the bundler wrapper on {op}: {line}").into());
+        }
+        let (_, none) = score(op, &["sh", "-c", "exit 1"])?;
+        if count(&none, "pass ") != 0 {
+            return Err(format!("'exit 1' on {op}: {none}").into());
+        }
+    }
     for (op, least) in [("locate", 10), ("list", 40), ("unbundle", 40)] {
         let (code, line) = score(op, &["python3", &template])?;
         if code != Some(0) || count(&line, "differs ") != 0 || count(&line, "pass ") < least {

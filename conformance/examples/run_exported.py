@@ -22,6 +22,13 @@ Operations (--op; your command gets these arguments after its own):
                                      [--check-input-archive]
                                      write each target's payload as D/0,
                                      D/1, ... (in target order)
+  parse-id --id ID --targets T,T...  the ID a bundler writes for -targets
+                                     entry ID among those targets: a JSON
+                                     string (spec/bundle-id.md, Written IDs)
+  compatible --entry E --request R [--hip-openmp-compatible]
+                                     whether a code object with entry ID E
+                                     satisfies the request R: JSON true or
+                                     false (spec/bundle-id.md, COMPAT-*)
 A command either succeeds (exit 0) with that answer, or fails (exit
 non-zero) and says which rule the input breaks: {"error": {"rule":
 "BIN-5", "offset": 81}} on stdout, or a line holding "rule BIN-5" on
@@ -215,11 +222,32 @@ def judge_unbundle(case, code, out, err, note, no_rules, outdir, inputs):
     return "pass", ""
 
 
+def judge_value(case, code, out, err, note, no_rules, key):
+    """(status, why) of a case whose answer is one JSON value (`parse-id`:
+    the written ID, `compatible`: true or false)."""
+    decided = judge_common(case, code, out, err, note, no_rules)
+    if decided:
+        return decided
+    try:
+        have = json.loads(out)
+    except ValueError:
+        return "differs", f"output is not JSON: {show(out)}"
+    expected = case["expect"][key]
+    if have == expected:
+        return "pass", ""
+    return "differs", f"expected {json.dumps(expected)}, got {show(out)}"
+
+
 def op_argv(case, op, path, outdir):
     """The arguments a command gets for `case` (see the module's help)."""
     args = case["args"]
     if op in ("locate", "kpack-locate"):
         return [path]
+    if op == "parse-id":
+        return ["parse-id", "--id", args["id"], "--targets", ",".join(args["targets"])]
+    if op == "compatible":
+        extra = ["--hip-openmp-compatible"] if args.get("hip_openmp_compatible") else []
+        return ["compatible", "--entry", args["entry"], "--request", args["request"], *extra]
     argv = [op, "--type", args.get("type", "bc"), path]
     if op == "unbundle":
         # Every input the case passes (CLI-2 cases pass two), and an
@@ -240,7 +268,8 @@ def op_argv(case, op, path, outdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
-    ap.add_argument("--op", default="locate", choices=["locate", "kpack-locate", "list", "unbundle"])
+    ap.add_argument("--op", default="locate",
+                    choices=["locate", "kpack-locate", "list", "unbundle", "parse-id", "compatible"])
     ap.add_argument("--case", default="*", help="case IDs to run (glob)")
     ap.add_argument("--chapter", default="", help="only this chapter's cases (binary, kpack, ...)")
     ap.add_argument("--rule", default="", help="only cases about this rule (BIN-5) or prefix (BIN)")
@@ -267,9 +296,9 @@ def main():
             continue
         if a.rule and not any(r == a.rule or r.startswith(a.rule + "-") for r in case.get("rules", [])):
             continue
-        name = case["args"]["inputs"][0]
         variant = lambda n: os.path.join(a.dir, cid, case["inputs"][n]["spec"] or "")
-        path = variant(name)
+        # parse-id and compatible take IDs, no file.
+        path = variant(case["args"]["inputs"][0]) if case["args"].get("inputs") else None
 
         def inputs(n):
             with open(variant(n), "rb") as f:
@@ -282,6 +311,9 @@ def main():
                 status, why = judge_unbundle(case, code, out, err, note, a.no_rules, outdir, inputs)
             elif a.op == "list":
                 status, why = judge_list(case, code, out, err, note, a.no_rules)
+            elif a.op in ("parse-id", "compatible"):
+                key = "id" if a.op == "parse-id" else "compatible"
+                status, why = judge_value(case, code, out, err, note, a.no_rules, key)
             else:
                 status, why = judge_locate(case, code, out, err, note, a.no_rules)
         counts[status] += 1
