@@ -615,7 +615,7 @@ fn check<'py>(
         data.intact()?;
         let report = report.map_err(|es| py_errs(&es))?;
         let verdicts: Vec<_> = (gpus.iter())
-            .map(|g| inspect::kpack_archive::check_kpack(&report, g))
+            .map(|g| inspect::kpack_archive::check_kpack(&report.gfx_arches, g))
             .collect();
         return json_value(py, &verdicts);
     }

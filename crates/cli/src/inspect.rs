@@ -620,15 +620,14 @@ fn check_archive(
     let mut verdicts = Vec::new();
     for (g, t) in gpus.iter().zip(tally.iter_mut()) {
         t.0 += 1;
-        let held = offload_kit_inspect::kpack_archive::target_for(g, |t| {
-            view.archs.iter().any(|a| a == t)
-        });
+        let verdict = offload_kit_inspect::kpack_archive::check_kpack(&view.archs, g);
+        let held = &verdict.found;
         if held.is_none() {
             t.1 += 1;
             all_run = false;
         }
         if !json {
-            let line = match &held {
+            let line = match held {
                 Some(a) => format!(
                     "{}: holds a code object for {} (loaded through the HIPK host that names this archive)",
                     paint(Stream::Stdout, Color::Green, "runs"),
@@ -642,7 +641,7 @@ fn check_archive(
             };
             outln!("{name}: {}: {line}", g.text);
         }
-        verdicts.push(serde_json::json!({"gpu": g.text, "runs": held.is_some(), "found": held}));
+        verdicts.push(serde_json::json!(verdict));
     }
     let doc = serde_json::json!({"file": path.to_string_lossy(), "kpack_archive": view.archs, "gpus": verdicts});
     (doc, all_run)

@@ -609,8 +609,8 @@ fn crashes_in_conflict_check(message: &str) -> bool {
     message.contains("getConflictTargetIDCombination")
 }
 
-/// The crash of 16, 19, 22 (and 23, which keeps 22's check) where a requested target ID fails LLVM's
-/// format check: `getConflictTargetIDCombination` runs over every bundling
+/// The crash of 16, 19, 22 (and 23, which keeps 22's check) where a
+/// requested target ID fails LLVM's format check: `getConflictTargetIDCombination` runs over every bundling
 /// and unbundling and dereferences the empty result (Debian's builds die
 /// of SIGSEGV; other builds went on, as the vectors recorded).
 fn conflict_check_crash(targets: &[&str], rule: &str) -> Option<Note> {

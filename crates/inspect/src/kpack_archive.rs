@@ -9,9 +9,9 @@
 //! let bytes = kpack::write_plain("g", "gfx9", &[("lib/k.so#0", "gfx90a", b"not an ELF image")]);
 //! let report = kp::inspect_kpack(&bytes).unwrap();
 //! assert_eq!(report.code_objects[0].key, "lib/k.so#0");
-//! let v = kp::check_kpack(&report, &Gpu::parse("gfx90a:xnack+").unwrap());
+//! let v = kp::check_kpack(&report.gfx_arches, &Gpu::parse("gfx90a:xnack+").unwrap());
 //! assert_eq!((v.runs, v.found.as_deref()), (true, Some("gfx90a")));
-//! assert!(!kp::check_kpack(&report, &Gpu::parse("gfx906").unwrap()).runs);
+//! assert!(!kp::check_kpack(&report.gfx_arches, &Gpu::parse("gfx906").unwrap()).runs);
 //! ```
 
 use crate::check::Gpu;
@@ -103,10 +103,11 @@ pub fn target_for(gpu: &Gpu, holds: impl Fn(&str) -> bool) -> Option<String> {
     })
 }
 
-/// `check` of an archive named by itself: whether it holds a target
-/// `gpu` takes (the runtime loads it only through its host).
-pub fn check_kpack(report: &KpackReport, gpu: &Gpu) -> KpackVerdict {
-    let found = target_for(gpu, |t| report.gfx_arches.iter().any(|a| a == t));
+/// `check` of an archive named by itself, from its TOC's `gfx_arches`
+/// ([`KpackReport::gfx_arches`]): whether it holds a target `gpu` takes
+/// (the runtime loads it only through its host).
+pub fn check_kpack(gfx_arches: &[String], gpu: &Gpu) -> KpackVerdict {
+    let found = target_for(gpu, |t| gfx_arches.iter().any(|a| a == t));
     KpackVerdict {
         gpu: gpu.text.clone(),
         runs: found.is_some(),

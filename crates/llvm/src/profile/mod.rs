@@ -100,15 +100,7 @@ impl Release {
 
     /// Every numbered release offload-kit reproduces, oldest first: those
     /// with a binary, then LLVM 23, modelled from source.
-    pub const NUMBERED: [Release; 7] = {
-        let mut all = [Release::L23; 7];
-        let mut i = 0;
-        while i < Release::WITH_BINARY.len() {
-            all[i] = Release::WITH_BINARY[i];
-            i += 1;
-        }
-        all
-    };
+    pub const NUMBERED: [Release; 7] = appended(Release::WITH_BINARY, Release::L23);
 
     /// The numbered releases ([`Release::NUMBERED`]) for a message: `sep`
     /// between them, `last` before the newest.
@@ -127,15 +119,7 @@ impl Release {
     /// Every modelled release ([`Release::NUMBERED`], then
     /// [`Release::Main`]): what the fuzz targets and the panic-freedom
     /// properties run through.
-    pub const MODELLED: [Release; 8] = {
-        let mut all = [Release::Main; 8];
-        let mut i = 0;
-        while i < Release::NUMBERED.len() {
-            all[i] = Release::NUMBERED[i];
-            i += 1;
-        }
-        all
-    };
+    pub const MODELLED: [Release; 8] = appended(Release::NUMBERED, Release::Main);
 
     /// The release a build of LLVM `major` is judged as: its own where
     /// modelled, `main` from 24 (today's main is 24.0.0git), otherwise the
@@ -261,6 +245,22 @@ impl Release {
     pub fn strips_host_with_objcopy(self) -> bool {
         self.quirks().strips_host_with_objcopy
     }
+}
+
+/// `list` with `last` after it. `M` must be `N + 1`: the lists above spell
+/// their lengths out, and one that grows fails to compile here.
+const fn appended<const N: usize, const M: usize>(
+    list: [Release; N],
+    last: Release,
+) -> [Release; M] {
+    assert!(M == N + 1, "a list of releases is its base and one more");
+    let mut all = [last; M];
+    let mut i = 0;
+    while i < N {
+        all[i] = list[i];
+        i += 1;
+    }
+    all
 }
 
 impl fmt::Display for Release {
