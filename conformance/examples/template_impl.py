@@ -8,23 +8,33 @@ calling offload-kit. Copy it and grow it; run it with
         python3 conformance/examples/template_impl.py
 
 It claims `list` and `unbundle` of standalone binary bundles and text
-bundles, and `locate` in those and in the `.hip_fatbin` of ELF hosts,
-where the IDs name what it knows (the processors below); anything else
-(compressed bundles, bundled objects, archives, split hosts, IDs of other
-targets) it declines: it prints {"unsupported": WHY} and exits 3, which
-the runner counts as "not claimed", never as a pass.
+bundles, `locate` in those and in the `.hip_fatbin` of ELF hosts, and
+`bundle` of such bundles, where the IDs name what it knows (the
+processors below); `extract-uri` of `file://` URIs; `verify` and
+`decompress` of compressed bundles made with zlib (Python's standard
+library has no zstd before 3.14). Anything else (zstd, bundled objects,
+archives, split hosts, offload binaries, IDs of other targets) it
+declines: it prints {"unsupported": WHY} and exits 3, which the runner
+counts as "not claimed", never as a pass.
 
 Commands (what run_exported.py passes):
     locate INPUT
     list --type T INPUT
     unbundle --type T INPUT --output-dir D --target ID... [--allow-missing-bundles]
+    bundle --type T --output-dir D --target ID... --input PATH... [--bundle-align N]
+    extract-uri URI --output-dir D
+    verify INPUT
+    decompress INPUT --output-dir D
 A failure prints {"error": {"rule": R, "offset": N}} and exits 1.
 """
+import hashlib
 import json
 import os
 import re
 import struct
 import sys
+import urllib.parse
+import zlib
 
 MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 KINDS = {"host", "hip", "hipv4", "openmp"}
@@ -85,6 +95,14 @@ def canonical_id(text, at=None):
             raise Declined(f"a processor or feature this template does not know: {tid}")
         tid = ":".join([proc] + sorted(feats))
     return f"{kind}-{arch}-{vendor}-{os_}-{env}-{tid}"
+
+
+def written_id(text):
+    """The ID a bundler writes for a target (spec/bundle-id.md, Written
+    IDs): the canonical spelling, the environment dropped for AMDHSA."""
+    cid = canonical_id(text)
+    kind, arch, vendor, os_, _, tid = cid.split("-", 5)
+    return f"{kind}-{arch}-{vendor}-{os_}--{tid}" if os_ == "amdhsa" else cid
 
 
 def binary_entries(data, standalone=True):
@@ -275,23 +293,181 @@ def entries_of(data, typ):
     raise Declined(f"type {typ}: objects and archives are not read by this template")
 
 
+def write_bundle(ids, payloads, align, typ):
+    """A bundle of (id, payload) entries (spec/binary-bundle.md: payload i
+    at the next multiple of `align` after the header and payload i-1), or
+    the text bundle of a text `typ` (spec/text-bundle.md)."""
+    if typ in TEXT_COMMENTS:
+        m = TEXT_COMMENTS[typ].encode() + b" __CLANG_OFFLOAD_BUNDLE____"
+        return b"".join(b"\n" + m + b"START__ " + i + b"\n" + p + b"\n" + m + b"END__ " + i + b"\n"
+                        for i, p in zip(ids, payloads))
+    if align < 1:
+        raise Fail("BIN-11")
+    cur = len(MAGIC) + 8 + sum(24 + len(i) for i in ids)
+    header, offsets = MAGIC + struct.pack("<Q", len(ids)), []
+    for i, p in zip(ids, payloads):
+        cur = -(-cur // align) * align
+        if cur + len(p) >= 1 << 64:
+            raise Fail("BIN-11")  # the layout does not fit 64-bit offsets
+        header += struct.pack("<QQQ", cur, len(p), len(i)) + i
+        offsets.append(cur)
+        cur += len(p)
+    out = bytearray(header)
+    for p, off in zip(payloads, offsets):
+        out += bytes(off - len(out)) + p
+    return bytes(out)
+
+
+def bundle_files(opts):
+    """The bundle of --target i holding --input i (spec/cli.md CLI-2, CLI-3)."""
+    typ = opts["type"] or "bc"
+    if typ != "bc" and typ not in TEXT_COMMENTS:
+        raise Declined(f"type {typ}: bundled objects are not written by this template")
+    if not opts["targets"] or len(opts["targets"]) != len(opts["inputs"]) or opts["outputs"] not in (None, 1):
+        raise Fail("CLI-1")
+    if opts["align"] < 1:
+        raise Fail("BIN-11")
+    if typ in TEXT_COMMENTS and any(c in t for t in opts["targets"] for c in "\r\n"):
+        raise Fail("TXT-6" if any("\r" in t for t in opts["targets"]) else "TXT-4")
+    if any(t.split("-")[1:2] != ["amdgcn"] and not t.startswith("host-") for t in opts["targets"]):
+        # Written IDs of other triples fill an empty environment in
+        # (spec/bundle-id.md, Written IDs), which this template does not.
+        raise Declined("written IDs of targets other than amdgcn and the host")
+    ids = [written_id(t) for t in opts["targets"]]
+    hosts = sum(i.startswith("host-") for i in ids)
+    if len(set(ids)) != len(ids) or hosts > 1 or (hosts == 0 and any(not i.startswith("hip") for i in ids)):
+        raise Fail("CLI-3")
+    procs = {}
+    for i in ids:
+        kind, arch, _, _, _, tid = i.split("-", 5)
+        proc, *feats = tid.split(":")
+        procs.setdefault((kind, arch, proc), []).append({f[:-1] for f in feats})
+    for group in procs.values():
+        if any(f in a and f not in b for a in group for b in group for f in a):
+            raise Fail("COMPOSE-1")
+    payloads = []
+    for p in opts["inputs"]:
+        with open(p, "rb") as f:
+            payloads.append(f.read())
+    if typ in TEXT_COMMENTS:
+        marker = TEXT_COMMENTS[typ].encode() + b" __CLANG_OFFLOAD_BUNDLE____"
+        for p in payloads:
+            # A marker line in the content would end or nest the entry.
+            if marker + b"START__" in p:
+                raise Fail("TXT-9")
+            if marker + b"END__" in p:
+                raise Fail("TXT-10")
+    out = write_bundle([i.encode() for i in ids], payloads, opts["align"], typ)
+    os.makedirs(opts["dir"], exist_ok=True)
+    with open(os.path.join(opts["dir"], "0"), "wb") as f:
+        f.write(out)
+    return 0
+
+
+def c_number(text):
+    """A C integer literal's value (spec/uri.md URI-3), or Fail."""
+    for pattern, base in ((r"0[xX][0-9a-fA-F]+", 16), (r"0[0-7]*", 8), (r"[1-9][0-9]*", 10)):
+        if re.fullmatch(pattern, text):
+            v = int(text[2:] if base == 16 else text, base)
+            if v >= 1 << 64:
+                raise Fail("URI-3")
+            return v
+    raise Fail("URI-3")
+
+
+def extract_uri(uri):
+    """The bytes a `file://` code object URI names (spec/uri.md)."""
+    if uri.startswith("memory://"):
+        raise Declined("memory:// URIs name another process's memory")
+    if not uri.startswith("file://"):
+        raise Fail("URI-1", 0)
+    rest = uri[len("file://"):]
+    cut = min([i for i in (rest.find("#"), rest.find("?")) if i >= 0], default=len(rest))
+    raw, spec = rest[:cut], rest[cut + 1:]
+    if not raw:
+        raise Fail("URI-1")
+    if re.search(r"%(?![0-9A-Fa-f]{2})", raw):
+        raise Fail("URI-2", len("file://") + raw.index("%"))
+    path = urllib.parse.unquote_to_bytes(raw)
+    with open(path, "rb") as f:
+        data = f.read()
+    if cut == len(rest):
+        return data
+    m = re.fullmatch(r"offset=([^&]*)&size=(.*)", spec)
+    if not m:
+        raise Fail("URI-3")
+    offset, size = c_number(m.group(1)), c_number(m.group(2))
+    if offset + size > len(data):
+        raise Fail("URI-4")
+    return data[offset:offset + size]
+
+
+def ccob_blobs(data):
+    """[(offset, bundle)] of the compressed bundles in `data` (spec/ccob.md),
+    each verified: total size, uncompressed size, hash. zlib only."""
+    if not data.startswith(b"CCOB"):
+        raise Declined("verify reads files that are compressed bundles here")
+    out, at = [], 0
+    while at < len(data):
+        if not data.startswith(b"CCOB", at):
+            raise Fail("CCOB-1", at)
+        if at + 8 > len(data):
+            raise Fail("CCOB-2", at + 4)
+        version, method = struct.unpack_from("<HH", data, at + 4)
+        if version not in (1, 2, 3):
+            raise Fail("CCOB-2", at + 4)
+        if method == 1:
+            raise Declined("a zstd frame: Python's standard library has no zstd before 3.14")
+        if method != 0:
+            raise Fail("CCOB-3", at + 6)
+        hsize = {1: 20, 2: 24, 3: 32}[version]
+        if at + hsize > len(data):
+            raise Fail("CCOB-4", at + 8)
+        if version == 1:
+            (usize,) = struct.unpack_from("<I", data, at + 8)
+            total = len(data) - at
+        else:
+            total, usize = struct.unpack_from("<II" if version == 2 else "<QQ", data, at + 8)
+        if total < hsize or at + total > len(data):
+            raise Fail("CCOB-4", at + 8)
+        try:
+            plain = zlib.decompress(data[at + hsize:at + total])
+        except zlib.error:
+            raise Fail("CCOB-5", at + hsize) from None
+        if len(plain) != usize:
+            raise Fail("CCOB-6", at + (8 if version == 1 else 12 if version == 2 else 16))
+        if hashlib.md5(plain).digest()[:8] != data[at + hsize - 8:at + hsize]:
+            raise Fail("CCOB-7", at + hsize - 8)
+        out.append((at, plain))
+        at += total
+    return out
+
+
 def main(argv):
     # `locate` is given its input alone (the protocol's first operation).
-    op, rest = (argv[0], argv[1:]) if argv and argv[0] in ("list", "unbundle") else ("locate", argv)
-    opts = {"type": None, "targets": [], "dir": None, "allow_missing": False, "outputs": None}
+    ops = ("list", "unbundle", "bundle", "extract-uri", "verify", "decompress")
+    op, rest = (argv[0], argv[1:]) if argv and argv[0] in ops else ("locate", argv)
+    if argv and argv[0] not in ops and argv[0].isidentifier():
+        raise Declined(f"operation {argv[0]}")
+    opts = {"type": None, "targets": [], "inputs": [], "dir": None, "allow_missing": False,
+            "outputs": None, "align": 1}
     paths = []
     i = 0
     while i < len(rest):
         a = rest[i]
-        if a in ("--type", "--output-dir", "--target", "--outputs"):
+        if a in ("--type", "--output-dir", "--target", "--outputs", "--input", "--bundle-align"):
             v = rest[i + 1]
             i += 2
             if a == "--type":
                 opts["type"] = v
             elif a == "--outputs":
                 opts["outputs"] = int(v)
+            elif a == "--bundle-align":
+                opts["align"] = int(v) if re.fullmatch(r"-?\d+", v) else 0
             elif a == "--output-dir":
                 opts["dir"] = v
+            elif a == "--input":
+                opts["inputs"].append(v)
             else:
                 opts["targets"].append(v)
             continue
@@ -302,10 +478,25 @@ def main(argv):
         else:
             paths.append(a)
         i += 1
+    if op == "bundle":
+        return bundle_files(opts)
+    if op == "extract-uri":
+        out = extract_uri(paths[0])
+        with open(os.path.join(opts["dir"], "0"), "wb") as f:
+            f.write(out)
+        return 0
     if op == "unbundle" and (len(paths) != 1 or opts["outputs"] not in (None, len(opts["targets"]))):
         raise Fail("CLI-2")
     with open(paths[0], "rb") as f:
         data = f.read()
+    if op in ("verify", "decompress"):
+        blobs = ccob_blobs(data)
+        if op == "decompress":
+            if len(blobs) != 1:
+                raise Declined("a file of several compressed bundles")
+            with open(os.path.join(opts["dir"], "0"), "wb") as f:
+                f.write(blobs[0][1])
+        return 0
     if op == "locate":
         if data.startswith(b"\x7fELF"):
             entries = fatbin_entries(data)

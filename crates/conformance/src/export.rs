@@ -68,6 +68,12 @@ case.json:
 - `expect`: the spec's outcome, one of `fail` (a rule ID, or `*`),
   `outputs`, `bundle`, `list`, `id`, `compatible`, `compressed`, `locate`,
   `lookup`, `kpack_lookup`; IDs given as `{\"written\": T}` in the corpus are resolved to text;
+  `bundle` is `{\"align\", \"entries\": [{\"id\", \"payload\"}]}` (a payload
+  `{\"input\": name}`, `{\"utf8\"}` or `{\"hex\"}`): output 0 is exactly that
+  binary bundle (spec/binary-bundle.md, payload i at the next multiple of
+  `align`), or for a text `type` that text bundle; `compressed` is
+  `{\"version\"?, \"method\"?, \"content\" | \"bundle\"}`: output 0 verifies
+  (total size, uncompressed size, MD5 hash) and decompresses to it;
 - `releases.llvm-N.expect` (N a release, or `main`: LLVM main modelled from
   its source): the same for LLVM N's spelling, and
   `releases.llvm-N.known_divergence`: what the corpus documents LLVM N does
@@ -85,12 +91,14 @@ its outcome with `expect` (or the release's), and report per case: pass,
 differs, crashed, timed out, or not applicable. A `fail` passes only when
 the implementation names that rule (`*`: any); one that reports no rules
 scores such cases \"rejected, rule unchecked\". offload-kit's
-`conformance/examples/run_exported.py` is a worked runner for `locate`,
-`list` and `unbundle` (each operation's arguments and answer in its
-help), and `conformance/examples/template_impl.py` a template
-implementation (standard library only) that passes every case of those it
-claims; a case an implementation does not handle it declines
-(`{\"unsupported\": why}`, exit 3): \"not claimed\", never a pass.
+`conformance/examples/run_exported.py` is a worked runner for every
+operation (each operation's arguments and answer in its help; `--variant
+llvm-N` follows a release and counts its documented divergences apart),
+`conformance/examples/template_impl.py` a template implementation
+(standard library only) that passes every case it claims, and
+`conformance/examples/by_offload_kit.py` answers every operation by
+wrapping existing tools; a case an implementation does not handle it
+declines (`{\"unsupported\": why}`, exit 3): \"not claimed\", never a pass.
 ";
 
 /// Replace every `{\"written\": T}` in `v` by the ID `release` writes for `T`.
@@ -107,6 +115,34 @@ fn resolve(v: &mut Value, release: Option<Release>) {
         Value::Array(a) => a.iter_mut().for_each(|x| resolve(x, release)),
         _ => {}
     }
+}
+
+/// Spell out what an expected bundle leaves to its default (every target
+/// `{"written": target}` holding the input of the same index, aligned as
+/// the case's `bundle_align`), in `bundle` and in `compressed` without
+/// `content`, so that a runner builds the bundle from the case alone.
+fn explicit_bundles(expect: &mut Value, args: &crate::case::Args) {
+    let Value::Object(m) = expect else {
+        return;
+    };
+    let bundle = match m.get_mut("compressed") {
+        Some(Value::Object(c)) if !c.contains_key("content") => {
+            Some(c.entry("bundle").or_insert_with(|| json!({})))
+        }
+        Some(_) => None,
+        None => m.get_mut("bundle"),
+    };
+    let Some(Value::Object(b)) = bundle else {
+        return;
+    };
+    b.entry("align")
+        .or_insert_with(|| json!(args.bundle_align.unwrap_or(1)));
+    b.entry("entries").or_insert_with(|| {
+        let pairs = args.targets.iter().zip(&args.inputs);
+        pairs
+            .map(|(t, i)| json!({"id": {"written": t}, "payload": {"input": i}}))
+            .collect()
+    });
 }
 
 /// `bytes` as `rel` inside `dir`, never through a link planted there (CLI-5).
@@ -151,6 +187,7 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
         }
         let expect_for = |r: Option<Release>| {
             let mut e = serde_json::to_value(&c.expect).expect("serialisable");
+            explicit_bundles(&mut e, &c.args);
             resolve(&mut e, r);
             e
         };
@@ -161,7 +198,12 @@ pub fn export(cases: &[Case], dir: &Path) -> Result<usize, String> {
                 .known_divergence
                 .iter()
                 .filter(|k| k.releases.is_empty() || k.releases.contains(&release))
-                .map(|k| serde_json::to_value(k).expect("serialisable"))
+                .map(|k| {
+                    let mut k = serde_json::to_value(k).expect("serialisable");
+                    explicit_bundles(&mut k["outcome"], &c.args);
+                    resolve(&mut k, *r);
+                    k
+                })
                 .collect();
             releases.insert(
                 v.clone(),

@@ -572,6 +572,9 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
             );
             return match st {
                 Ok(flate2::Status::StreamEnd) if d.total_out() == before_out => Ok(out),
+                // The stream holds more than the claim: the claim is short
+                // (CCOB-6), however much input that took.
+                Ok(_) if d.total_out() > before_out => Err("Z_BUF_ERROR"),
                 // The output is full and so is the claim, but the input ran
                 // out before the trailer: zlib says Z_BUF_ERROR all the same.
                 Ok(_) if d.total_in() as usize == src.len() => Err(ZLIB_TRAILER_CUT),
@@ -779,4 +782,48 @@ pub fn llvm_uncompressed_note(data: &[u8], release: Release) -> Option<&'static 
     } else {
         "Uncompressed bundle."
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A version 2 zlib blob of `plain` whose header claims `claimed` bytes,
+    /// its compressed data cut by `cut` bytes (the total size follows).
+    fn zlib_blob(plain: &[u8], claimed: u32, cut: usize) -> Vec<u8> {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(plain).unwrap();
+        let mut data = z.finish().unwrap();
+        data.truncate(data.len() - cut);
+        let mut b = b"CCOB".to_vec();
+        b.extend_from_slice(&2u16.to_le_bytes());
+        b.extend_from_slice(&0u16.to_le_bytes());
+        b.extend_from_slice(&(24 + data.len() as u32).to_le_bytes());
+        b.extend_from_slice(&claimed.to_le_bytes());
+        b.extend_from_slice(&[0; 8]);
+        b.extend_from_slice(&data);
+        b
+    }
+
+    fn rule_of(blob: &[u8]) -> Option<&'static str> {
+        match llvm_decompress(blob, Release::L22) {
+            LlvmDecompress::Fails(_, e) => e.rule_id(),
+            _ => None,
+        }
+    }
+
+    /// zlib's Z_BUF_ERROR has two causes: a claim one byte short is the
+    /// claim's (CCOB-6, at the uncompressed size field), however much input
+    /// the last byte took; a stream cut in its trailer is the stream's (CCOB-5).
+    #[test]
+    fn zlib_buffer_error_names_its_cause() {
+        let plain: Vec<u8> = (0..153u32).map(|i| (i * 7 % 251) as u8).collect();
+        assert_eq!(rule_of(&zlib_blob(&plain, 152, 0)), Some("CCOB-6"));
+        assert_eq!(rule_of(&zlib_blob(&plain, 153, 2)), Some("CCOB-5"));
+        assert!(matches!(
+            llvm_decompress(&zlib_blob(&plain, 153, 0), Release::L22),
+            LlvmDecompress::Data(d) if d == plain
+        ));
+    }
 }
