@@ -81,10 +81,18 @@ def inspect_file(source: Source, strict: bool = False) -> dict:
     What clang 14-16 wrote (rules ID-5, BIN-10) is read with ``warnings``
     unless ``strict``."""
 
-def check(source: Source, gpu: Union[str, Sequence[str]], strict: bool = False) -> list[dict]:
+def check(
+    source: Source,
+    gpu: Union[str, Sequence[str]],
+    strict: bool = False,
+    kpack_path: Optional[str] = None,
+) -> list[dict]:
     """Per GPU: which code object the HIP runtime would load (``check --json``'s verdicts).
 
-    What clang 14-16 wrote (rules ID-5, BIN-10) is read unless ``strict``."""
+    What clang 14-16 wrote (rules ID-5, BIN-10) is read unless ``strict``.
+    A split host (HIPK, given by its path) is followed into the kpack
+    archives its search paths name, or those of ``kpack_path``
+    (``:``-separated, as ``--kpack-path``; else ``ROCM_KPACK_PATH``)."""
 
 def bundle(
     entries: Sequence[Tuple[str, bytes]],

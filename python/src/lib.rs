@@ -91,7 +91,7 @@ impl Data {
 }
 
 /// `bytes`/`bytearray`/`memoryview` are data, anything else a path.
-fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
+fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<PathBuf>)> {
     if let Ok(b) = source.extract::<PyBackedBytes>() {
         return Ok((Data::Python(b), None));
     }
@@ -129,11 +129,11 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<String>)> {
         Err(e) => return Err(usage(format!("'{shown}': {e}"))),
     };
     if len == 0 {
-        return Ok((Data::Owned(Vec::new()), Some(shown)));
+        return Ok((Data::Owned(Vec::new()), Some(path)));
     }
     let map =
         sigbus::Guarded::map(&file).map_err(|e| usage(format!("'{shown}': cannot map: {e}")))?;
-    Ok((Data::Mapped(map), Some(shown)))
+    Ok((Data::Mapped(map), Some(path)))
 }
 
 /// Mapped inputs without SIGBUS. A page of a mapped file that another
@@ -513,7 +513,7 @@ fn open(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Contai
     Ok(Container {
         data,
         listing,
-        path,
+        path: path.map(|p| p.display().to_string()),
     })
 }
 
@@ -584,19 +584,66 @@ fn split_host_refused(bytes: &[u8]) -> PyResult<()> {
     Ok(())
 }
 
+/// The kpack archives a split host's lookup opens, mapped and guarded as
+/// inputs are ([`Data::Mapped`]); the answer is refused when a page of one
+/// vanished meanwhile ([`Archives::intact`]).
+#[derive(Default)]
+struct Archives(std::cell::RefCell<Vec<std::rc::Rc<sigbus::Guarded>>>);
+
+/// One mapped archive, shared with [`Archives`] for the check afterwards.
+struct SharedMap(std::rc::Rc<sigbus::Guarded>);
+
+impl AsRef<[u8]> for SharedMap {
+    fn as_ref(&self) -> &[u8] {
+        self.0.bytes()
+    }
+}
+
+impl Archives {
+    /// The lookup's way of opening a file (`okit::inspect::hipk::Open`).
+    fn open(&self, path: &std::path::Path) -> Result<inspect::hipk::Bytes, Error> {
+        let shown = path.display();
+        let (file, len) =
+            okit::input::open_regular(path).map_err(|e| Error::other(format!("'{shown}': {e}")))?;
+        if len == 0 {
+            return Ok(Box::new(Vec::new()));
+        }
+        let map = sigbus::Guarded::map(&file)
+            .map_err(|e| Error::other(format!("'{shown}': cannot map: {e}")))?;
+        let map = std::rc::Rc::new(map);
+        self.0.borrow_mut().push(map.clone());
+        Ok(Box::new(SharedMap(map)))
+    }
+
+    /// `OSError` when an archive was cut short while it was read.
+    fn intact(&self) -> PyResult<()> {
+        match self.0.borrow().iter().any(|m| m.faulted()) {
+            true => Err(pyo3::exceptions::PyOSError::new_err(
+                "a kpack archive was cut short while it was read; the answer is withheld",
+            )),
+            false => Ok(()),
+        }
+    }
+}
+
 /// Which code object the HIP runtime would load on each GPU: a list with
 /// one verdict per GPU, as `offload-kit check --json` prints them (`gpu`,
 /// `runs`, `bundles` with `entry`/`pick` or `why_not`). What clang 14–16
 /// wrote (ID-5, BIN-10) is read unless `strict`. For a kpack archive,
 /// per GPU whether it holds a target the GPU takes (`gpu`, `runs`,
-/// `found`); a split host (HIPK) is refused.
+/// `found`). For a split host (HIPK, given by its path), what ROCm's
+/// runtime finds in the archives its search paths name, or those of
+/// `kpack_path` (`:`-separated, as `--kpack-path`; else `ROCM_KPACK_PATH`):
+/// per GPU `gpu`, `runs`, and `found` or the runtime's `error` and `why`,
+/// as `check --json` gives them under `kpack`.
 #[pyfunction]
-#[pyo3(signature = (source, gpu, strict=false))]
+#[pyo3(signature = (source, gpu, strict=false, kpack_path=None))]
 fn check<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     gpu: &Bound<'py, PyAny>,
     strict: bool,
+    kpack_path: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let gpus: Vec<String> = match gpu.extract::<String>() {
         Ok(g) => vec![g],
@@ -608,7 +655,7 @@ fn check<'py>(
         .iter()
         .map(|g| gpu_check::Gpu::parse(g).map_err(|e| py_err(&e)))
         .collect::<PyResult<_>>()?;
-    let (data, _) = load(source)?;
+    let (data, path) = load(source)?;
     // A kpack archive: per GPU, whether it holds a target the GPU takes.
     if okit::kpack::is_kpack(data.bytes()) {
         let report = inspect::kpack_archive::inspect_kpack(data.bytes());
@@ -619,7 +666,26 @@ fn check<'py>(
             .collect();
         return json_value(py, &verdicts);
     }
-    split_host_refused(data.bytes())?;
+    // A split host: the library's lookup, as the CLI's `check` asks it.
+    if let Some(host) = inspect::split_host::split_host(data.bytes()) {
+        data.intact()?;
+        let Some(path) = path else {
+            return Err(usage(
+                "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
+            ));
+        };
+        let (r, indices) = host.map_err(|es| py_errs(&es))?;
+        let archives = Archives::default();
+        let given = inspect::hipk::override_paths(kpack_path);
+        let verdicts: Result<Vec<_>, Vec<Error>> = (gpus.iter())
+            .map(|g| {
+                let open = |p: &std::path::Path| archives.open(p);
+                inspect::hipk::check_host(&path, &r, &indices, g, given.as_deref(), &open)
+            })
+            .collect();
+        archives.intact()?;
+        return json_value(py, &verdicts.map_err(|es| py_errs(&es))?);
+    }
     let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
     data.intact()?;
     let report = report.map_err(|es| py_errs(&es))?;

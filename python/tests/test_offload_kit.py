@@ -371,11 +371,27 @@ def test_kpack_archives_get_the_clis_answers(name):
         ok.open(f)
 
 
-def test_split_hosts_are_not_said_to_run():
-    # A split host's code objects are in the archives it names; Python
-    # does not follow them yet, and says so (check said it runs, with no
-    # bundles).
+def test_split_hosts_are_followed_by_check():
+    # A split host's code objects are in the archives it names: check
+    # follows its search paths with the library's lookup, as the CLI does,
+    # and gives the CLI's per-GPU verdicts (check once said it runs, with
+    # no bundles); inspect_file still refuses it, and bytes cannot be
+    # followed (no directory to search from).
     host = KPACK / "split-host-libk.so"
-    for call in (lambda: ok.check(host, gpu="gfx906"), lambda: ok.inspect_file(host)):
-        with pytest.raises(ok.OffloadKitError, match="split host"):
-            call()
+    archive = KPACK / "split-test_lib_gfx906.kpack"
+    gpus = ["gfx906", "gfx90a:xnack+", "gfx1100"]
+    flags = [a for g in gpus for a in ("--gpu", g)]
+    # The archive named (--kpack-path): it holds gfx906 only.
+    want = json.loads(cli("check", "--json", *flags, "--kpack-path", archive, host, check=False).stdout)
+    got = ok.check(host, gpu=gpus, kpack_path=str(archive))
+    assert got == want["files"][0]["kpack"]
+    assert got[0]["runs"] and not got[2]["runs"], got
+    # The host's own search paths: its archive is not where they point here.
+    want = json.loads(cli("check", "--json", *flags, host, check=False).stdout)
+    got = ok.check(host, gpu=gpus)
+    assert got == want["files"][0]["kpack"]
+    assert {v["error"] for v in got} == {"ARCHIVE_NOT_FOUND"}, got
+    with pytest.raises(ok.OffloadKitError, match="pass its path"):
+        ok.check(host.read_bytes(), gpu="gfx906")
+    with pytest.raises(ok.OffloadKitError, match="split host"):
+        ok.inspect_file(host)

@@ -493,7 +493,7 @@ fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
     };
     for isa in isas {
         let mut found = Vec::new();
-        let finder = super::hipk::Finder::new(path, &r, isa, None);
+        let finder = super::hipk::Finder::new(path, &r, isa, None, &super::hipk::open);
         for &i in &indices {
             match finder.find(&r, i) {
                 Ok(super::hipk::Outcome::Found {

@@ -347,6 +347,7 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
         &archives,
         &r,
         &indices,
+        &super::hipk::open,
         &mut |archive, _, key, arch, code| {
             if last.as_deref() != Some(archive) {
                 let shown = offload_kit_io::output::escape_controls(&archive.to_string_lossy())
@@ -490,41 +491,35 @@ pub fn run_check(
             let (r, indices) = host?;
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
-                let modes = super::hipk::find_modes(path, &r, &indices, g, given.as_deref())?;
+                let v = offload_kit_inspect::hipk::check_host(
+                    path,
+                    &r,
+                    &indices,
+                    g,
+                    given.as_deref(),
+                    &super::hipk::open,
+                )?;
                 t.0 += 1;
-                let runs: Vec<&(String, super::hipk::Outcome)> =
-                    modes.iter().filter(|(_, o)| o.error().is_none()).collect();
-                if let Some((_, found)) = runs.first() {
-                    // Runs in some modes only: say in which (as for bundles).
-                    let ok = paint(Stream::Stdout, Color::Green, "runs");
-                    let verdict = match runs.len() == modes.len() {
-                        true => ok,
-                        false => {
-                            let with: Vec<&str> = runs.iter().map(|(m, _)| m.as_str()).collect();
-                            format!(
-                                "{ok} as {} (not in every mode of {})",
-                                with.join(", "),
-                                g.text
-                            )
-                        }
-                    };
-                    if !json {
-                        outln!("{name}: {}: {verdict}: {}", g.text, found.describe());
-                    }
-                    verdicts.push(
-                        serde_json::json!({"gpu": g.text, "runs": true, "found": found.describe()}),
-                    );
-                } else {
-                    let found = &modes[0].1;
+                // Runs in some modes only: say in which (as for bundles).
+                let line = match (v.runs, v.only_in.is_empty()) {
+                    (true, true) => paint(Stream::Stdout, Color::Green, "runs"),
+                    (true, false) => format!(
+                        "{} as {} (not in every mode of {})",
+                        paint(Stream::Stdout, Color::Green, "runs"),
+                        v.only_in.join(", "),
+                        g.text
+                    ),
+                    (false, _) => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+                };
+                if !json {
+                    let said = v.found.as_deref().or(v.why.as_deref()).unwrap_or("");
+                    outln!("{name}: {}: {line}: {said}", g.text);
+                }
+                if !v.runs {
                     t.1 += 1;
                     all_run = false;
-                    if !json {
-                        let bad = paint(Stream::Stdout, Color::Red, "DOES NOT RUN");
-                        outln!("{name}: {}: {bad}: {}", g.text, found.describe());
-                    }
-                    let e = found.error().unwrap_or("NOT_FOUND");
-                    verdicts.push(serde_json::json!({"gpu": g.text, "runs": false, "error": e, "why": found.describe()}));
                 }
+                verdicts.push(v);
             }
             docs.push(serde_json::json!({"file": path.to_string_lossy(), "kpack": verdicts}));
             continue;

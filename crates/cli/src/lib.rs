@@ -69,6 +69,12 @@ pub(crate) struct Input {
     pub file: Option<File>,
 }
 
+impl AsRef<[u8]> for Input {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes()
+    }
+}
+
 impl Input {
     /// Open `path` (`-` is standard input).
     pub fn open(path: &Path) -> Result<Input, Error> {

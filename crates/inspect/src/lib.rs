@@ -49,6 +49,7 @@
 
 pub mod check;
 pub mod code_object;
+pub mod hipk;
 pub mod image;
 pub mod kpack_archive;
 pub mod split_host;
