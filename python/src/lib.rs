@@ -677,12 +677,15 @@ fn check<'py>(
         let (r, indices) = host.map_err(|es| py_errs(&es))?;
         let archives = Archives::default();
         let given = inspect::hipk::override_paths(kpack_path);
-        let verdicts: Result<Vec<_>, Vec<Error>> = (gpus.iter())
-            .map(|g| {
-                let open = |p: &std::path::Path| archives.open(p);
-                inspect::hipk::check_host(&path, &r, &indices, g, given.as_deref(), &open)
-            })
-            .collect();
+        let open = |p: &std::path::Path| archives.open(p);
+        let host = inspect::hipk::Host {
+            path: &path,
+            reference: &r,
+            indices: &indices,
+            given: given.as_deref(),
+            open: &open,
+        };
+        let verdicts: Result<Vec<_>, Vec<Error>> = gpus.iter().map(|g| host.check(g)).collect();
         archives.intact()?;
         return json_value(py, &verdicts.map_err(|es| py_errs(&es))?);
     }

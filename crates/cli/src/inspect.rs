@@ -489,16 +489,16 @@ pub fn run_check(
             .and_then(|i| super::hipk::host_ref(i.bytes()))
         {
             let (r, indices) = host?;
+            let host = offload_kit_inspect::hipk::Host {
+                path,
+                reference: &r,
+                indices: &indices,
+                given: given.as_deref(),
+                open: &super::hipk::open,
+            };
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
-                let v = offload_kit_inspect::hipk::check_host(
-                    path,
-                    &r,
-                    &indices,
-                    g,
-                    given.as_deref(),
-                    &super::hipk::open,
-                )?;
+                let v = host.check(g)?;
                 t.0 += 1;
                 // Runs in some modes only: say in which (as for bundles).
                 let line = match (v.runs, v.only_in.is_empty()) {

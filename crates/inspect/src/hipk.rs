@@ -456,10 +456,55 @@ impl Finder {
     }
 }
 
+/// A HIPK host to look its code objects up for: where it is, its
+/// reference and wrappers, the archives given in place of its own search
+/// paths (`None`: its own), and how files are opened.
+pub struct Host<'a> {
+    /// The host's path (its search paths are relative to its directory).
+    pub path: &'a Path,
+    /// Its kpack reference.
+    pub reference: &'a HostRef,
+    /// The code-object index of each of its wrappers.
+    pub indices: &'a [u64],
+    /// Archives given in place of the host's (`--kpack-path`,
+    /// `ROCM_KPACK_PATH`: [`override_paths`]).
+    pub given: Option<&'a [PathBuf]>,
+    /// How files are opened.
+    pub open: Open<'a>,
+}
+
+impl Host<'_> {
+    /// What the runtime finds for every wrapper on a GPU of ISA `isa`.
+    pub fn find_all(&self, isa: &str) -> Result<Outcome, Vec<Error>> {
+        find_all(
+            self.path,
+            self.reference,
+            self.indices,
+            isa,
+            self.given,
+            self.open,
+        )
+    }
+
+    /// What the runtime finds in each mode `gpu` may run in
+    /// ([`crate::check::Gpu::modes`]: the agent's ISA always sets every
+    /// feature, so a name that leaves one out stands for each): per mode,
+    /// its settings and what was found.
+    pub fn find_modes(
+        &self,
+        gpu: &crate::check::Gpu,
+    ) -> Result<Vec<(String, Outcome)>, Vec<Error>> {
+        gpu.modes()
+            .iter()
+            .map(|m| Ok((m.text.clone(), self.find_all(&m.text)?)))
+            .collect()
+    }
+}
+
 /// What the runtime finds for every wrapper of a host (`indices`): the
 /// first wrapper's failure, else what was found for each. Each distinct
 /// code object is decoded (checked) once, however many wrappers share it.
-pub fn find_all(
+fn find_all(
     host: &Path,
     r: &HostRef,
     indices: &[u64],
@@ -503,29 +548,6 @@ pub fn find_all(
         archives,
         bytes,
     })
-}
-
-/// What the runtime finds for a GPU whose name may leave feature settings
-/// out (`gfx90a`): the agent's ISA always sets them, so each mode the GPU
-/// may run in (`check::Gpu::modes`) is tried; per mode, its settings and
-/// what was found.
-pub fn find_modes(
-    host: &Path,
-    r: &HostRef,
-    indices: &[u64],
-    gpu: &crate::check::Gpu,
-    given: Option<&[PathBuf]>,
-    open: Open<'_>,
-) -> Result<Vec<(String, Outcome)>, Vec<Error>> {
-    gpu.modes()
-        .iter()
-        .map(|m| {
-            Ok((
-                m.text.clone(),
-                find_all(host, r, indices, &m.text, given, open)?,
-            ))
-        })
-        .collect()
 }
 
 /// The first few of `items`, comma-separated, and how many more there
@@ -572,40 +594,36 @@ pub struct HostVerdict {
     pub only_in: Vec<String>,
 }
 
-/// What ROCm's runtime finds for the host at `host` (reference `r`,
-/// wrappers `indices`) on `gpu`, archives `given` or the host's own.
-pub fn check_host(
-    host: &Path,
-    r: &HostRef,
-    indices: &[u64],
-    gpu: &crate::check::Gpu,
-    given: Option<&[PathBuf]>,
-    open: Open<'_>,
-) -> Result<HostVerdict, Vec<Error>> {
-    let modes = find_modes(host, r, indices, gpu, given, open)?;
-    let runs: Vec<&(String, Outcome)> = modes.iter().filter(|(_, o)| o.error().is_none()).collect();
-    Ok(match runs.first() {
-        Some((_, found)) => HostVerdict {
-            gpu: gpu.text.clone(),
-            runs: true,
-            found: Some(found.describe()),
-            error: None,
-            why: None,
-            only_in: match runs.len() == modes.len() {
-                true => Vec::new(),
-                false => runs.iter().map(|(m, _)| m.clone()).collect(),
-            },
-        },
-        None => {
-            let found = &modes[0].1;
-            HostVerdict {
+impl Host<'_> {
+    /// One GPU's verdict: whether every wrapper finds its code object in
+    /// some mode of `gpu`, and what, or the runtime's error.
+    pub fn check(&self, gpu: &crate::check::Gpu) -> Result<HostVerdict, Vec<Error>> {
+        let modes = self.find_modes(gpu)?;
+        let runs: Vec<&(String, Outcome)> =
+            modes.iter().filter(|(_, o)| o.error().is_none()).collect();
+        Ok(match runs.first() {
+            Some((_, found)) => HostVerdict {
                 gpu: gpu.text.clone(),
-                runs: false,
-                found: None,
-                error: Some(found.error().unwrap_or("NOT_FOUND")),
-                why: Some(found.describe()),
-                only_in: Vec::new(),
+                runs: true,
+                found: Some(found.describe()),
+                error: None,
+                why: None,
+                only_in: match runs.len() == modes.len() {
+                    true => Vec::new(),
+                    false => runs.iter().map(|(m, _)| m.clone()).collect(),
+                },
+            },
+            None => {
+                let found = &modes[0].1;
+                HostVerdict {
+                    gpu: gpu.text.clone(),
+                    runs: false,
+                    found: None,
+                    error: Some(found.error().unwrap_or("NOT_FOUND")),
+                    why: Some(found.describe()),
+                    only_in: Vec::new(),
+                }
             }
-        }
-    })
+        })
+    }
 }
