@@ -994,7 +994,8 @@ fn write_dashboard(
 /// conformance/examples/by_offload_kit.py wrapping offload-kit's drop-ins
 /// (LLVM 22) and native commands, following the `llvm-22` variant: no case
 /// differs, crashes or hangs (an outcome the corpus documents for 22
-/// counts apart), and each operation passes cases. The runner's judging of
+/// counts apart), and each operation passes cases; an implementation that
+/// does nothing passes none. The runner's judging of
 /// each answer (bundles rebuilt, compressed bundles verified, ELF
 /// sections, lookups, kpack answers) is what this holds.
 fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
@@ -1047,7 +1048,23 @@ fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
                         && n("crashed ") == 0
                         && n("unchecked ") == 0
                         && n("pass ") >= least;
-                    (!ok).then(|| format!("{op} (wanted {least} passes):\n{text}"))
+                    if !ok {
+                        return Some(format!("{op} (wanted {least} passes):\n{text}"));
+                    }
+                    // Doing nothing (exit 0, no output) answers nothing:
+                    // every success is said or written (issue 44).
+                    let idle = std::process::Command::new("python3")
+                        .arg(format!("{examples}/run_exported.py"))
+                        .arg(dir)
+                        .args(["--op", op, "--", "sh", "-c", "exit 0"])
+                        .output();
+                    let idle = match idle {
+                        Ok(o) => String::from_utf8_lossy(&o.stdout).into_owned(),
+                        Err(e) => return Some(format!("{op}: {e}")),
+                    };
+                    let last = idle.lines().last().unwrap_or("");
+                    (!last.starts_with("pass 0,"))
+                        .then(|| format!("{op}: doing nothing scored {last}"))
                 })
             })
             .collect();

@@ -35,15 +35,16 @@ an empty directory the runner reads back, PATH an input file):
                                      those entries as D/0
   decompress INPUT --output-dir D    write the bundle a compressed bundle
                                      holds as D/0
-  verify INPUT                       exit 0 when every compressed bundle in
-                                     INPUT verifies (sizes, hash)
+  verify INPUT                       JSON true when every compressed bundle
+                                     in INPUT verifies (sizes, hash)
   package --output-dir D --image SPEC...
                                      write the offload binary of those
                                      images (clang-offload-packager's
                                      --image syntax) as D/0
   unpackage INPUT --image SPEC...    run in D: extract the images SPEC
-                                     selects into the files it names
-  objdump-offloading INPUT           exit 0 when every offload binary in
+                                     selects into the files it names, and
+                                     print them: a JSON array of names
+  objdump-offloading INPUT           JSON true when every offload binary in
                                      INPUT reads (llvm-objdump --offloading)
   extract-uri URI --output-dir D     write the bytes the code object URI
                                      names as D/0 (spec/uri.md)
@@ -435,8 +436,9 @@ def check_outputs(want, outputs, file_type, inputs):
     return None
 
 
-def judge(op, want, code, out, err, note, no_rules, written, file_type, inputs):
-    """(status, why) of one case against the expectation `want`."""
+def judge(op, want, code, out, err, note, no_rules, written, file_type, inputs, case_files=()):
+    """(status, why) of one case against the expectation `want`
+    (`case_files`: the names of unpackage's outputs)."""
     decided = judge_common(want, code, out, err, note, no_rules)
     if decided:
         if decided[0] == "pass" and want.get("no_outputs") and any(w is not None for w in written):
@@ -454,6 +456,21 @@ def judge(op, want, code, out, err, note, no_rules, written, file_type, inputs):
         else:
             expected = want["id"] if "id" in want else want["compatible"]
             why = None if got == expected else f"expected {json.dumps(expected)}, got {show(out)}"
+    elif op == "unpackage":
+        # The files written are said too (a JSON array of names in D), so
+        # that writing nothing is an answer, not the absence of one.
+        said = read_json(out)
+        names = case_files
+        if not isinstance(said, list) or not all(isinstance(n, str) for n in said):
+            why = f"expected a JSON array of the files written, got {show(out) or 'nothing'}"
+        else:
+            why = next((f"{n}: {'said written but absent' if n in said else 'written but not said'}"
+                        for n, w in zip(names, written) if (w is not None) != (n in said)), None)
+            why = why or check_outputs(want, written, file_type, inputs)
+    elif op in ("verify", "objdump-offloading"):
+        # The answer of a success is said, not only exited with: JSON true.
+        got = read_json(out)
+        why = None if got is True else f"expected the answer true, got {show(out) or 'nothing'}"
     else:
         try:
             why = check_outputs(want, written, file_type, inputs)
@@ -475,7 +492,7 @@ def documented(case, variant, op, code, out, err, note, written, inputs):
                    "any": True}.get(o, False)
         else:
             hit = judge(op, o, code, out, err, note, False, written, case["args"].get("type"),
-                        inputs)[0] == "pass"
+                        inputs, case["args"].get("output_files", []))[0] == "pass"
         if hit:
             return k["note"]
     return None
@@ -596,7 +613,8 @@ def run_case(case, cid, a, cmd, scratch):
     code, out, err, note = run(argv, a.timeout, cwd)
     written = written_files(case, op, outdir) if op in WRITES | {"unpackage"} else []
     want = case["expect"] if variant == "spec" else case["releases"][variant]["expect"]
-    status, why = judge(op, want, code, out, err, note, a.no_rules, written, args.get("type"), inputs)
+    files = args.get("output_files", [])
+    status, why = judge(op, want, code, out, err, note, a.no_rules, written, args.get("type"), inputs, files)
     if status in ("differs", "crashed", "timed out"):
         doc = documented(case, variant, op, code, out, err, note, written, inputs)
         if doc:

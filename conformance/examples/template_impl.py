@@ -496,6 +496,8 @@ def main(argv):
                 raise Declined("a file of several compressed bundles")
             with open(os.path.join(opts["dir"], "0"), "wb") as f:
                 f.write(blobs[0][1])
+        else:
+            print("true")
         return 0
     if op == "locate":
         if data.startswith(b"\x7fELF"):
