@@ -75,11 +75,14 @@ def open(source: Source, llvm_version: Optional[int] = None) -> Container:
 def validate(source: Source, llvm_version: Optional[int] = None) -> list[Violation]:
     """Every violation of spec/ (empty: the file conforms)."""
 
-def inspect_file(source: Source, strict: bool = False) -> dict:
+def inspect_file(source: Source, strict: bool = False, kpack_path: Optional[str] = None) -> dict:
     """``offload-kit inspect --json``'s report for one file (schema offload-kit-inspect/1).
 
     What clang 14-16 wrote (rules ID-5, BIN-10) is read with ``warnings``
-    unless ``strict``."""
+    unless ``strict``. A kpack archive gives ``{"kpack_archive": ...}``; a
+    split host (HIPK, given by its path) ``{"report": ..., "kpack_host":
+    ...}``, the code objects its archives file under its keys, found
+    through its search paths or ``kpack_path`` (else ``ROCM_KPACK_PATH``)."""
 
 def check(
     source: Source,

@@ -547,15 +547,19 @@ fn json_value<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound
 /// `offload-kit inspect --json` (schema offload-kit-inspect/1, one file).
 /// What clang 14–16 wrote (ID-5, BIN-10) is read with `warnings`, unless
 /// `strict`. A ROCm kpack archive gives `{"kpack_archive": ...}`, as the
-/// CLI's `inspect --json` does; a split host (HIPK) is refused.
+/// CLI's `inspect --json` does; a split host (HIPK, given by its path)
+/// `{"report": ..., "kpack_host": ...}`, the code objects its archives
+/// file under its keys, found through its search paths or `kpack_path`
+/// (else `ROCM_KPACK_PATH`).
 #[pyfunction]
-#[pyo3(signature = (source, strict=false))]
+#[pyo3(signature = (source, strict=false, kpack_path=None))]
 fn inspect_file<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     strict: bool,
+    kpack_path: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (data, _) = load(source)?;
+    let (data, path) = load(source)?;
     // A kpack archive: the library's report, as `inspect --json` gives it.
     if okit::kpack::is_kpack(data.bytes()) {
         let report = inspect::kpack_archive::inspect_kpack(data.bytes());
@@ -564,24 +568,41 @@ fn inspect_file<'py>(
         let doc = serde_json::json!({ "kpack_archive": report });
         return json_value(py, &doc);
     }
-    split_host_refused(data.bytes())?;
+    let host = inspect::split_host::split_host(data.bytes());
     let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
     data.intact()?;
-    json_value(py, &report.map_err(|es| py_errs(&es))?)
-}
-
-/// A split host (HIPK) names kpack archives beside it, which Python does
-/// not follow yet: refused, rather than answered as a file without code
-/// objects (`check` said it runs).
-fn split_host_refused(bytes: &[u8]) -> PyResult<()> {
-    // The CLI's test (`inspect`, `check`): a kpack reference, damaged or
-    // not, makes a split host.
-    if okit::inspect::split_host::split_host(bytes).is_some() {
+    let report = report.map_err(|es| py_errs(&es))?;
+    let Some(host) = host else {
+        return json_value(py, &report);
+    };
+    // A split host: its report and what its archives hold, as the CLI's.
+    let Some(path) = path else {
         return Err(usage(
-            "a split host (HIPK): its code objects are in the kpack archives it names, which the Python package does not follow yet; run `offload-kit inspect` or `offload-kit check --gpu G` on it",
+            "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
         ));
-    }
-    Ok(())
+    };
+    let kpack_host = match host {
+        Ok((r, indices)) => {
+            let archives = Archives::default();
+            let open = |p: &std::path::Path| archives.open(p);
+            let given = inspect::hipk::override_paths(kpack_path);
+            let host = inspect::hipk::Host {
+                path: &path,
+                reference: &r,
+                indices: &indices,
+                given: given.as_deref(),
+                open: &open,
+            };
+            let found = host.report();
+            archives.intact()?;
+            serde_json::to_value(&found).map_err(|e| usage(e.to_string()))?
+        }
+        Err(es) => serde_json::json!({ "errors": es }),
+    };
+    json_value(
+        py,
+        &serde_json::json!({ "report": report, "kpack_host": kpack_host }),
+    )
 }
 
 /// The kpack archives a split host's lookup opens, mapped and guarded as

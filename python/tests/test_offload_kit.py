@@ -20,8 +20,9 @@ HOST = "host-x86_64-unknown-linux-gnu"
 DEV = "hip-amdgcn-amd-amdhsa--gfx906"
 
 
-def cli(*args, check=True):
-    return subprocess.run([EXE, *map(str, args)], capture_output=True, check=check)
+def cli(*args, check=True, env_extra=None):
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([EXE, *map(str, args)], capture_output=True, check=check, env=env)
 
 
 @pytest.fixture(scope="session")
@@ -371,12 +372,12 @@ def test_kpack_archives_get_the_clis_answers(name):
         ok.open(f)
 
 
-def test_split_hosts_are_followed_by_check():
+def test_split_hosts_are_followed():
     # A split host's code objects are in the archives it names: check
-    # follows its search paths with the library's lookup, as the CLI does,
-    # and gives the CLI's per-GPU verdicts (check once said it runs, with
-    # no bundles); inspect_file still refuses it, and bytes cannot be
-    # followed (no directory to search from).
+    # and inspect_file follow its search paths with the library's lookup,
+    # as the CLI does, and give the CLI's answers (check once said it
+    # runs, with no bundles); bytes cannot be followed (no directory to
+    # search from).
     host = KPACK / "split-host-libk.so"
     archive = KPACK / "split-test_lib_gfx906.kpack"
     gpus = ["gfx906", "gfx90a:xnack+", "gfx1100"]
@@ -393,5 +394,11 @@ def test_split_hosts_are_followed_by_check():
     assert {v["error"] for v in got} == {"ARCHIVE_NOT_FOUND"}, got
     with pytest.raises(ok.OffloadKitError, match="pass its path"):
         ok.check(host.read_bytes(), gpu="gfx906")
-    with pytest.raises(ok.OffloadKitError, match="split host"):
-        ok.inspect_file(host)
+    # inspect_file: the CLI's report and what the archives hold for it.
+    want = json.loads(cli("inspect", "--json", host, env_extra={"ROCM_KPACK_PATH": str(archive)}).stdout)
+    want = want["files"][0]
+    got = ok.inspect_file(host, kpack_path=str(archive))
+    assert got == {"report": want["report"], "kpack_host": want["kpack_host"]}
+    assert [c["arch"] for c in got["kpack_host"]["code_objects"]] == ["gfx906"], got
+    with pytest.raises(ok.OffloadKitError, match="pass its path"):
+        ok.inspect_file(host.read_bytes())

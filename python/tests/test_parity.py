@@ -13,7 +13,7 @@ list is updated):
 | operation | CLI | Python | C ABI |
 |---|---|---|---|
 | validate | `validate` | `validate` | `offloadkit_validate` (first violation) |
-| inspect | `inspect` | `inspect_file` (split hosts refused) | - |
+| inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | - |
 | list, read entries | `list`, `extract` | `open` (split hosts refused) | - |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
 | bundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `compress`, `decompress` | - |
@@ -35,7 +35,6 @@ import offload_kit as ok
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXE = os.environ.get("OFFLOAD_KIT_EXE", str(ROOT / "target" / "release" / "offload-kit"))
 LIB = ROOT / "target" / "release" / "liboffloadkit.so"
-KPACK = ROOT / "tests" / "data" / "kpack"
 
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
@@ -122,7 +121,7 @@ def test_validate_gives_one_answer_everywhere(files, capi):
 
 
 def test_inspect_gives_the_clis_report(files):
-    differ, refused = [], 0
+    differ = []
     for f in files:
         r = cli("inspect", "--json", f)
         want = json.loads(r.stdout)["files"][0]
@@ -133,11 +132,7 @@ def test_inspect_gives_the_clis_report(files):
         try:
             got = ok.inspect_file(f)
         except ok.OffloadKitError as e:
-            # A split host: Python does not follow its archives yet (the
-            # table above); anything else it refuses, the CLI refuses too.
-            if "split host" in str(e):
-                refused += 1
-                continue
+            # What Python refuses, the CLI refuses too.
             if r.returncode != 0 or "error" in want:
                 continue
             differ.append(f"{f}: Python raised {e}, the CLI answered")
@@ -152,8 +147,6 @@ def test_the_missing_operations_are_still_missing(capi):
         assert not hasattr(ok, name), f"Python has {name} now: update MISSING and the table"
     for name in MISSING["c"]:
         assert not hasattr(capi, name), f"the C ABI has {name} now: update MISSING and the table"
-    with pytest.raises(ok.OffloadKitError, match="split host"):
-        ok.inspect_file(KPACK / "split-host-libk.so")
 
 
 def test_check_gives_the_clis_verdicts(files):

@@ -262,23 +262,20 @@ struct KpackView {
     archs: Vec<String>,
 }
 
-/// One code object filed in an archive: its line and JSON item.
-fn filed_item(view: &mut KpackView, archive: Option<&Path>, key: &str, arch: &str, code: &[u8]) {
-    let object = offload_kit_inspect::code_object::identify(code);
-    view.lines.push(format!(
+/// One code object of a kpack archive as `inspect` lists it: its key,
+/// architecture, size and what it is.
+fn filed_line(
+    key: &str,
+    arch: &str,
+    size: usize,
+    object: &offload_kit_inspect::code_object::CodeObject,
+) -> String {
+    format!(
         "    {:<44} size {:<9} {}",
         format!("{} {}", key.escape_debug(), arch.escape_debug()),
-        code.len(),
-        describe(&object)
-    ));
-    let mut item =
-        serde_json::json!({"key": key, "arch": arch, "size": code.len(), "code_object": object});
-    if let Some(a) = archive {
-        item["archive"] = serde_json::json!(a.to_string_lossy());
-    }
-    if let Some(items) = view.json["code_objects"].as_array_mut() {
-        items.push(item);
-    }
+        size,
+        describe(object)
+    )
 }
 
 /// `inspect` of a kpack archive: a summary line, then one line per code
@@ -296,12 +293,7 @@ fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
         r.gfx_arches.join(", ").escape_debug()
     )];
     for c in &r.code_objects {
-        lines.push(format!(
-            "    {:<44} size {:<9} {}",
-            format!("{} {}", c.key.escape_debug(), c.arch.escape_debug()),
-            c.size,
-            describe(&c.code_object)
-        ));
+        lines.push(filed_line(&c.key, &c.arch, c.size as usize, &c.code_object));
     }
     let json = serde_json::to_value(&r).map_err(|e| vec![Error::other(e.to_string())])?;
     Ok(KpackView {
@@ -331,39 +323,35 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
             return Some(view);
         }
     };
-    let archives = super::hipk::archives(path, &r, super::hipk::override_paths(None).as_deref());
+    let given = super::hipk::override_paths(None);
+    let report = offload_kit_inspect::hipk::Host {
+        path,
+        reference: &r,
+        indices: &indices,
+        given: given.as_deref(),
+        open: &super::hipk::open,
+    }
+    .report();
     view.lines.push(format!(
         "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
         r.kernel_name.escape_debug(),
         indices.len(),
-        archives.len(),
+        report.archives.len(),
         super::hipk::few(r.search_paths.iter().map(|p| p.escape_debug().to_string()))
     ));
-    let shown: Vec<_> = archives.iter().map(|a| a.to_string_lossy()).collect();
-    view.json = serde_json::json!({"kernel_name": r.kernel_name, "search_paths": r.search_paths,
-        "wrappers": indices, "archives": shown, "code_objects": []});
-    let mut last: Option<PathBuf> = None;
-    let res = super::hipk::for_each_filed(
-        &archives,
-        &r,
-        &indices,
-        &super::hipk::open,
-        &mut |archive, _, key, arch, code| {
-            if last.as_deref() != Some(archive) {
-                let shown = offload_kit_io::output::escape_controls(&archive.to_string_lossy())
-                    .into_owned();
-                view.lines.push(format!("  archive {shown}"));
-                last = Some(archive.to_path_buf());
-            }
-            filed_item(&mut view, Some(archive), key, arch, code);
-            Ok(())
-        },
-    );
-    if let Err(es) = res {
+    let mut last: Option<&str> = None;
+    for c in &report.code_objects {
+        if last != Some(c.archive.as_str()) {
+            let shown = offload_kit_io::output::escape_controls(&c.archive).into_owned();
+            view.lines.push(format!("  archive {shown}"));
+            last = Some(&c.archive);
+        }
         view.lines
-            .extend(es.iter().map(|e| format!("  error: {e}")));
-        view.json["errors"] = serde_json::json!(es);
+            .push(filed_line(&c.key, &c.arch, c.size, &c.code_object));
     }
+    view.lines
+        .extend(report.errors.iter().map(|e| format!("  error: {e}")));
+    view.json = serde_json::to_value(&report).unwrap_or_default();
     Some(view)
 }
 

@@ -627,3 +627,75 @@ impl Host<'_> {
         })
     }
 }
+
+/// One code object a host's archives file under its keys (`inspect` of a
+/// split host).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct FiledCode {
+    /// Its key, `<kernel_name>#<index>`.
+    pub key: String,
+    /// The architecture it is filed under.
+    pub arch: String,
+    /// Its size in bytes.
+    pub size: usize,
+    /// What it is.
+    pub code_object: crate::code_object::CodeObject,
+    /// The archive holding it.
+    pub archive: String,
+}
+
+/// Where a HIPK host's device code went: its reference, its wrappers, the
+/// archives its search paths (or those given) name, and every code object
+/// they file under its keys, every architecture (the CLI's `inspect
+/// --json` under `kpack_host`, Python's `inspect_file`).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct HostReport {
+    /// The reference's kernel name (the keys' stem).
+    pub kernel_name: String,
+    /// The reference's search paths, as written.
+    pub search_paths: Vec<String>,
+    /// The code-object index of each wrapper.
+    pub wrappers: Vec<u64>,
+    /// The archives found.
+    pub archives: Vec<String>,
+    /// The code objects they file under the host's keys.
+    pub code_objects: Vec<FiledCode>,
+    /// What could not be read (an archive that does not parse, ...).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Error>,
+}
+
+impl Host<'_> {
+    /// What the host's archives hold for it ([`HostReport`]).
+    pub fn report(&self) -> HostReport {
+        let found = archives(self.path, self.reference, self.given);
+        let mut code_objects = Vec::new();
+        let res = for_each_filed(
+            &found,
+            self.reference,
+            self.indices,
+            self.open,
+            &mut |archive, _, key, arch, code| {
+                code_objects.push(FiledCode {
+                    key: key.to_string(),
+                    arch: arch.to_string(),
+                    size: code.len(),
+                    code_object: crate::code_object::identify(code),
+                    archive: archive.to_string_lossy().into_owned(),
+                });
+                Ok(())
+            },
+        );
+        HostReport {
+            kernel_name: self.reference.kernel_name.clone(),
+            search_paths: self.reference.search_paths.clone(),
+            wrappers: self.indices.to_vec(),
+            archives: found
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect(),
+            code_objects,
+            errors: res.err().unwrap_or_default(),
+        }
+    }
+}
