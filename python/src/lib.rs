@@ -582,19 +582,8 @@ fn inspect_file<'py>(
         ));
     };
     let kpack_host = match host {
-        Ok((r, indices)) => {
-            let archives = Archives::default();
-            let open = |p: &std::path::Path| archives.open(p);
-            let given = inspect::hipk::override_paths(kpack_path);
-            let host = inspect::hipk::Host {
-                path: &path,
-                reference: &r,
-                indices: &indices,
-                given: given.as_deref(),
-                open: &open,
-            };
-            let found = host.report();
-            archives.intact()?;
+        Ok(found) => {
+            let found = follow(&path, &found, kpack_path, |host| host.report())?;
             serde_json::to_value(&found).map_err(|e| usage(e.to_string()))?
         }
         Err(es) => serde_json::json!({ "errors": es }),
@@ -647,6 +636,30 @@ impl Archives {
     }
 }
 
+/// `f` of the library's lookup for the split host at `path`, its archives
+/// (`kpack_path`, else `ROCM_KPACK_PATH`, else its own search paths)
+/// mapped and guarded; `OSError` when one was cut short meanwhile.
+fn follow<T>(
+    path: &std::path::Path,
+    (reference, indices): &(okit::kpack::HostRef, Vec<u64>),
+    kpack_path: Option<&str>,
+    f: impl FnOnce(&inspect::hipk::Host<'_>) -> T,
+) -> PyResult<T> {
+    let archives = Archives::default();
+    let open = |p: &std::path::Path| archives.open(p);
+    let given = inspect::hipk::override_paths(kpack_path);
+    let host = inspect::hipk::Host {
+        path,
+        reference,
+        indices,
+        given: given.as_deref(),
+        open: &open,
+    };
+    let out = f(&host);
+    archives.intact()?;
+    Ok(out)
+}
+
 /// Which code object the HIP runtime would load on each GPU: a list with
 /// one verdict per GPU, as `offload-kit check --json` prints them (`gpu`,
 /// `runs`, `bundles` with `entry`/`pick` or `why_not`). What clang 14–16
@@ -695,19 +708,12 @@ fn check<'py>(
                 "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
             ));
         };
-        let (r, indices) = host.map_err(|es| py_errs(&es))?;
-        let archives = Archives::default();
-        let given = inspect::hipk::override_paths(kpack_path);
-        let open = |p: &std::path::Path| archives.open(p);
-        let host = inspect::hipk::Host {
-            path: &path,
-            reference: &r,
-            indices: &indices,
-            given: given.as_deref(),
-            open: &open,
-        };
-        let verdicts: Result<Vec<_>, Vec<Error>> = gpus.iter().map(|g| host.check(g)).collect();
-        archives.intact()?;
+        let found = host.map_err(|es| py_errs(&es))?;
+        let verdicts = follow(&path, &found, kpack_path, |host| {
+            gpus.iter()
+                .map(|g| host.check(g))
+                .collect::<Result<Vec<_>, Vec<Error>>>()
+        })?;
         return json_value(py, &verdicts.map_err(|es| py_errs(&es))?);
     }
     let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });

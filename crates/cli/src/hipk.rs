@@ -19,6 +19,21 @@ pub(super) fn open(path: &Path) -> Result<offload_kit_inspect::hipk::Bytes, Erro
     Ok(Box::new(Input::open(path)?))
 }
 
+/// The library's lookup for the host at `path`, files opened by the CLI.
+pub(super) fn host<'a>(
+    path: &'a Path,
+    (reference, indices): &'a (HostRef, Vec<u64>),
+    given: Option<&'a [PathBuf]>,
+) -> offload_kit_inspect::hipk::Host<'a> {
+    offload_kit_inspect::hipk::Host {
+        path,
+        reference,
+        indices,
+        given,
+        open: &open,
+    }
+}
+
 /// `extract --gpu` of a HIPK host: the code object the runtime finds for
 /// each wrapper, to `output` (one wrapper) or into `dir` as `<arch>.hsaco`
 /// (`<arch>.<index>.hsaco` for several); the runtime's error when it finds

@@ -324,14 +324,9 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
         }
     };
     let given = super::hipk::override_paths(None);
-    let report = offload_kit_inspect::hipk::Host {
-        path,
-        reference: &r,
-        indices: &indices,
-        given: given.as_deref(),
-        open: &super::hipk::open,
-    }
-    .report();
+    let found = (r, indices);
+    let report = super::hipk::host(path, &found, given.as_deref()).report();
+    let (r, indices) = found;
     view.lines.push(format!(
         "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
         r.kernel_name.escape_debug(),
@@ -476,14 +471,8 @@ pub fn run_check(
             .ok()
             .and_then(|i| super::hipk::host_ref(i.bytes()))
         {
-            let (r, indices) = host?;
-            let host = offload_kit_inspect::hipk::Host {
-                path,
-                reference: &r,
-                indices: &indices,
-                given: given.as_deref(),
-                open: &super::hipk::open,
-            };
+            let found = host?;
+            let host = super::hipk::host(path, &found, given.as_deref());
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
                 let v = host.check(g)?;
