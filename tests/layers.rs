@@ -114,3 +114,151 @@ fn the_conformance_workflow_runs_every_adapter() {
         );
     }
 }
+
+/// Every `static` in the crates, the C ABI and the Python module, each
+/// with why it may be one. Process-wide configuration is not among the
+/// reasons a static may exist (issue 43: configuration is passed as a
+/// value); the two that remain are listed as such, so that the list
+/// shrinks and a new one fails here, named by file and name.
+const STATICS: &[(&str, &str, &str)] = &[
+    (
+        "crates/llvm/src/budget.rs",
+        "BUDGET",
+        "configuration still process-wide: the memory budget (issue 43, to become a value)",
+    ),
+    (
+        "crates/cli/src/term.rs",
+        "CHOICE",
+        "configuration still process-wide: the CLI's colour choice (issue 43, to become a value)",
+    ),
+    (
+        "crates/cli/src/lib.rs",
+        "SPOOL",
+        "standard input, read once per process",
+    ),
+    (
+        "crates/cli/src/term.rs",
+        "AFTER",
+        "a constant read from the environment once",
+    ),
+    (
+        "crates/conformance/src/exec.rs",
+        "ONCE",
+        "the runner lowers its own core-file limit once",
+    ),
+    (
+        "crates/format/src/id/mod.rs",
+        "SEEN",
+        "a per-thread cache of parsed IDs",
+    ),
+    (
+        "crates/format/src/ccob/write.rs",
+        "ZSTD",
+        "a per-thread compressor, reused",
+    ),
+    (
+        "crates/io/src/output.rs",
+        "HELD",
+        "a count of open output files in this process",
+    ),
+    (
+        "crates/io/src/output.rs",
+        "NEXT",
+        "a counter for temporary names",
+    ),
+    (
+        "crates/smith/src/generate/pick.rs",
+        "IDS",
+        "built-in ID pools, parsed once",
+    ),
+    (
+        "crates/smith/src/generate/ccob.rs",
+        "ZSTD",
+        "a per-thread compressor, reused",
+    ),
+    (
+        "crates/smith/src/generate/ccob.rs",
+        "ZLIB",
+        "a per-thread compressor, reused",
+    ),
+    (
+        "python/src/lib.rs",
+        "START",
+        "the SIGBUS handler's table of guarded mappings",
+    ),
+    (
+        "python/src/lib.rs",
+        "END",
+        "the SIGBUS handler's table of guarded mappings",
+    ),
+    (
+        "python/src/lib.rs",
+        "FAULTED",
+        "the SIGBUS handler's table of guarded mappings",
+    ),
+    (
+        "python/src/lib.rs",
+        "PREVIOUS",
+        "the signal action the SIGBUS handler replaced",
+    ),
+    (
+        "python/src/lib.rs",
+        "PAGE",
+        "the page size, read once before the handler is installed",
+    ),
+];
+
+#[test]
+fn statics_are_listed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["crates", "capi/src", "python/src", "src"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let mut found = Vec::new();
+    for f in &files {
+        let rel = f
+            .strip_prefix(root)
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        // Tests' own fixtures are not the library's state.
+        if rel.contains("/tests/") {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or("").trim_start();
+            let code = code
+                .strip_prefix("pub(crate) ")
+                .or_else(|| code.strip_prefix("pub "))
+                .unwrap_or(code);
+            let Some(rest) = code.strip_prefix("static ") else {
+                continue;
+            };
+            let name: String = (rest.chars())
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                found.push((rel.clone(), name));
+            }
+        }
+    }
+    found.sort();
+    let mut listed: Vec<(String, String)> = (STATICS.iter())
+        .map(|(f, n, _)| (f.to_string(), n.to_string()))
+        .collect();
+    listed.sort();
+    let new: Vec<_> = found.iter().filter(|s| !listed.contains(s)).collect();
+    let gone: Vec<_> = listed.iter().filter(|s| !found.contains(s)).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "statics not listed in tests/layers.rs (say why each may be one; configuration is passed as a value): {new:?}; listed but gone (take them off): {gone:?}"
+    );
+    let configuration = STATICS.iter().filter(|s| s.2.starts_with("configuration"));
+    assert_eq!(
+        configuration.count(),
+        2,
+        "process-wide configuration only shrinks"
+    );
+}
