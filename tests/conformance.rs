@@ -802,6 +802,21 @@ fn main() {
                     ),
                 ),
                 (wrong(&[], "echo not json")?, format!("pass 0, differs {locate}, crashed 0")),
+                // Hostile answers are differences, never the runner's crash:
+                // JSON nested past Python's recursion limit, rules that are
+                // not text, offsets that are not integers.
+                (
+                    wrong(&[], "python3 -c 'print(\"[\" * 200000)'")?,
+                    format!("pass 0, differs {locate}, crashed 0"),
+                ),
+                (
+                    wrong(&[], "echo '{\"error\": {\"rule\": 5}}'; exit 1")?,
+                    format!("pass 0, differs {locate}, crashed 0"),
+                ),
+                (
+                    wrong(&[], "echo '[{\"id\": \"a\", \"offset\": Infinity, \"size\": \"1\"}]'")?,
+                    format!("pass 0, differs {locate}, crashed 0"),
+                ),
             ];
             for (got, want) in checks {
                 if expected_failures == 0 || !got.contains(&want) {
@@ -1147,6 +1162,13 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
         }
     }
     every_operation(dir)?;
+    // Naming every rule of a chapter passes only the cases whose rule it
+    // names first; the rest are "named among several", not passes.
+    let all_uri = r#"echo '{"errors": [{"rule": "URI-1"}, {"rule": "URI-2"}, {"rule": "URI-3"}, {"rule": "URI-4"}]}'; exit 1"#;
+    let (_, line) = score("extract-uri", &["sh", "-c", all_uri])?;
+    if count(&line, "pass ") > 2 || count(&line, "named among several ") < 5 {
+        return Err(format!("naming every URI rule: {line}").into());
+    }
     for (op, least) in [
         ("locate", 10),
         ("list", 40),

@@ -228,14 +228,22 @@ fn statics_are_listed() {
         }
         let text = std::fs::read_to_string(f).unwrap();
         for line in text.lines() {
-            let code = line.split("//").next().unwrap_or("").trim_start();
-            let code = code
-                .strip_prefix("pub(crate) ")
-                .or_else(|| code.strip_prefix("pub "))
-                .unwrap_or(code);
-            let Some(rest) = code.strip_prefix("static ") else {
+            let code = line.split("//").next().unwrap_or("");
+            // `static`, after any visibility (`pub`, `pub(crate)`,
+            // `pub(in path)`) or a `thread_local!(` on the same line.
+            let Some(at) = code.find("static ") else {
                 continue;
             };
+            let before = code[..at].trim();
+            let visibility = before.is_empty()
+                || before == "pub"
+                || (before.starts_with("pub(") && before.ends_with(')'))
+                || before.ends_with("thread_local!(")
+                || before.ends_with("thread_local! {");
+            if !visibility {
+                continue;
+            }
+            let rest = &code[at + "static ".len()..];
             let name: String = (rest.chars())
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();

@@ -66,7 +66,10 @@ an empty directory the runner reads back, PATH an input file):
 A command either succeeds (exit 0) with that answer, or fails (exit
 non-zero) and says which rule the input breaks: {"error": {"rule":
 "BIN-5", "offset": 81}} on stdout, or a line holding "rule BIN-5" on
-stderr (offload-kit's own "(at offset 0x51, rule BIN-5)"). A case the
+stderr (offload-kit's own "(at offset 0x51, rule BIN-5)"). It may name
+several ({"errors": [...]}, or several such lines): the expected rule
+named first passes; named second to fourth it counts as "named among
+several", not as a pass. A case the
 implementation does not handle is declined with {"unsupported": WHY} on
 stdout and exit status 3: "not claimed", never a pass.
 conformance/examples/template_impl.py is a template implementation
@@ -100,6 +103,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import struct
 import subprocess
 import sys
@@ -115,13 +119,21 @@ def run(argv, timeout, cwd=None):
     """(exit status or None when timed out, stdout, stderr, note)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            r = subprocess.run(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, timeout=timeout,
-                               cwd=cwd)
-            code = r.returncode
-        except subprocess.TimeoutExpired:
-            code = None
+            # A session of its own: on a time-out the whole group goes,
+            # the tools a wrapper started included, and so do strays.
+            p = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=cwd,
+                                 start_new_session=True)
         except OSError as e:
             return 127, b"", str(e).encode(), "cannot run"
+        try:
+            code = p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        p.wait()
         sizes = []
         data = []
         for f in (out, err):
@@ -139,9 +151,10 @@ def show(b, n=120):
     return text[:n] + ("…" if len(text) > n else "")
 
 
-# The rules of one failure that count: an input may break several rules
-# and an implementation may name each, but an answer naming every rule
-# does not pass every case.
+# The rules of one failure an answer may name: an input may break several
+# rules and an implementation may name each; the expected one named first
+# passes, named among the first four it is "named among several" (not a
+# pass: an answer naming every rule would otherwise pass every case).
 RULES_COUNTED = 4
 
 
@@ -152,8 +165,9 @@ def reported_rules(stdout, stderr):
     try:
         doc = json.loads(stdout)
         errors = doc["errors"] if "errors" in doc else [doc["error"]]
-        return [(e.get("rule"), e.get("offset")) for e in errors if e.get("rule")]
-    except (ValueError, TypeError, KeyError, AttributeError):
+        return [(e["rule"], e.get("offset")) for e in errors
+                if isinstance(e, dict) and isinstance(e.get("rule"), str) and e["rule"]]
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
         pass
     return [(m.group(1), None) for m in RULE.finditer(stderr.decode("utf-8", errors="replace"))]
 
@@ -162,10 +176,8 @@ def declined(code, out):
     """Whether the implementation declined the case (exit 3, "unsupported")."""
     if code != 3:
         return False
-    try:
-        return "unsupported" in json.loads(out)
-    except (ValueError, TypeError):
-        return False
+    doc = read_json(out)
+    return isinstance(doc, dict) and "unsupported" in doc
 
 
 def judge_common(want, code, out, err, note, no_rules):
@@ -174,6 +186,8 @@ def judge_common(want, code, out, err, note, no_rules):
     take); None when the answer is read."""
     if code is None:
         return "timed out", "no answer within the time limit"
+    if note == "cannot run":
+        return "crashed", f"the command cannot run: {show(err)}"
     if code < 0 or code >= 128:
         return "crashed", f"exit status {code}"
     if declined(code, out):
@@ -189,10 +203,12 @@ def judge_common(want, code, out, err, note, no_rules):
         got = reported_rules(out, err)
         if not got:
             return "differs", f"expected {rule}, got a failure that names no rule: {show(err or out)}"
-        if rule not in [r for r, _ in got[:RULES_COUNTED]]:
-            named = ", ".join(r + (f" at offset {o}" if o is not None else "") for r, o in got[:RULES_COUNTED])
-            return "differs", f"expected {rule}, got {named}"
-        return "pass", ""
+        named = ", ".join(r + (f" at offset {o}" if o is not None else "") for r, o in got[:RULES_COUNTED])
+        if got[0][0] == rule:
+            return "pass", ""
+        if rule in [r for r, _ in got[:RULES_COUNTED]]:
+            return "named among several", f"expected {rule} first, got {named}"
+        return "differs", f"expected {rule}, got {named}"
     if code != 0:
         got = " ".join(r for r, _ in reported_rules(out, err))
         return "differs", f"expected success, got failure {got}: {show(err or out)}"
@@ -203,19 +219,32 @@ def read_json(out):
     """The answer as JSON, or None."""
     try:
         return json.loads(out)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
+
+
+def whole(v):
+    """`v` when it is an integer (not a boolean, text or a float), else
+    ValueError: answers are read as written, not converted."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    raise ValueError(f"not an integer: {v!r}")
+
+
+def located_entry(e):
+    if not isinstance(e["id"], str):
+        raise ValueError("an ID that is not text")
+    return (e["id"], whole(e["offset"]), whole(e["size"]))
 
 
 def check_locate(want, got):
     """Why `got` (the parsed answer) is not the `locate` answer; None when it is."""
     try:
         entries = got["entries"] if isinstance(got, dict) else got
-        key = lambda e: (str(e["id"]), int(e["offset"]), int(e["size"]))
-        have = sorted(map(key, entries))
+        have = sorted(map(located_entry, entries))
     except (TypeError, KeyError, ValueError):
-        return "output is not a JSON array of {id, offset, size}"
-    expected = sorted(map(key, want["locate"]))
+        return "output is not a JSON array of {id: text, offset: integer, size: integer}"
+    expected = sorted(map(located_entry, want["locate"]))
     if have == expected:
         return None
     missing = [e for e in expected if e not in have]
@@ -225,9 +254,11 @@ def check_locate(want, got):
 
 def check_list(want, got):
     try:
-        have = [str(i) for i in (got["list"] if isinstance(got, dict) else got)]
+        have = got["list"] if isinstance(got, dict) else got
+        if not isinstance(have, list) or not all(isinstance(i, str) for i in have):
+            raise TypeError
     except (TypeError, KeyError):
-        return "output is not a JSON array of IDs"
+        return "output is not a JSON array of IDs (text)"
     return None if have == want["list"] else f"expected {want['list']}, got {have}"
 
 
@@ -238,7 +269,9 @@ def check_lookup(want, got):
         return "output is not a JSON object {request: [offset, size] or null}"
     for w in want["lookup"]:
         have = got.get(w["request"], "missing")
-        ok = have is None if not w["candidates"] else have in w["candidates"]
+        pair = isinstance(have, list) and len(have) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in have)
+        ok = have is None if not w["candidates"] else pair and have in w["candidates"]
         if not ok:
             return f"{w['request']}: expected {w['candidates'] or 'none (null)'}, got {json.dumps(have)}"
     return None
@@ -295,18 +328,43 @@ class Unchecked(Exception):
     """The runner cannot check this here (zstd without a decoder)."""
 
 
+# The most an implementation's compressed output is decompressed to here:
+# the corpus's bundles are small, a "zip bomb" is not held.
+HELD = 64 << 20
+
+
+def zlib_decompress(data):
+    """zlib's stream, at most HELD + 1 bytes of it (more is reported)."""
+    d = zlib.decompressobj()
+    return d.decompress(data, HELD + 1)
+
+
 def zstd_decompress(data):
+    """The zstd frame's bytes, at most HELD + 1 of them: Python 3.14's
+    compression.zstd, else the zstd program (10 s at most)."""
     try:
         from compression import zstd  # Python 3.14
-        return zstd.decompress(data)
     except ImportError:
-        pass
+        zstd = None
+    if zstd is not None:
+        try:
+            return zstd.ZstdDecompressor().decompress(data, max_length=HELD + 1)
+        except Exception as e:  # zstd.ZstdError and what a broken frame raises
+            raise ValueError(f"zstd: {e}") from None
     if not shutil.which("zstd"):
         raise Unchecked("a zstd frame, and neither compression.zstd nor the zstd program is here")
-    r = subprocess.run(["zstd", "-dc"], input=data, capture_output=True)
-    if r.returncode != 0:
-        raise ValueError("zstd: " + r.stderr.decode(errors="replace").strip())
-    return r.stdout
+    with tempfile.TemporaryFile() as src, tempfile.TemporaryFile() as dst:
+        src.write(data)
+        src.seek(0)
+        p = subprocess.Popen(["zstd", "-dcq"], stdin=src, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        try:
+            out = p.stdout.read(HELD + 1)
+        finally:
+            p.kill()
+            p.wait()
+    if p.returncode not in (0, -signal.SIGKILL) and len(out) <= HELD:
+        raise ValueError(f"zstd: the frame does not decode (exit {p.returncode})")
+    return out
 
 
 def check_compressed(c, got, file_type, inputs):
@@ -333,9 +391,11 @@ def check_compressed(c, got, file_type, inputs):
         return f"total size {total}; the blob has {len(got)} bytes (CCOB-4)"
     data = got[hsize:]
     try:
-        plain = zlib.decompress(data) if name == "zlib" else zstd_decompress(data)
+        plain = zlib_decompress(data) if name == "zlib" else zstd_decompress(data)
     except (zlib.error, ValueError) as e:
         return f"the compressed data does not decompress: {e}"
+    if len(plain) > HELD:
+        return f"the compressed data decompresses to more than {HELD} bytes, more than any case's bundle"
     if len(plain) != usize:
         return f"uncompressed size {usize}; the data decompresses to {len(plain)} bytes (CCOB-6)"
     if hashlib.md5(plain).digest()[:8] != digest:
@@ -455,7 +515,8 @@ def judge(op, want, code, out, err, note, no_rules, written, file_type, inputs, 
             why = readers[key](want, got)
         else:
             expected = want["id"] if "id" in want else want["compatible"]
-            why = None if got == expected else f"expected {json.dumps(expected)}, got {show(out)}"
+            same = type(got) is type(expected) and got == expected
+            why = None if same else f"expected {json.dumps(expected)}, got {show(out)}"
     elif op == "unpackage":
         # The files written are said too (a JSON array of names in D), so
         # that writing nothing is an answer, not the absence of one.
@@ -570,7 +631,13 @@ def written_files(case, op, outdir):
     out = []
     for name in names:
         p = os.path.join(outdir, name)
-        out.append(open(p, "rb").read(LIMIT) if os.path.isfile(p) else None)
+        # A regular file, read as far as the output limit; a link or
+        # anything else written there counts as not written.
+        if os.path.isfile(p) and not os.path.islink(p):
+            with open(p, "rb") as f:
+                out.append(f.read(LIMIT))
+        else:
+            out.append(None)
     return out
 
 
@@ -611,14 +678,20 @@ def run_case(case, cid, a, cmd, scratch):
     # unpackage writes where it runs: in D.
     cwd = outdir if op == "unpackage" else None
     code, out, err, note = run(argv, a.timeout, cwd)
-    written = written_files(case, op, outdir) if op in WRITES | {"unpackage"} else []
     want = case["expect"] if variant == "spec" else case["releases"][variant]["expect"]
     files = args.get("output_files", [])
-    status, why = judge(op, want, code, out, err, note, a.no_rules, written, args.get("type"), inputs, files)
-    if status in ("differs", "crashed", "timed out"):
-        doc = documented(case, variant, op, code, out, err, note, written, inputs)
-        if doc:
-            return "documented divergence", doc
+    # Whatever the implementation left is judged, never trusted: what the
+    # runner cannot read (an unreadable output, an answer of a shape no
+    # check expects) is a difference, said as such.
+    try:
+        written = written_files(case, op, outdir) if op in WRITES | {"unpackage"} else []
+        status, why = judge(op, want, code, out, err, note, a.no_rules, written, args.get("type"), inputs, files)
+        if status in ("differs", "crashed", "timed out"):
+            doc = documented(case, variant, op, code, out, err, note, written, inputs)
+            if doc:
+                return "documented divergence", doc
+    except (OSError, ValueError, TypeError, KeyError, AttributeError, OverflowError, RecursionError) as e:
+        return "differs", f"the answer cannot be read: {type(e).__name__}: {e}"
     return status, why
 
 
@@ -643,7 +716,7 @@ def main():
     if cmd is None and a.op not in ("locate", "kpack-locate"):
         ap.error(f"--op {a.op}: give the implementation's command after --")
     counts = {"pass": 0, "differs": 0, "crashed": 0, "timed out": 0, "rejected, rule unchecked": 0,
-              "not claimed": 0, "documented divergence": 0, "unchecked": 0}
+              "named among several": 0, "not claimed": 0, "documented divergence": 0, "unchecked": 0}
     with open(os.path.join(a.dir, "index.json")) as f:
         index = json.load(f)
     for cid in index:
@@ -661,7 +734,8 @@ def main():
             status, why = run_case(case, cid, a, cmd, scratch)
         counts[status] += 1
         if status not in ("pass", "not claimed"):
-            print(f"{status}: {cid}: {why}")
+            # The reason quotes the implementation: escaped and cut short.
+            print(f"{status}: {cid}: {show(why.encode(), 400)}")
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
     return 1 if counts["differs"] or counts["crashed"] or counts["timed out"] else 0
 

@@ -386,8 +386,9 @@ def extract_uri(uri):
     raw, spec = rest[:cut], rest[cut + 1:]
     if not raw:
         raise Fail("URI-1")
-    if re.search(r"%(?![0-9A-Fa-f]{2})", raw):
-        raise Fail("URI-2", len("file://") + raw.index("%"))
+    bad = re.search(r"%(?![0-9A-Fa-f]{2})", raw)
+    if bad:
+        raise Fail("URI-2", len("file://") + bad.start())
     path = urllib.parse.unquote_to_bytes(raw)
     with open(path, "rb") as f:
         data = f.read()
@@ -447,8 +448,9 @@ def main(argv):
     # `locate` is given its input alone (the protocol's first operation).
     ops = ("list", "unbundle", "bundle", "extract-uri", "verify", "decompress")
     op, rest = (argv[0], argv[1:]) if argv and argv[0] in ops else ("locate", argv)
-    if argv and argv[0] not in ops and argv[0].isidentifier():
-        raise Declined(f"operation {argv[0]}")
+    # `locate` gets a file; any other first word is an operation not claimed.
+    if op == "locate" and not (len(argv) == 1 and os.path.isfile(argv[0])):
+        raise Declined(f"operation {argv[0] if argv else '(none)'}")
     opts = {"type": None, "targets": [], "inputs": [], "dir": None, "allow_missing": False,
             "outputs": None, "align": 1}
     paths = []

@@ -595,17 +595,28 @@ fn inspect_file<'py>(
 }
 
 /// The kpack archives a split host's lookup opens, mapped and guarded as
-/// inputs are ([`Data::Mapped`]); the answer is refused when a page of one
-/// vanished meanwhile ([`Archives::intact`]).
+/// inputs are ([`Data::Mapped`]): each mapping is let go as soon as the
+/// lookup is done with it (a lookup maps an archive once per GPU mode,
+/// and the guard has a fixed number of slots), and says on the way out
+/// whether a page of it vanished; the answer is then refused
+/// ([`Archives::intact`]).
 #[derive(Default)]
-struct Archives(std::cell::RefCell<Vec<std::rc::Rc<sigbus::Guarded>>>);
+struct Archives(std::rc::Rc<std::cell::Cell<bool>>);
 
-/// One mapped archive, shared with [`Archives`] for the check afterwards.
-struct SharedMap(std::rc::Rc<sigbus::Guarded>);
+/// One mapped archive; dropping it records a fault in [`Archives`].
+struct SharedMap(sigbus::Guarded, std::rc::Rc<std::cell::Cell<bool>>);
 
 impl AsRef<[u8]> for SharedMap {
     fn as_ref(&self) -> &[u8] {
         self.0.bytes()
+    }
+}
+
+impl Drop for SharedMap {
+    fn drop(&mut self) {
+        if self.0.faulted() {
+            self.1.set(true);
+        }
     }
 }
 
@@ -620,14 +631,13 @@ impl Archives {
         }
         let map = sigbus::Guarded::map(&file)
             .map_err(|e| Error::other(format!("'{shown}': cannot map: {e}")))?;
-        let map = std::rc::Rc::new(map);
-        self.0.borrow_mut().push(map.clone());
-        Ok(Box::new(SharedMap(map)))
+        Ok(Box::new(SharedMap(map, self.0.clone())))
     }
 
-    /// `OSError` when an archive was cut short while it was read.
+    /// `OSError` when an archive was cut short while it was read (every
+    /// mapping has been let go by now).
     fn intact(&self) -> PyResult<()> {
-        match self.0.borrow().iter().any(|m| m.faulted()) {
+        match self.0.get() {
             true => Err(pyo3::exceptions::PyOSError::new_err(
                 "a kpack archive was cut short while it was read; the answer is withheld",
             )),

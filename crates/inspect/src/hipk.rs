@@ -14,29 +14,8 @@ use std::path::{Path, PathBuf};
 pub type Bytes = Box<dyn AsRef<[u8]>>;
 
 /// How the lookup opens a file: the front end's input (the CLI and Python
-/// map files; [`read_file`] reads one).
+/// map files, each with its own guard).
 pub type Open<'a> = &'a dyn Fn(&Path) -> Result<Bytes, Error>;
-
-/// An [`Open`] that reads the file, refusing one that is not a regular
-/// file or is larger than the memory budget (CLI-6).
-pub fn read_file(path: &Path) -> Result<Bytes, Error> {
-    let limit = budget::get();
-    let text = |e: &dyn std::fmt::Display| Error::other(format!("{}: {e}", path.display()));
-    let (file, len) = offload_kit_io::input::open_regular(path).map_err(|e| text(&e))?;
-    if len > limit {
-        return Err(Error::rule(
-            offload_kit_format::rules::CLI_6,
-            format!(
-                "{}: {len} bytes, over the memory budget of {limit}",
-                path.display()
-            ),
-        ));
-    }
-    let mut data = Vec::with_capacity(len as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit), &mut data)
-        .map_err(|e| text(&e))?;
-    Ok(Box::new(data))
-}
 
 /// What the runtime ends with for one GPU.
 pub enum Outcome {
