@@ -1053,11 +1053,7 @@ fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
                     };
                     let text = String::from_utf8_lossy(&out.stdout);
                     let last = text.lines().last().unwrap_or("");
-                    let n = |what: &str| -> usize {
-                        (last.split(", "))
-                            .find_map(|p| p.strip_prefix(what)?.trim().parse().ok())
-                            .unwrap_or(usize::MAX)
-                    };
+                    let n = |what: &str| scored(last, what);
                     let ok = out.status.success()
                         && n("differs ") == 0
                         && n("crashed ") == 0
@@ -1094,6 +1090,14 @@ fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
     }
 }
 
+/// The count `what` (`"pass "`, `"differs "`, ...) on run_exported.py's
+/// last line; `usize::MAX` when the line has none.
+fn scored(line: &str, what: &str) -> usize {
+    (line.split(", "))
+        .find_map(|p| p.strip_prefix(what)?.trim().parse().ok())
+        .unwrap_or(usize::MAX)
+}
+
 /// How many of the export's cases of `op` expect any failure (`"*"`).
 fn any_failure(dir: &std::path::Path, op: &str) -> Result<usize, Failed> {
     let index: Vec<String> = serde_json::from_slice(&std::fs::read(dir.join("index.json"))?)?;
@@ -1126,11 +1130,7 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
             text.lines().last().unwrap_or("").to_string(),
         ))
     };
-    let count = |line: &str, what: &str| -> usize {
-        (line.split(", "))
-            .find_map(|p| p.strip_prefix(what)?.trim().parse().ok())
-            .unwrap_or(usize::MAX)
-    };
+    let count = scored;
     let template = format!("{examples}/template_impl.py");
     // A text bundle's answers dropped: lists are empty, nothing unbundled.
     let drops_text =

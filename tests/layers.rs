@@ -19,6 +19,16 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The Rust files of the crates, the root package, the C ABI and the
+/// Python module.
+fn code_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for d in ["src", "crates", "capi/src", "python/src"] {
+        rust_files(&root.join(d), &mut files);
+    }
+    files
+}
+
 /// Whether `line` compares release values (`r >= Release::L19`,
 /// `release == Release::Main`, a `r if r <= Release::L16` guard).
 fn compares_releases(line: &str) -> bool {
@@ -31,10 +41,7 @@ fn compares_releases(line: &str) -> bool {
 #[test]
 fn release_differences_are_quirks_not_comparisons() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for d in ["src", "crates", "capi/src", "python/src"] {
-        rust_files(&root.join(d), &mut files);
-    }
+    let files = code_files(root);
     let profile = root.join("crates/llvm/src/profile");
     let mut found = Vec::new();
     for f in files.iter().filter(|f| !f.starts_with(&profile)) {
@@ -211,10 +218,7 @@ const STATICS: &[(&str, &str, &str)] = &[
 #[test]
 fn statics_are_listed() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = Vec::new();
-    for dir in ["crates", "capi/src", "python/src", "src"] {
-        rust_files(&root.join(dir), &mut files);
-    }
+    let files = code_files(root);
     let mut found = Vec::new();
     for f in &files {
         let rel = f

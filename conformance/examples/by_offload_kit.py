@@ -102,13 +102,13 @@ def passthrough(argv, **kw):
     return 0
 
 
-def said_true(argv):
-    """Run `argv`, a check whose success is its exit status: the answer of
-    a success is JSON true (the protocol asks it said)."""
+def answered(argv, answer):
+    """Run `argv`; on success print answer(its stdout) as the JSON answer,
+    else pass its failure on."""
     r = subprocess.run(argv, capture_output=True)
     if r.returncode != 0:
         return failed(r)
-    print("true")
+    print(json.dumps(answer(r.stdout)))
     return 0
 
 
@@ -130,16 +130,13 @@ def outputs_in(opts, default):
     return [os.path.join(opts["--output-dir"][0], str(i)) for i in range(n)]
 
 
-def answer_lines(argv, convert):
-    """Run a command printing `KEY<TAB>VALUE` lines; print them as one JSON
-    object of convert(VALUE), or pass its failure on."""
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode != 0:
-        sys.stderr.write(r.stderr)
-        return r.returncode
-    pairs = [line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line]
-    print(json.dumps({k: convert(v) for k, v in pairs}))
-    return 0
+def lines_of(convert):
+    """The answer of a command printing `KEY<TAB>VALUE` lines: one JSON
+    object of convert(VALUE)."""
+    def answer(out):
+        pairs = [line.split("\t", 1) for line in out.decode().splitlines() if "\t" in line]
+        return {k: convert(v) for k, v in pairs}
+    return answer
 
 
 def located(v):
@@ -161,19 +158,13 @@ def main(argv):
         if typ in ("i", "ii", "cui", "hipi", "d", "s", "ll"):
             # A text bundle: the bundler's -list, which prints the IDs in
             # file order (an ID keeps a CR: split at LF only).
-            r = subprocess.run(BUNDLER + bundler_args(opts, on, pos, []) + ["-list"], capture_output=True)
-            if r.returncode != 0:
-                return failed(r)
-            print(json.dumps(r.stdout.decode("latin-1").split("\n")[:-1]))
-            return 0
+            return answered(BUNDLER + bundler_args(opts, on, pos, []) + ["-list"],
+                            lambda out: out.decode("latin-1").split("\n")[:-1])
         # Binary bundles and the rest: offload-kit's strict list, in header
         # order (LLVM's -list prints them in its hash map's order, which the
         # protocol does not take).
-        r = subprocess.run(NATIVE + ["list", pos[0], "--json"], capture_output=True)
-        if r.returncode != 0:
-            return failed(r)
-        print(json.dumps([e["id"] for e in json.loads(r.stdout)["entries"]]))
-        return 0
+        return answered(NATIVE + ["list", pos[0], "--json"],
+                        lambda out: [e["id"] for e in json.loads(out)["entries"]])
     if op == "unbundle":
         outs = outputs_in(opts, len(opts.get("--target", [])))
         return passthrough(BUNDLER + bundler_args(opts, on, pos, outs) + ["-unbundle"])
@@ -204,7 +195,8 @@ def main(argv):
     if op == "decompress":
         return passthrough(NATIVE + ["decompress", pos[0], "-o", outputs_in(opts, 1)[0]])
     if op == "verify":
-        return said_true(NATIVE + ["verify", pos[0]])
+        # A check whose success is its exit status: the answer is said.
+        return answered(NATIVE + ["verify", pos[0]], lambda _: True)
     if op == "extract-uri":
         return passthrough(NATIVE + ["extract", pos[0], "-o", outputs_in(opts, 1)[0]])
     images = ["--image=" + i for i in opts.get("--image", [])]
@@ -212,17 +204,13 @@ def main(argv):
         return passthrough(PACKAGER + ["-o", outputs_in(opts, 1)[0], *images])
     if op == "unpackage":
         # Run in D: the files it wrote are the answer.
-        r = subprocess.run(PACKAGER + [pos[0], *images], capture_output=True)
-        if r.returncode != 0:
-            return failed(r)
-        print(json.dumps(sorted(os.listdir("."))))
-        return 0
+        return answered(PACKAGER + [pos[0], *images], lambda _: sorted(os.listdir(".")))
     if op == "objdump-offloading":
-        return said_true(PACKAGER + ["--objdump-offloading", pos[0]])
+        return answered(PACKAGER + ["--objdump-offloading", pos[0]], lambda _: True)
     if op == "lookup":
-        return answer_lines(NATIVE + ["conformance", "spec", "lookup", *pos], located)
+        return answered(NATIVE + ["conformance", "spec", "lookup", *pos], lines_of(located))
     if op == "kpack-lookup":
-        return answer_lines(NATIVE + ["conformance", "spec", "kpack-lookup", *pos], str)
+        return answered(NATIVE + ["conformance", "spec", "kpack-lookup", *pos], lines_of(str))
     print(json.dumps({"unsupported": f"operation {op}"}))
     return 3
 

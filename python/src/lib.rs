@@ -576,14 +576,9 @@ fn inspect_file<'py>(
         return json_value(py, &report);
     };
     // A split host: its report and what its archives hold, as the CLI's.
-    let Some(path) = path else {
-        return Err(usage(
-            "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
-        ));
-    };
     let kpack_host = match host {
         Ok(found) => {
-            let found = follow(&path, &found, kpack_path, |host| host.report())?;
+            let found = follow(path.as_deref(), &found, kpack_path, |host| host.report())?;
             serde_json::to_value(&found).map_err(|e| usage(e.to_string()))?
         }
         Err(es) => serde_json::json!({ "errors": es }),
@@ -648,13 +643,19 @@ impl Archives {
 
 /// `f` of the library's lookup for the split host at `path`, its archives
 /// (`kpack_path`, else `ROCM_KPACK_PATH`, else its own search paths)
-/// mapped and guarded; `OSError` when one was cut short meanwhile.
+/// mapped and guarded; `OSError` when one was cut short meanwhile. A host
+/// given as bytes (no `path`) cannot be followed: refused, saying why.
 fn follow<T>(
-    path: &std::path::Path,
+    path: Option<&std::path::Path>,
     (reference, indices): &(okit::kpack::HostRef, Vec<u64>),
     kpack_path: Option<&str>,
     f: impl FnOnce(&inspect::hipk::Host<'_>) -> T,
 ) -> PyResult<T> {
+    let Some(path) = path else {
+        return Err(usage(
+            "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
+        ));
+    };
     let archives = Archives::default();
     let open = |p: &std::path::Path| archives.open(p);
     let given = inspect::hipk::override_paths(kpack_path);
@@ -713,13 +714,8 @@ fn check<'py>(
     // A split host: the library's lookup, as the CLI's `check` asks it.
     if let Some(host) = inspect::split_host::split_host(data.bytes()) {
         data.intact()?;
-        let Some(path) = path else {
-            return Err(usage(
-                "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
-            ));
-        };
         let found = host.map_err(|es| py_errs(&es))?;
-        let verdicts = follow(&path, &found, kpack_path, |host| {
+        let verdicts = follow(path.as_deref(), &found, kpack_path, |host| {
             gpus.iter()
                 .map(|g| host.check(g))
                 .collect::<Result<Vec<_>, Vec<Error>>>()
