@@ -2,8 +2,9 @@
 //! standard output, from bundles, archives and code object URIs.
 
 use super::{copy_range, Input};
-use offload_kit_format::Error;
-use offload_kit_io::output::{self, OutputFile};
+use offload_kit_format::kpack::HostRef;
+use offload_kit_format::{rules, Error};
+use offload_kit_io::output::{self, commit_all, OutputFile};
 use offload_kit_llvm::bundle::{ccob, object};
 use offload_kit_llvm::detect;
 use std::path::{Path, PathBuf};
@@ -72,11 +73,11 @@ pub(super) fn extract(
         let given = super::hipk::override_paths(select.kpack_path);
         if let Some(g) = gpu {
             let (r, indices) = host?;
-            return super::hipk::extract(file, &r, &indices, g, given.as_deref(), output, dir);
+            return hipk_gpu(file, &r, &indices, g, given.as_deref(), output, dir);
         }
         if let (true, Some(dir)) = (all, dir.as_deref()) {
             let (r, indices) = host?;
-            return super::hipk::extract_all(file, &r, &indices, given.as_deref(), dir);
+            return hipk_all(file, &r, &indices, given.as_deref(), dir);
         }
     }
     if let (true, Some(dir)) = (
@@ -278,9 +279,10 @@ fn jobs_into_dir(
             None if several_bundles => format!("{}.{}", e.bundle, e.id),
             None => e.id.clone(),
         };
-        let mut path = output::contained_path(dir, &fit_name(&name, i)).map_err(|e| vec![e])?;
+        let mut path =
+            output::contained_path(dir, &super::fit_name(&name, i)).map_err(|e| vec![e])?;
         if !seen.insert(path.to_string_lossy().to_lowercase()) {
-            path = output::contained_path(dir, &fit_name(&format!("{name}-{i}"), i))
+            path = output::contained_path(dir, &super::fit_name(&format!("{name}-{i}"), i))
                 .map_err(|e| vec![e])?;
             if !seen.insert(path.to_string_lossy().to_lowercase()) {
                 return Err(vec![Error::rule(
@@ -331,15 +333,147 @@ fn has_target_id(entry: &str, target: &str) -> bool {
         .is_ok_and(|id| !id.target_id.is_empty() && id.target_id == target)
 }
 
-/// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
-pub(super) fn fit_name(name: &str, index: usize) -> String {
-    const MAX: usize = 255;
-    if name.len() <= MAX {
-        return name.to_string();
+/// `extract --gpu` of a HIPK host (the library's lookup, `offload_kit_inspect::hipk`): the code object the runtime finds for
+/// each wrapper, to `output` (one wrapper) or into `dir` as `<arch>.hsaco`
+/// (`<arch>.<index>.hsaco` for several); the runtime's error when it finds
+/// none for some wrapper.
+pub(super) fn hipk_gpu(
+    host: &Path,
+    r: &HostRef,
+    indices: &[u64],
+    gpu: &str,
+    given: Option<&[PathBuf]>,
+    output: Option<PathBuf>,
+    dir: Option<PathBuf>,
+) -> Result<i32, Vec<Error>> {
+    let parsed = offload_kit_inspect::check::Gpu::parse(gpu)
+        .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
+    // The first mode of the GPU in which every wrapper finds its code
+    // object (a name without feature settings stands for each).
+    let modes = parsed.modes();
+    let isa = (modes.iter())
+        .map(|m| m.text.as_str())
+        .find(|m| {
+            let finder = super::hipk::Finder::new(host, r, m, given, &super::hipk::open);
+            (indices.iter()).all(|&i| matches!(finder.locate(r, i), super::hipk::Located::At(..)))
+        })
+        .unwrap_or(modes[0].text.as_str());
+    let finder = super::hipk::Finder::new(host, r, isa, given, &super::hipk::open);
+    // Taken back, if still empty, when the run fails.
+    let _out_dir = match &dir {
+        Some(d) => Some(super::create_out_dir(d)?),
+        None => None,
+    };
+    let mut writes = Vec::new();
+    for &index in indices {
+        let found = finder.find(r, index)?;
+        let super::hipk::Outcome::Found { arch, .. } = &found else {
+            return Err(vec![Error::at(
+                rules::HIPK_2,
+                0,
+                format!("no code object for {gpu}: {}", found.describe()),
+            )]);
+        };
+        let path = match (&output, &dir) {
+            (Some(o), None) if indices.len() == 1 => o.clone(),
+            (_, Some(d)) => {
+                let arch = arch.replace([':', '/'], "_");
+                let name = match indices.len() {
+                    1 => format!("{arch}.hsaco"),
+                    _ => format!("{arch}.{index}.hsaco"),
+                };
+                offload_kit_io::output::contained_path(d, &name).map_err(|e| vec![e])?
+            }
+            (Some(_), None) => {
+                return Err(vec![Error::other(format!(
+                    "the host has {} wrappers, each with its code object: extract --gpu needs --dir DIR",
+                    indices.len()
+                ))])
+            }
+            (None, None) => {
+                return Err(vec![Error::other(
+                    "extract --gpu needs -o FILE or --dir DIR",
+                )])
+            }
+        };
+        writes.push((path, found));
     }
-    let mut cut = MAX - 24;
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
+    let mut files = Vec::new();
+    for (path, found) in &writes {
+        let super::hipk::Outcome::Found { code, .. } = found else {
+            continue;
+        };
+        let mut f = OutputFile::create_replacing(path).map_err(|e| vec![e])?;
+        std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+        f.close().map_err(|e| vec![e])?;
+        files.push(f);
     }
-    format!("{}-{index}", &name[..cut])
+    commit_all(files).map_err(|e| vec![e])?;
+    for (path, found) in &writes {
+        outln!("{}: {}", path.display(), found.describe());
+    }
+    Ok(0)
+}
+
+/// `extract --all --dir DIR` of a HIPK host: every code object its keys
+/// name in its archives (every architecture), as `<key>.<arch>.hsaco`.
+pub(super) fn hipk_all(
+    host: &Path,
+    r: &HostRef,
+    indices: &[u64],
+    given: Option<&[PathBuf]>,
+    dir: &Path,
+) -> Result<i32, Vec<Error>> {
+    let found = super::hipk::archives(host, r, given);
+    if found.is_empty() {
+        return Err(vec![Error::at(
+            rules::HIPK_2,
+            0,
+            format!(
+                "ARCHIVE_NOT_FOUND: no archive matches {}",
+                super::hipk::few(
+                    (r.search_paths.iter())
+                        .map(|p| offload_kit_format::escape::escape_controls(p).into_owned())
+                )
+            ),
+        )]);
+    }
+    let _out_dir = super::create_out_dir(dir)?;
+    let mut files: Vec<(PathBuf, OutputFile)> = Vec::new();
+    super::hipk::for_each_filed(
+        &found,
+        r,
+        indices,
+        &super::hipk::open,
+        &mut |_, _, key, arch, code| {
+            // A name too long for a file system is cut and numbered.
+            let name = super::fit_name(
+                &format!("{}.{arch}.hsaco", key.replace('/', "_")),
+                files.len(),
+            );
+            let path = offload_kit_io::output::contained_path(dir, &name).map_err(|e| vec![e])?;
+            if files.iter().any(|(p, _)| *p == path) {
+                return Err(vec![Error::rule(
+                    rules::CLI_5,
+                    format!(
+                        "two code objects would both be written to '{}'",
+                        path.display()
+                    ),
+                )]);
+            }
+            let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
+            std::io::Write::write_all(&mut f, code).map_err(|e| vec![Error::from(e)])?;
+            f.close().map_err(|e| vec![e])?;
+            files.push((path, f));
+            Ok(())
+        },
+    )?;
+    let n = files.len();
+    commit_all(files.into_iter().map(|(_, f)| f).collect()).map_err(|e| vec![e])?;
+    outln!(
+        "offload-kit: wrote {n} file(s) into '{}' from {} archive(s)",
+        dir.display(),
+        found.len()
+    );
+    Ok(0)
 }

@@ -324,9 +324,7 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
         }
     };
     let given = super::hipk::override_paths(None);
-    let found = (r, indices);
-    let report = super::hipk::host(path, &found, given.as_deref()).report();
-    let (r, indices) = found;
+    let report = super::hipk::host(path, &r, &indices, given.as_deref()).report();
     view.lines.push(format!(
         "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
         r.kernel_name.escape_debug(),
@@ -471,8 +469,8 @@ pub fn run_check(
             .ok()
             .and_then(|i| super::hipk::host_ref(i.bytes()))
         {
-            let found = host?;
-            let host = super::hipk::host(path, &found, given.as_deref());
+            let (r, indices) = host?;
+            let host = super::hipk::host(path, &r, &indices, given.as_deref());
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
                 let v = host.check(g)?;

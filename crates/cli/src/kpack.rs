@@ -173,7 +173,7 @@ fn extract_kernels(
         }
         let code = a.code_object(data, k, limit).map_err(|e| vec![e])?;
         // A name too long for a file system is cut and numbered.
-        let name = super::extract::fit_name(&format!("{}.{}.hsaco", k.name, k.arch), i);
+        let name = super::fit_name(&format!("{}.{}.hsaco", k.name, k.arch), i);
         let path = output::contained_path(dir, &name).map_err(|e| vec![e])?;
         // Two kernels whose names differ only where a path cannot (`a/b`,
         // `a_b`) would write one file: refused, nothing is lost silently.

@@ -347,6 +347,19 @@ fn spool_room(spool: &std::fs::File) -> u64 {
     }
 }
 
+/// `name` cut to fit a file name (255 bytes) with room for `-<index>`.
+pub(crate) fn fit_name(name: &str, index: usize) -> String {
+    const MAX: usize = 255;
+    if name.len() <= MAX {
+        return name.to_string();
+    }
+    let mut cut = MAX - 24;
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}-{index}", &name[..cut])
+}
+
 /// Create the output directory `dir` (and its parents); a failure is CLI-5.
 pub(crate) fn create_out_dir(dir: &Path) -> Result<OutDir, Vec<Error>> {
     // The topmost directory this run creates, to take back if it stays empty.
