@@ -59,7 +59,7 @@ fn figures(opts: &Options) {
         four.len()
     );
     let v = rate(2.0, |_| {
-        std::hint::black_box(inspect::validate(&four.as_slice()).unwrap());
+        std::hint::black_box(inspect::validate(&four.as_slice(), Default::default()).unwrap());
     });
     println!("validate 4-entry bundle:               {v:>10.0} validations/s");
     if opts.payloads == Payloads::Random {

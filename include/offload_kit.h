@@ -89,7 +89,8 @@ size_t offloadkit_mutate_flags(uint8_t *data,
 /*
  Check `data[0..size]` against every rule of offload-kit's spec: any
  file offload-kit reads, a ROCm kpack archive included (the answer of
- `offload-kit validate` and Python's `validate`).
+ `offload-kit validate` and Python's `validate`), holding at most
+ `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6).
 
  Returns 0 when it conforms; 1 when it does not, with the first violated
  rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)

@@ -66,16 +66,20 @@ class Container:
     def __getitem__(self, i: int) -> Entry: ...
     def __iter__(self) -> Iterator[Entry]: ...
 
-def open(source: Source, llvm_version: Optional[int] = None) -> Container:
+def open(source: Source, llvm_version: Optional[int] = None, max_memory: Optional[int] = None) -> Container:
     """Open a container strictly (spec/), or as LLVM ``llvm_version`` reads it (a release offload-kit models; others are refused with the list).
 
     A path that cannot be opened raises ``OSError`` (``FileNotFoundError``, ...);
-    a file cut short by another process while open makes later reads raise ``OSError``."""
+    a file cut short by another process while open makes later reads raise ``OSError``.
+    Listing and every later ``read`` hold at most ``max_memory`` bytes of decoded data
+    (default: ``max_memory()``); past it, CLI-6."""
 
-def validate(source: Source, llvm_version: Optional[int] = None) -> list[Violation]:
-    """Every violation of spec/ (empty: the file conforms)."""
+def validate(source: Source, llvm_version: Optional[int] = None, max_memory: Optional[int] = None) -> list[Violation]:
+    """Every violation of spec/ (empty: the file conforms), within ``max_memory`` (default: ``max_memory()``)."""
 
-def inspect_file(source: Source, strict: bool = False, kpack_path: Optional[str] = None) -> dict:
+def inspect_file(
+    source: Source, strict: bool = False, kpack_path: Optional[str] = None, max_memory: Optional[int] = None
+) -> dict:
     """``offload-kit inspect --json``'s report for one file (schema offload-kit-inspect/1).
 
     What clang 14-16 wrote (rules ID-5, BIN-10) is read with ``warnings``
@@ -89,6 +93,7 @@ def check(
     gpu: Union[str, Sequence[str]],
     strict: bool = False,
     kpack_path: Optional[str] = None,
+    max_memory: Optional[int] = None,
 ) -> list[dict]:
     """Per GPU: which code object the HIP runtime would load (``check --json``'s verdicts).
 
@@ -114,14 +119,11 @@ def bundle(
 def compress(data: bytes, version: int = 3, method: Literal["zstd", "zlib"] = "zstd", level: Optional[int] = None) -> bytes:
     """A compressed bundle (CCOB); the defaults give LLVM 22's bytes."""
 
-def decompress(data: bytes) -> bytes:
-    """The bundle a CCOB holds, sizes and hash verified; over the memory budget: CLI-6."""
+def decompress(data: bytes, max_memory: Optional[int] = None) -> bytes:
+    """The bundle a CCOB holds, sizes and hash verified; larger than ``max_memory`` (default: ``max_memory()``): CLI-6."""
 
 def max_memory() -> int:
-    """The memory budget in bytes (``OFFLOAD_KIT_MAX_MEMORY`` at import, else 256 MiB)."""
-
-def set_max_memory(bytes: int) -> None:
-    """Set the memory budget (at least 1 MiB) for later calls, as the CLI's ``--max-memory``."""
+    """The budget of a call given no ``max_memory=``: ``OFFLOAD_KIT_MAX_MEMORY`` as it is now, else 256 MiB."""
 
 def generate(
     kind: str,
@@ -132,6 +134,7 @@ def generate(
     payloads: Optional[Union[str, "os.PathLike[str]"]] = None,
     random_payloads: bool = False,
     llvm_version: Optional[int] = None,
+    max_memory: Optional[int] = None,
 ) -> Tuple[bytes, dict]:
     """A generated container (valid, or breaking rule ``malformed``) and its description.
 

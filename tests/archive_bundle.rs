@@ -64,6 +64,7 @@ fn job(r: Release, targets: &[&str]) -> Job {
         align: 1,
         hip_openmp: false,
         check_input_archive: false,
+        budget: Default::default(),
     }
 }
 

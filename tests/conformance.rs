@@ -356,9 +356,13 @@ fn main() {
             return Err(format!("merge said: {out}").into());
         }
         let merged =
-            conformance::report::load_results(std::path::Path::new(&all)).map_err(Failed::from)?;
-        let one = conformance::report::load_results(std::path::Path::new(&part("llvm-22")))
-            .map_err(Failed::from)?;
+            conformance::report::load_results(std::path::Path::new(&all), Default::default())
+                .map_err(Failed::from)?;
+        let one = conformance::report::load_results(
+            std::path::Path::new(&part("llvm-22")),
+            Default::default(),
+        )
+        .map_err(Failed::from)?;
         let same = one.iter().all(|v| {
             merged.iter().any(|m| {
                 m.case == v.case && m.implementation == v.implementation && m.status == v.status

@@ -26,7 +26,7 @@ fn trial(kind: Kind, rule: Option<Rule>) -> Result<(), Failed> {
             return Err(format!("seed {seed}: two runs differ").into());
         }
         distinct.insert(g.bytes.clone());
-        let res = inspect::validate(&g.bytes.as_slice());
+        let res = inspect::validate(&g.bytes.as_slice(), Default::default());
         match (rule, &g.violation, res) {
             (None, None, Ok(_)) => {}
             (Some(r), Some(v), Err(es)) if v.rule == r => {
@@ -80,7 +80,7 @@ fn for_release(release: offload_kit::Release) -> Result<(), Failed> {
                     _ => return Err(format!("{kind} seed {seed}: {e}").into()),
                 },
             };
-            if let Err(es) = inspect::validate(&g.bytes.as_slice()) {
+            if let Err(es) = inspect::validate(&g.bytes.as_slice(), Default::default()) {
                 return Err(format!("{kind} seed {seed}: invalid: {es}").into());
             }
             // Every CCOB header and offload binary header in the file.

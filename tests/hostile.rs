@@ -6,7 +6,7 @@
 //! Each input is generated deterministically under
 //! `$CARGO_TARGET_TMPDIR/hostile/inputs` (built once, on first use) and each
 //! trial runs the CLI as
-//! `sh -c 'ulimit -v 2097152; exec /usr/bin/time -f %M -o RSS exe args…'`
+//! `sh -c 'ulimit -v 2097152; exec /usr/bin/time -f "%U %S %M" -o RSS exe args…'`
 //! in a process group of its own, killed after 60 s. A trial asserts:
 //!
 //! - the expected exit code, and never a signal (no 134, 135, 139, …);
@@ -323,10 +323,8 @@ fn cases() -> Vec<Case> {
     // 11. 40,000 START lines and no END line (2.7 MB): linear, not 14 s.
     for (name, args) in [("list", LIST), ("validate", VALIDATE)] {
         v.push(
-            case("text-40k-starts-no-end", name, args, 1).check(|r| match r.secs < 2.0 {
-                true => Ok(()),
-                false => Err(format!("{:.1} s: quadratic in the START lines", r.secs)),
-            }),
+            case("text-40k-starts-no-end", name, args, 1)
+                .check(|r| linear(r, "quadratic in the START lines")),
         );
     }
     // 12. Packager extraction is all or nothing: the second image's
@@ -413,13 +411,10 @@ fn cases() -> Vec<Case> {
         "elf-12k-fatbin-headers-one-bundle",
     ] {
         for &(name, args) in FAN_OUT {
-            v.push(case(input, name, args, 0).check(|r| match r.secs < 2.0 {
-                true => Ok(()),
-                false => Err(format!(
-                    "{:.1} s: work grows with sections × entries",
-                    r.secs
-                )),
-            }));
+            v.push(
+                case(input, name, args, 0)
+                    .check(|r| linear(r, "work grows with sections × entries")),
+            );
         }
     }
     // Records are counted against the budget before they are held as
@@ -476,10 +471,7 @@ fn cases() -> Vec<Case> {
     );
     // LLVM 22's objdump and readobj hold every entry of every section
     // before printing one: the drop-ins stop at the memory budget (CLI-6).
-    let in_time = |r: &Run| match r.secs < 2.0 {
-        true => Ok(()),
-        false => Err(format!("{:.1} s", r.secs)),
-    };
+    let in_time = |r: &Run| linear(r, "work grows with sections × entries");
     v.push(
         case(
             "elf-12k-fatbin-headers-one-bundle",
@@ -498,10 +490,7 @@ fn cases() -> Vec<Case> {
         )
         .check(|r| {
             mentions(&r.stderr, "rule CLI-6")?;
-            match r.secs < 2.0 {
-                true => Ok(()),
-                false => Err(format!("{:.1} s", r.secs)),
-            }
+            linear(r, "work grows with sections × entries")
         }),
     );
     v
@@ -1120,6 +1109,9 @@ struct Run {
     /// Peak RSS in KiB, from `/usr/bin/time -f %M`.
     rss_kib: Option<u64>,
     secs: f64,
+    /// User and system CPU seconds (`/usr/bin/time -f %U %S`): what the
+    /// work cost, whatever else the machine runs meanwhile.
+    cpu: Option<f64>,
 }
 
 fn run_case(c: &Case) -> Result<(), Failed> {
@@ -1166,7 +1158,7 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
     let (stdout_file, stderr_file) = (dir.join("stdout"), dir.join("stderr"));
     let script = match c.mode {
         Mode::Normal => format!(
-            "{} ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f %M -o \"$HOSTILE_RSS\" \"$0\" \"$@\"",
+            "{} ulimit -v {ADDRESS_SPACE_KIB} && exec /usr/bin/time -f '%U %S %M' -o \"$HOSTILE_RSS\" \"$0\" \"$@\"",
             c.shell
         ),
         // No /usr/bin/time in between: Child::kill must hit offload-kit.
@@ -1244,9 +1236,33 @@ fn execute(c: &Case, input: &Path, dir: &Path, out: &Path) -> Result<Run, String
         hung,
         stdout: fs::read(&stdout_file).unwrap_or_default(),
         stderr: String::from_utf8_lossy(&fs::read(&stderr_file).unwrap_or_default()).into(),
-        rss_kib: rss_text.lines().last().and_then(|l| l.trim().parse().ok()),
+        rss_kib: last_fields(&rss_text).and_then(|f| f[2].parse().ok()),
         secs,
+        cpu: last_fields(&rss_text)
+            .and_then(|f| Some(f[0].parse::<f64>().ok()? + f[1].parse::<f64>().ok()?)),
     })
+}
+
+/// The three fields (`%U %S %M`) of the last line `/usr/bin/time` wrote.
+fn last_fields(text: &str) -> Option<[&str; 3]> {
+    let f: Vec<&str> = text.lines().last()?.split_whitespace().collect();
+    f.try_into().ok()
+}
+
+/// Work that grows with the input, not with its square: the run's CPU
+/// time stays under this (the inputs take about 2 s of CPU in a debug
+/// build; their square, minutes). CPU time, not the wall clock, so that a
+/// loaded machine does not fail it.
+const LINEAR_CPU_S: f64 = 8.0;
+
+/// `Ok` when the run's CPU time is within [`LINEAR_CPU_S`]; `what` says
+/// what a longer run would mean.
+fn linear(r: &Run, what: &str) -> Result<(), String> {
+    match r.cpu {
+        Some(cpu) if cpu < LINEAR_CPU_S => Ok(()),
+        Some(cpu) => Err(format!("{cpu:.1} s of CPU: {what}")),
+        None => Err("/usr/bin/time gave no CPU times (install GNU time: tools/setup)".into()),
+    }
 }
 
 /// Whether a process of group `group` has `path` open or mapped.

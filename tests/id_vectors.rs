@@ -36,6 +36,7 @@ fn job(r: Release, targets: Vec<String>, unbundle: bool, hip_openmp: bool) -> Jo
         align: 1,
         hip_openmp,
         check_input_archive: false,
+        budget: Default::default(),
     }
 }
 

@@ -79,7 +79,7 @@ fn list_reads_every_bundle_into_one_map() {
     assert_eq!(out.code, Some(0), "{out:?}");
     assert_eq!(lines(&out), want);
     assert_eq!(
-        binary::llvm_main_list(&[first.clone(), second].concat(), 0).unwrap(),
+        binary::llvm_main_list(&[first.clone(), second].concat(), 0, Default::default()).unwrap(),
         want
     );
     // 22 reads the first bundle only.
@@ -216,7 +216,8 @@ fn listing_is_bounded_by_the_memory_budget() {
     let bundles: Vec<u8> = (0..300)
         .flat_map(|i| bundle(&[(&format!("hip-amdgcn-amd-amdhsa--gfx{i}"), b"x")]))
         .collect();
-    let all = binary::llvm_main_list(&bundles, 0).expect("within the default budget");
+    let all =
+        binary::llvm_main_list(&bundles, 0, Default::default()).expect("within the default budget");
     assert_eq!(all.len(), 300 * 301 / 2);
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("many"), &bundles).unwrap();

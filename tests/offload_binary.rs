@@ -235,6 +235,7 @@ fn ob_12_image_kind_per_release() {
         0,
         ReadOptions {
             release: Some(Release::L16),
+            ..Default::default()
         },
     );
     assert_eq!(r16.unwrap_err()[0].rule_id(), Some("OB-12"));
@@ -251,7 +252,8 @@ fn ob_13_offload_kind_per_release() {
         &d,
         0,
         ReadOptions {
-            release: Some(Release::L19)
+            release: Some(Release::L19),
+            ..Default::default()
         }
     )
     .is_ok());
@@ -261,7 +263,8 @@ fn ob_13_offload_kind_per_release() {
         &d,
         0,
         ReadOptions {
-            release: Some(Release::L16)
+            release: Some(Release::L16),
+            ..Default::default()
         }
     )
     .is_err());
@@ -478,15 +481,22 @@ fn exercise_all_readers(d: &[u8]) {
     let _ = strict(d);
     let _ = ob::list(d);
     for r in [Release::L16, Release::L19, Release::L22] {
-        let _ = parse_strict(d, 0, ReadOptions { release: Some(r) });
+        let _ = parse_strict(
+            d,
+            0,
+            ReadOptions {
+                release: Some(r),
+                ..Default::default()
+            },
+        );
         let _ = llvm::extract_offload_binaries(d, "f", r);
-        let _ = llvm::objdump_offloading(d, "f", r);
+        let _ = llvm::objdump_offloading(d, "f", (r, Default::default()));
         if let Ok(imgs) = llvm::extract_offload_binaries(d, "f", r) {
             let f = [
                 ImageArgs::parse("arch=sm_70"),
                 ImageArgs::parse("kind=openmp,file=x"),
             ];
-            let _ = ob::packager::plan_extraction(&imgs, "f", &f, r, true);
+            let _ = ob::packager::plan_extraction(&imgs, "f", &f, (r, Default::default()), true);
         }
     }
 }
@@ -1155,7 +1165,7 @@ fn objdump_mismatch(n: u32, dir: &Path, file: &str) -> Option<String> {
     let mut c = Command::new(objdump);
     c.args(["--offloading", file]);
     let r = exec(c, dir);
-    let m = llvm::objdump_offloading(&data, file, release(n)).unwrap();
+    let m = llvm::objdump_offloading(&data, file, (release(n), Default::default())).unwrap();
     if r.crashed() {
         return match &m.unsafe_read {
             Some(_) => None,
@@ -1306,8 +1316,13 @@ fn diff_extraction_on_malformed() {
             Err(Failure::Unsafe { .. }) => true,
             Ok(imgs) => {
                 let f = [ImageArgs::parse(&filt[8..])];
-                let (acts, _) =
-                    ob::packager::plan_extraction(imgs, "in.bin", &f, release(n), false);
+                let (acts, _) = ob::packager::plan_extraction(
+                    imgs,
+                    "in.bin",
+                    &f,
+                    (release(n), Default::default()),
+                    false,
+                );
                 acts.iter().any(|a| matches!(a, ob::packager::Action::WriteFile { image, .. } if imgs[*image].image.is_err()))
             }
             _ => false,
@@ -1492,7 +1507,13 @@ fn diff_objdump_on_elf_archives_and_links() {
         // The strict reader: clang's output conforms, the padded link does not.
         for f in ["emb.o", "omp.o", "linked.o", "lib.a"] {
             let data = std::fs::read(p.join(f)).unwrap();
-            if let Err(e) = ob::list_with(&data, Some(release(n))) {
+            if let Err(e) = ob::list_with(
+                &data,
+                ob::ReadOptions {
+                    release: Some(release(n)),
+                    ..Default::default()
+                },
+            ) {
                 failures.push(format!("LLVM {n} {f}: strict list failed: {e:?}"));
             }
         }
@@ -1507,6 +1528,7 @@ fn diff_objdump_on_elf_archives_and_links() {
             &omp,
             ReadOptions {
                 release: Some(release(n)),
+                ..Default::default()
             },
         )
         .unwrap()

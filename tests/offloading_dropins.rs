@@ -435,7 +435,8 @@ fn llvm_main_behaviour() -> Result<(), Failed> {
         return Err(format!("kc.o: {code:?} {out}{err} {:?}", files.keys()).into());
     }
     for e in &listing.entries {
-        let want = offload_kit::detect::payload(&kc, e).map_err(|e| e.to_string())?;
+        let want =
+            offload_kit::detect::payload(&kc, e, Default::default()).map_err(|e| e.to_string())?;
         let name = format!("kc.o.0.{}", e.id);
         if files.get(&name).map(Vec::as_slice) != Some(&*want) {
             return Err(format!("kc.o: {name} is not the decompressed entry").into());

@@ -124,9 +124,16 @@ pub unsafe extern "C" fn offloadkit_mutate_flags(
     .unwrap_or(size)
 }
 
+/// The budget of one call: `OFFLOAD_KIT_MAX_MEMORY` as it is when the call
+/// is made, else 256 MiB, as the CLI and Python take it.
+fn budget() -> offload_kit::budget::Budget {
+    offload_kit::budget::from_env().unwrap_or_default()
+}
+
 /// Check `data[0..size]` against every rule of offload-kit's spec: any
 /// file offload-kit reads, a ROCm kpack archive included (the answer of
-/// `offload-kit validate` and Python's `validate`).
+/// `offload-kit validate` and Python's `validate`), holding at most
+/// `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6).
 ///
 /// Returns 0 when it conforms; 1 when it does not, with the first violated
 /// rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
@@ -161,15 +168,17 @@ pub unsafe extern "C" fn offloadkit_validate(
     // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
     let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
     let verdict = catch_unwind(|| {
-        offload_kit::inspect::validate_any(input).err().map(|es| {
-            let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
-            first.map_or((String::from("?"), u64::MAX), |e| {
-                (
-                    e.rule_id().unwrap_or("?").to_string(),
-                    e.offset().unwrap_or(u64::MAX),
-                )
+        offload_kit::inspect::validate_any(input, budget())
+            .err()
+            .map(|es| {
+                let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
+                first.map_or((String::from("?"), u64::MAX), |e| {
+                    (
+                        e.rule_id().unwrap_or("?").to_string(),
+                        e.offset().unwrap_or(u64::MAX),
+                    )
+                })
             })
-        })
     });
     let Ok(verdict) = verdict else {
         return OFFLOADKIT_EINTERNAL;
@@ -287,7 +296,7 @@ pub unsafe extern "C" fn offloadkit_generate_with_payloads(
         let given = offload_kit::generate::payloads_from_dir(
             std::path::Path::new(dir),
             cap,
-            offload_kit::budget::get(),
+            budget().bytes(),
         )?;
         let opts = Options {
             max_size: cap,

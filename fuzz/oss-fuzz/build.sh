@@ -24,7 +24,7 @@ done
 # instrumented liboffloadkit.a of fuzz/harness/build-capi-lib.
 cd "$SRC/offload-kit"
 lib=$(fuzz/harness/build-capi-lib "${OFFLOADKIT_CAPI_TARGET_DIR:-$WORK/capi}")
-native="-lzstd -lz -lpthread -ldl -lm -lrt -lgcc_s"
+native=$(fuzz/harness/build-capi-lib --native-libs)
 $CC $CFLAGS -I include -c fuzz/harness/capi.c -o "$WORK/capi.o"
 printf '#define OFFLOADKIT_MUTATOR\n#include "arms.h"\n' > "$WORK/mutator.c"
 $CC $CFLAGS -I include -I fuzz/harness -c "$WORK/mutator.c" -o "$WORK/mutator.o"

@@ -7,6 +7,7 @@
 //! would surface as pyo3's `PanicException`, and the tests feed hostile
 //! bytes to every entry point).
 
+use okit::budget::Budget;
 use okit::bundle::ccob;
 use okit::bundler::Job;
 use okit::detect::{self, ListedEntry, Listing};
@@ -378,6 +379,8 @@ struct Container {
     data: Data,
     listing: Listing,
     path: Option<String>,
+    /// The budget it was opened with: entries are read within it.
+    budget: Budget,
 }
 
 fn entry_of(i: usize, e: &ListedEntry) -> Entry {
@@ -472,8 +475,8 @@ impl Container {
         };
         let data = self.data.bytes();
         let bytes = match &e.image {
-            Some(img) => detect::image_bytes(data, img).map(std::borrow::Cow::Owned),
-            None => detect::payload(data, e).map_err(|x| vec![x].into()),
+            Some(img) => detect::image_bytes(data, img, self.budget).map(std::borrow::Cow::Owned),
+            None => detect::payload(data, e, self.budget).map_err(|x| vec![x].into()),
         };
         // Checked after the copy out of the mapping: that is where a
         // vanished page is met.
@@ -496,40 +499,54 @@ impl Container {
 /// it must not be modified while the container is open), strictly by
 /// spec/, or as LLVM `llvm_version` reads it. Raises
 /// OffloadKitError (with `.rule`, `.offset` and every violation in `.errors`)
-/// when the file does not conform.
+/// when the file does not conform. Reading it and its entries holds at most
+/// `max_memory` bytes of decoded data ([`max_memory`] when not given).
 #[pyfunction]
-#[pyo3(signature = (source, llvm_version=None))]
-fn open(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Container> {
+#[pyo3(signature = (source, llvm_version=None, max_memory=None))]
+fn open(
+    source: &Bound<'_, PyAny>,
+    llvm_version: Option<u32>,
+    max_memory: Option<u64>,
+) -> PyResult<Container> {
     let release = release_of(llvm_version)?;
+    let budget = budget_of(max_memory);
     let (data, path) = load(source)?;
     if okit::kpack::is_kpack(data.bytes()) {
         return Err(usage(
             "a ROCm kpack archive: inspect_file, check and validate read it (open lists bundles, offload binaries and the files holding them)",
         ));
     }
-    let listing = detect::list(&data.bytes(), release);
+    let listing = detect::list(&data.bytes(), detect::ListOptions::new(release, budget));
     data.intact()?;
     let listing = listing.map_err(|es| py_errs(&es))?;
     Ok(Container {
         data,
         listing,
         path: path.map(|p| p.display().to_string()),
+        budget,
     })
 }
 
 /// Every violation of spec/ in a file (empty when it conforms: its
 /// container and the ELF images in it), or with `llvm_version` what that
-/// release cannot read.
+/// release cannot read; within `max_memory` ([`max_memory`] when not given).
 #[pyfunction]
-#[pyo3(signature = (source, llvm_version=None))]
-fn validate(source: &Bound<'_, PyAny>, llvm_version: Option<u32>) -> PyResult<Vec<Violation>> {
+#[pyo3(signature = (source, llvm_version=None, max_memory=None))]
+fn validate(
+    source: &Bound<'_, PyAny>,
+    llvm_version: Option<u32>,
+    max_memory: Option<u64>,
+) -> PyResult<Vec<Violation>> {
     let release = release_of(llvm_version)?;
+    let budget = budget_of(max_memory);
     let (data, _) = load(source)?;
     // Strictly: the container and the images in it (CO-2 … CO-5).
     let res = match release {
         // Any file, a ROCm kpack archive included (which LLVM does not read).
-        None => inspect::validate_any(data.bytes()),
-        Some(_) => detect::list(&data.bytes(), release).map(|_| ()),
+        None => inspect::validate_any(data.bytes(), budget),
+        Some(_) => {
+            detect::list(&data.bytes(), detect::ListOptions::new(release, budget)).map(|_| ())
+        }
     };
     data.intact()?;
     Ok(match res {
@@ -550,26 +567,29 @@ fn json_value<'py>(py: Python<'py>, v: &impl serde::Serialize) -> PyResult<Bound
 /// CLI's `inspect --json` does; a split host (HIPK, given by its path)
 /// `{"report": ..., "kpack_host": ...}`, the code objects its archives
 /// file under its keys, found through its search paths or `kpack_path`
-/// (else `ROCM_KPACK_PATH`).
+/// (else `ROCM_KPACK_PATH`). Within `max_memory` ([`max_memory`] when not
+/// given).
 #[pyfunction]
-#[pyo3(signature = (source, strict=false, kpack_path=None))]
+#[pyo3(signature = (source, strict=false, kpack_path=None, max_memory=None))]
 fn inspect_file<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     strict: bool,
     kpack_path: Option<&str>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let budget = budget_of(max_memory);
     let (data, path) = load(source)?;
     // A kpack archive: the library's report, as `inspect --json` gives it.
     if okit::kpack::is_kpack(data.bytes()) {
-        let report = inspect::kpack_archive::inspect_kpack(data.bytes());
+        let report = inspect::kpack_archive::inspect_kpack(data.bytes(), budget);
         data.intact()?;
         let report = report.map_err(|es| py_errs(&es))?;
         let doc = serde_json::json!({ "kpack_archive": report });
         return json_value(py, &doc);
     }
     let host = inspect::split_host::split_host(data.bytes());
-    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
+    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict, budget });
     data.intact()?;
     let report = report.map_err(|es| py_errs(&es))?;
     let Some(host) = host else {
@@ -578,7 +598,9 @@ fn inspect_file<'py>(
     // A split host: its report and what its archives hold, as the CLI's.
     let kpack_host = match host {
         Ok(found) => {
-            let found = follow(path.as_deref(), &found, kpack_path, |host| host.report())?;
+            let found = follow(path.as_deref(), &found, (kpack_path, budget), |host| {
+                host.report()
+            })?;
             serde_json::to_value(&found).map_err(|e| usage(e.to_string()))?
         }
         Err(es) => serde_json::json!({ "errors": es }),
@@ -648,7 +670,7 @@ impl Archives {
 fn follow<T>(
     path: Option<&std::path::Path>,
     (reference, indices): &(okit::kpack::HostRef, Vec<u64>),
-    kpack_path: Option<&str>,
+    (kpack_path, budget): (Option<&str>, Budget),
     f: impl FnOnce(&inspect::hipk::Host<'_>) -> T,
 ) -> PyResult<T> {
     let Some(path) = path else {
@@ -665,6 +687,7 @@ fn follow<T>(
         indices,
         given: given.as_deref(),
         open: &open,
+        budget,
     };
     let out = f(&host);
     archives.intact()?;
@@ -680,16 +703,19 @@ fn follow<T>(
 /// runtime finds in the archives its search paths name, or those of
 /// `kpack_path` (`:`-separated, as `--kpack-path`; else `ROCM_KPACK_PATH`):
 /// per GPU `gpu`, `runs`, and `found` or the runtime's `error` and `why`,
-/// as `check --json` gives them under `kpack`.
+/// as `check --json` gives them under `kpack`. Within `max_memory`
+/// ([`max_memory`] when not given).
 #[pyfunction]
-#[pyo3(signature = (source, gpu, strict=false, kpack_path=None))]
+#[pyo3(signature = (source, gpu, strict=false, kpack_path=None, max_memory=None))]
 fn check<'py>(
     py: Python<'py>,
     source: &Bound<'py, PyAny>,
     gpu: &Bound<'py, PyAny>,
     strict: bool,
     kpack_path: Option<&str>,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let budget = budget_of(max_memory);
     let gpus: Vec<String> = match gpu.extract::<String>() {
         Ok(g) => vec![g],
         Err(_) => gpu
@@ -703,7 +729,7 @@ fn check<'py>(
     let (data, path) = load(source)?;
     // A kpack archive: per GPU, whether it holds a target the GPU takes.
     if okit::kpack::is_kpack(data.bytes()) {
-        let report = inspect::kpack_archive::inspect_kpack(data.bytes());
+        let report = inspect::kpack_archive::inspect_kpack(data.bytes(), budget);
         data.intact()?;
         let report = report.map_err(|es| py_errs(&es))?;
         let verdicts: Vec<_> = (gpus.iter())
@@ -715,14 +741,14 @@ fn check<'py>(
     if let Some(host) = inspect::split_host::split_host(data.bytes()) {
         data.intact()?;
         let found = host.map_err(|es| py_errs(&es))?;
-        let verdicts = follow(path.as_deref(), &found, kpack_path, |host| {
+        let verdicts = follow(path.as_deref(), &found, (kpack_path, budget), |host| {
             gpus.iter()
                 .map(|g| host.check(g))
                 .collect::<Result<Vec<_>, Vec<Error>>>()
         })?;
         return json_value(py, &verdicts.map_err(|es| py_errs(&es))?);
     }
-    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict });
+    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict, budget });
     data.intact()?;
     let report = report.map_err(|es| py_errs(&es))?;
     let verdicts: Vec<gpu_check::Verdict> =
@@ -785,6 +811,8 @@ fn bundle<'py>(
         align,
         hip_openmp: false,
         check_input_archive: false,
+        // What the bundle's own bytes (header, padding) may take.
+        budget: budget_of(None),
     };
     let llvm = |e: okit::error::LlvmError| {
         let d = e.detail.unwrap_or_else(|| Error::other(""));
@@ -842,18 +870,25 @@ fn compress<'py>(
 
 /// The bundle a compressed bundle holds, its sizes and hash verified,
 /// decoded straight into the returned `bytes` (no second copy); a bundle
-/// larger than the memory budget ([`max_memory`]) is refused (CLI-6).
+/// larger than `max_memory` ([`max_memory`] when not given) is refused
+/// (CLI-6).
 #[pyfunction]
-fn decompress<'py>(py: Python<'py>, data: PyBackedBytes) -> PyResult<Bound<'py, PyBytes>> {
+#[pyo3(signature = (data, max_memory=None))]
+fn decompress<'py>(
+    py: Python<'py>,
+    data: PyBackedBytes,
+    max_memory: Option<u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let budget = budget_of(max_memory);
     let h = ccob::parse_header(&data, 0).map_err(|e| py_err(&e))?;
     let len = h.uncompressed_size;
-    if okit::budget::exceeded(len) {
+    if budget.exceeded(len) {
         return Err(py_err(&Error::at(
             okit::rules::CLI_6,
             0,
             format!(
-                "the bundle is {len} bytes, more than the memory budget of {} bytes (offload_kit.set_max_memory)",
-                okit::budget::get()
+                "the bundle is {len} bytes, more than the memory budget of {} bytes (max_memory=)",
+                budget.bytes()
             ),
         )));
     }
@@ -872,19 +907,23 @@ fn decompress<'py>(py: Python<'py>, data: PyBackedBytes) -> PyResult<Bound<'py, 
     }
 }
 
-/// The memory budget in bytes: how much decoded data a call may hold
-/// (inflated bundles and images, entries read from compressed bundles),
-/// as the CLI's `--max-memory`. From `OFFLOAD_KIT_MAX_MEMORY` at import,
-/// else 256 MiB.
+/// The memory budget a call given no `max_memory=` uses, in bytes: how
+/// much decoded data it may hold (inflated bundles and images, entries
+/// read from compressed bundles), as the CLI's `--max-memory`.
+/// `OFFLOAD_KIT_MAX_MEMORY` as it is when the call is made, else 256 MiB.
 #[pyfunction]
 fn max_memory() -> u64 {
-    okit::budget::get()
+    budget_of(None).bytes()
 }
 
-/// Set the memory budget (bytes, at least 1 MiB) for every later call.
-#[pyfunction]
-fn set_max_memory(bytes: u64) {
-    okit::budget::set(bytes);
+/// The budget of a call: `max_memory` bytes (at least 1 MiB) when given,
+/// else `OFFLOAD_KIT_MAX_MEMORY`, else 256 MiB. A value per call, so
+/// threads asking for different budgets never see each other's.
+fn budget_of(max_memory: Option<u64>) -> Budget {
+    match max_memory {
+        Some(bytes) => Budget::new(bytes),
+        None => okit::budget::from_env().unwrap_or_default(),
+    }
 }
 
 /// A generated container of `kind` for `seed` (deterministic): valid, or
@@ -894,7 +933,7 @@ fn set_max_memory(bytes: u64) {
 /// release reads. Returns `(bytes, info)`, `info` a
 /// dict with `description` and, when malformed, `rule` and `offset`.
 #[pyfunction]
-#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None, payloads=None, random_payloads=false, llvm_version=None))]
+#[pyo3(signature = (kind, seed=0, malformed=None, max_size=1 << 20, target_ids=None, payloads=None, random_payloads=false, llvm_version=None, max_memory=None))]
 #[allow(clippy::too_many_arguments)]
 fn generate<'py>(
     py: Python<'py>,
@@ -906,6 +945,7 @@ fn generate<'py>(
     payloads: Option<std::path::PathBuf>,
     random_payloads: bool,
     llvm_version: Option<u32>,
+    max_memory: Option<u64>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
     let release = release_of(llvm_version)?;
     let k = gen::Kind::from_name(kind).ok_or_else(|| {
@@ -922,7 +962,7 @@ fn generate<'py>(
     let payloads = match (payloads, random_payloads) {
         (Some(_), true) => return Err(usage("payloads and random_payloads exclude each other")),
         (Some(dir), false) => gen::Payloads::Given(
-            gen::payloads_from_dir(&dir, max_size, okit::budget::get())
+            gen::payloads_from_dir(&dir, max_size, budget_of(max_memory).bytes())
                 .map_err(|e| usage(e.to_string()))?,
         ),
         (None, true) => gen::Payloads::Random,
@@ -969,9 +1009,5 @@ fn offload_kit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
-    m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
-    if let Some(b) = okit::budget::from_env() {
-        okit::budget::set(b);
-    }
     Ok(())
 }

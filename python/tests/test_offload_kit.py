@@ -265,27 +265,56 @@ def test_a_file_cut_short_while_open_raises_not_kills(tmp_path):
 
 
 def test_memory_budget_bounds_decoding(tmp_path):
-    before = ok.max_memory()
-    try:
-        payload = b"\0" * (8 << 20)
-        z = ok.compress(ok.bundle([(HOST, b"h"), (DEV, payload)], type="bc"))
-        ok.set_max_memory(4 << 20)
-        assert ok.max_memory() == 4 << 20
-        with pytest.raises(ok.OffloadKitError) as e:
-            ok.decompress(z)
-        assert e.value.rule == "CLI-6"
-        f = tmp_path / "z.bc"
-        f.write_bytes(z)
-        with pytest.raises(ok.OffloadKitError) as e:
-            ok.open(f).read(DEV)
-        assert e.value.rule == "CLI-6"
-        # A small entry of the same bundle is read without inflating it all.
-        assert ok.open(f).read(HOST + "-") == b"h"
-        ok.set_max_memory(64 << 20)
-        assert ok.decompress(z) == ok.bundle([(HOST, b"h"), (DEV, payload)], type="bc")
-        assert ok.open(f).read(DEV) == payload
-    finally:
-        ok.set_max_memory(before)
+    payload = b"\0" * (8 << 20)
+    whole = ok.bundle([(HOST, b"h"), (DEV, payload)], type="bc")
+    z = ok.compress(whole)
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.decompress(z, max_memory=4 << 20)
+    assert e.value.rule == "CLI-6"
+    f = tmp_path / "z.bc"
+    f.write_bytes(z)
+    small = ok.open(f, max_memory=4 << 20)
+    with pytest.raises(ok.OffloadKitError) as e:
+        small.read(DEV)
+    assert e.value.rule == "CLI-6"
+    # A small entry of the same bundle is read without inflating it all.
+    assert small.read(HOST + "-") == b"h"
+    # The budget is the call's: the default is untouched by the calls above.
+    assert ok.max_memory() == 256 << 20
+    assert ok.decompress(z) == whole
+    assert ok.open(f).read(DEV) == payload
+    assert ok.open(f, max_memory=64 << 20).read(DEV) == payload
+
+
+def test_memory_budget_is_per_call_across_threads(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    payload = b"\1" * (8 << 20)
+    z = ok.compress(ok.bundle([(HOST, b"h"), (DEV, payload)], type="bc"))
+
+    def attempt(i):
+        budget = (4 << 20) if i % 2 else (64 << 20)
+        try:
+            return len(ok.decompress(z, max_memory=budget))
+        except ok.OffloadKitError as e:
+            return e.rule
+
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(attempt, range(32)))
+    # Each call is judged by its own budget, whatever the others asked for.
+    assert all(g == "CLI-6" for g in got[1::2]), got
+    assert all(isinstance(g, int) and g > len(payload) for g in got[0::2]), got
+
+
+def test_memory_budget_from_environment(tmp_path, monkeypatch):
+    z = ok.compress(ok.bundle([(HOST, b"h"), (DEV, b"\0" * (8 << 20))], type="bc"))
+    monkeypatch.setenv("OFFLOAD_KIT_MAX_MEMORY", "4M")
+    assert ok.max_memory() == 4 << 20
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.decompress(z)
+    assert e.value.rule == "CLI-6"
+    # A budget given to the call wins over the environment.
+    assert len(ok.decompress(z, max_memory=64 << 20)) > 8 << 20
 
 
 def test_bytes_like_inputs(art):

@@ -86,8 +86,8 @@ fn help(prog: &str, release: Release) -> String {
 /// Run the drop-in bundler. `prog` is argv[0] as invoked (LLVM prefixes its
 /// errors with it). Returns the exit status.
 /// `default` is the release without `--llvm-version` (22, or what the
-/// drop-in directory names).
-pub fn main(prog: &str, args: Vec<String>, default: Release) -> i32 {
+/// drop-in directory names); `settings` the run's budget.
+pub fn main(prog: &str, args: Vec<String>, default: Release, settings: super::Settings) -> i32 {
     let args = match cl::expand_response_files(args) {
         Ok(a) => a,
         Err(e) => {
@@ -180,6 +180,7 @@ pub fn main(prog: &str, args: Vec<String>, default: Release) -> i32 {
         align,
         hip_openmp: p.flag("hip-openmp-compatible"),
         check_input_archive: p.flag("check-input-archive"),
+        budget: settings.budget,
     };
     let dry_run = p.flag("###");
     match run(&job, &comp, prog, dry_run) {
@@ -450,7 +451,7 @@ fn run(job: &Job, comp: &Compression, prog: &str, dry_run: bool) -> Result<(), S
 fn run_list(job: &Job, comp: &Compression, header_only: bool) -> Result<(), String> {
     // `-list -type=a` lists the input as -type=o does: an archive is
     // neither an object nor a bundle, so nothing is printed.
-    let raw = open(&job.inputs[0])?;
+    let raw = open(&job.inputs[0], job.budget)?;
     // main lists every blob of the input in turn, each as if it were a
     // file of its own (CCOB-4, *LLVM main*), and prints what it listed
     // before a blob fails.
@@ -482,7 +483,7 @@ fn run_unbundle(
     prog: &str,
     dry_run: bool,
 ) -> Result<(), String> {
-    let raw = open(&job.inputs[0])?;
+    let raw = open(&job.inputs[0], job.budget)?;
     // main walks every blob of the input (CCOB-4, *LLVM main*).
     let main = job.release.quirks().list_walks_every_bundle;
     if header_only && !main {
@@ -560,7 +561,7 @@ fn run_bundle(
     let inputs: Vec<Input> = job
         .inputs
         .iter()
-        .map(|p| open(p))
+        .map(|p| open(p, job.budget))
         .collect::<Result<_, _>>()?;
     // LLVM picks the handler from the host input (the first input when a
     // HIP-only bundle has none): an object file gets an object-file bundle.
@@ -749,8 +750,8 @@ fn write_compressed(mut o: OutputFile, bundle: &[u8], comp: &Compression) -> Res
     o.commit().map_err(|e| e.to_string())
 }
 
-fn open(p: &std::path::Path) -> Result<Input, String> {
-    Input::open_as_llvm(p).map_err(|e| {
+fn open(p: &std::path::Path, budget: offload_kit_llvm::budget::Budget) -> Result<Input, String> {
+    Input::open_as_llvm(p, budget).map_err(|e| {
         let m = e.message().to_string();
         if m.starts_with('\'') {
             m
@@ -770,7 +771,7 @@ fn unbundle_archive(
     comp: &Compression,
 ) -> Result<(), String> {
     let path = &job.inputs[0];
-    let input = open(path)?;
+    let input = open(path, job.budget)?;
     let name = path.display().to_string();
     let plan = job
         .plan_archive_reporting(v, input.bytes(), &name, &mut reporter(job, comp))

@@ -4,6 +4,7 @@ use super::Input;
 use offload_kit_format::source::Sub;
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output;
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::bundle::ccob;
 use offload_kit_llvm::detect;
 use std::path::Path;
@@ -90,12 +91,12 @@ pub(super) fn decompress_cmd(file: &Path, output: &Path) -> Result<i32, Vec<Erro
     Ok(0)
 }
 
-pub(super) fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
+pub(super) fn verify_cmd(file: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let data = input.bytes();
     // A kpack archive: every blob decoded to its size (KPAK-3, KPAK-4).
     if offload_kit_format::kpack::is_kpack(data) {
-        let a = offload_kit_inspect::validate_kpack(data).map_err(Vec::from)?;
+        let a = offload_kit_inspect::validate_kpack(data, budget).map_err(Vec::from)?;
         let name = output::escape_controls(&file.to_string_lossy()).into_owned();
         outln!(
             "{name}: {} code object(s) of the kpack archive read to their sizes",
@@ -106,7 +107,7 @@ pub(super) fn verify_cmd(file: &Path) -> Result<i32, Vec<Error>> {
     if !ccob::is_ccob(data) {
         // Compressed bundles inside (a .hip_fatbin, an archive member) are
         // verified as the strict reader lists them.
-        let l = offload_kit_inspect::validate(&input).map_err(Vec::from)?;
+        let l = offload_kit_inspect::validate(&input, budget).map_err(Vec::from)?;
         // CCOBs, and compressed version 3 offload binaries (OB-19).
         let compressed: std::collections::BTreeSet<u64> = l
             .entries

@@ -8,6 +8,7 @@ use offload_kit_conformance::{
     case_selected, default_jobs, load_corpus, missing_message, report, run_matrix, select_adapters,
     Adapter, Case, Layout, Role, RunContext, Verdict,
 };
+use offload_kit_llvm::budget::Budget;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,8 @@ in a way the corpus does not document; 2 usage or corpus error";
 /// Parsed command line.
 #[derive(Debug, Clone, Default)]
 struct Options {
+    /// The run's memory budget (reports read back are held within it).
+    budget: Budget,
     impls: Vec<String>,
     /// `--label NAME` after `--impl llvm=DIR`: (index into `impls`, NAME).
     labels: Vec<(usize, String)>,
@@ -152,22 +155,23 @@ fn parse_options(args: &[String]) -> Result<Options, String> {
 }
 
 /// Entry point of `offload-kit conformance ARGS…`; returns the exit status.
-pub fn main(args: Vec<String>) -> i32 {
+pub(crate) fn main(args: Vec<String>, settings: super::Settings) -> i32 {
+    let budget = settings.budget;
     if args.first().map(String::as_str) == Some("spec") {
-        return spec_main(&args[1..]);
+        return spec_main(&args[1..], settings);
     }
     if args.first().map(String::as_str) == Some("export") {
         return export_main(&args[1..]);
     }
     if args.first().map(String::as_str) == Some("merge") {
-        return merge_main(&args[1..]);
+        return merge_main(&args[1..], budget);
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return 0;
     }
     let cli = match parse_options(&args) {
-        Ok(c) => c,
+        Ok(c) => Options { budget, ..c },
         Err(e) => {
             eprintln!("offload-kit conformance: {e}\n\n{USAGE}");
             return 2;
@@ -390,7 +394,7 @@ fn id_json(v: &IdVerdict) -> serde_json::Value {
 /// lookup, compatibility by COMPAT-1..3: `check`'s generic fallback (the HIP
 /// runtime's own policy on top) is not an answer. A malformed file fails
 /// with its rule.
-fn lookup(file: &str, requests: &[String]) -> i32 {
+fn lookup(file: &str, requests: &[String], settings: super::Settings) -> i32 {
     use offload_kit_inspect::{self as inspect, check};
     let input = match super::Input::open(std::path::Path::new(file)) {
         Ok(i) => i,
@@ -399,10 +403,14 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
             return 1;
         }
     };
-    let report = match inspect::inspect(&input) {
+    let opts = inspect::Options {
+        strict: true,
+        budget: settings.budget,
+    };
+    let report = match inspect::inspect_with(&input, opts) {
         Ok(r) => r,
         Err(es) => {
-            super::report_errors("", &es, 10);
+            super::report_errors("", &es, 10, settings.color);
             return 1;
         }
     };
@@ -441,7 +449,7 @@ fn lookup(file: &str, requests: &[String]) -> i32 {
 /// `offload-kit conformance spec parse-id ID…` / `spec compatible ENTRY REQUEST [--hip-openmp]`:
 /// print the spec verdicts as JSON lines (for tools that write cases);
 /// `parse-id` adds the ID each release profile writes.
-fn spec_main(args: &[String]) -> i32 {
+fn spec_main(args: &[String], settings: super::Settings) -> i32 {
     let out = |v: serde_json::Value| println!("{v}");
     match args.first().map(String::as_str) {
         Some("parse-id") => {
@@ -465,8 +473,8 @@ fn spec_main(args: &[String]) -> i32 {
             });
             0
         }
-        Some("lookup") if args.len() >= 2 => lookup(&args[1], &args[2..]),
-        Some("kpack-lookup") if args.len() >= 2 => kpack_lookup(&args[1], &args[2..]),
+        Some("lookup") if args.len() >= 2 => lookup(&args[1], &args[2..], settings),
+        Some("kpack-lookup") if args.len() >= 2 => kpack_lookup(&args[1], &args[2..], settings),
         _ => {
             eprintln!("usage: offload-kit conformance spec parse-id ID… | spec compatible ENTRY REQUEST [--hip-openmp] | spec lookup FILE REQUEST… | spec kpack-lookup HOST ISA…");
             2
@@ -478,7 +486,8 @@ fn spec_main(args: &[String]) -> i32 {
 /// answers for the HIPK host's wrappers (spec/kpack.md HIPK-2), one
 /// `ISA\tANSWER` line each: `FOUND <archive file name> <key> <arch>
 /// <size>` (one per wrapper, `;`-separated) or the runtime's error.
-fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
+fn kpack_lookup(host: &str, isas: &[String], settings: super::Settings) -> i32 {
+    let budget = settings.budget;
     let path = std::path::Path::new(host);
     let input = match super::Input::open(path) {
         Ok(i) => i,
@@ -493,7 +502,7 @@ fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
     };
     for isa in isas {
         let mut found = Vec::new();
-        let finder = super::hipk::Finder::new(path, &r, isa, None, &super::hipk::open);
+        let finder = super::hipk::Finder::new(path, &r, isa, None, (&super::hipk::open, budget));
         for &i in &indices {
             match finder.find(&r, i) {
                 Ok(super::hipk::Outcome::Found {
@@ -514,7 +523,7 @@ fn kpack_lookup(host: &str, isas: &[String]) -> i32 {
                     break;
                 }
                 Err(es) => {
-                    super::report_errors("", &es, 5);
+                    super::report_errors("", &es, 5, settings.color);
                     return 1;
                 }
             }
@@ -713,7 +722,12 @@ fn compare_and_site(
     let mut shown = None;
     if let Some(old) = &cli.compare {
         let title = format!("Changes since {}", old.display());
-        let c = Comparison::of_runs(&title, cases, &report::load_results(old)?, verdicts);
+        let c = Comparison::of_runs(
+            &title,
+            cases,
+            &report::load_results(old, cli.budget)?,
+            verdicts,
+        );
         print!("{}", terminal_text(&c.text()));
         shown = Some(c);
     }
@@ -727,7 +741,10 @@ fn compare_and_site(
     if !cli.history.is_empty() {
         let mut runs = Vec::new();
         for p in &cli.history {
-            runs.push((p.display().to_string(), report::load_results(p)?));
+            runs.push((
+                p.display().to_string(),
+                report::load_results(p, cli.budget)?,
+            ));
         }
         runs.push(("this run".to_string(), verdicts.to_vec()));
         let h = offload_kit_conformance::compare::History::of_runs(cases, &runs);
@@ -762,9 +779,12 @@ fn terminal_text(text: &str) -> String {
 }
 
 /// `conformance merge PART.json... [--html DIR] [--json FILE] [--compare OLD.json]`.
-fn merge_main(args: &[String]) -> i32 {
+fn merge_main(args: &[String], budget: Budget) -> i32 {
     let mut parts = Vec::new();
-    let mut cli = Options::default();
+    let mut cli = Options {
+        budget,
+        ..Options::default()
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().cloned().ok_or(format!("{a} needs a value"));
@@ -793,7 +813,7 @@ fn merge_main(args: &[String]) -> i32 {
     let mut by: std::collections::BTreeMap<(String, String), offload_kit_conformance::Verdict> =
         std::collections::BTreeMap::new();
     for p in &parts {
-        match report::load_results(p) {
+        match report::load_results(p, budget) {
             Ok(vs) => {
                 for v in vs {
                     by.insert((v.case.clone(), v.implementation.clone()), v);

@@ -5,6 +5,7 @@ use super::{copy_range, Input};
 use offload_kit_format::kpack::HostRef;
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{self, commit_all, OutputFile};
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::bundle::{ccob, object};
 use offload_kit_llvm::detect;
 use std::path::{Path, PathBuf};
@@ -14,11 +15,15 @@ type EntryPlace = (Option<usize>, usize, String);
 
 /// The entries `check --gpu` picks in `input`, as (member index, bundle,
 /// ID); an error naming the bundles where none fits.
-fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
+fn picked_for(input: &Input, gpu: &str, budget: Budget) -> Result<Vec<EntryPlace>, Vec<Error>> {
     use offload_kit_inspect::{self as inspect, check};
     let g =
         check::Gpu::parse(gpu).map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
-    let report = inspect::inspect(input)?;
+    let opts = inspect::Options {
+        strict: true,
+        budget,
+    };
+    let report = inspect::inspect_with(input, opts)?;
     let v = check::check(&report, &g);
     let missing: Vec<String> = v
         .bundles
@@ -41,53 +46,152 @@ fn picked_for(input: &Input, gpu: &str) -> Result<Vec<EntryPlace>, Vec<Error>> {
         .collect())
 }
 
-/// Which entries `extract` considers: `--bundle`, `--member`, `--member-index`.
-pub(super) struct Select<'a> {
+/// `offload-kit extract`'s options.
+#[derive(clap::Args, Debug, Default)]
+pub(super) struct Args {
+    /// Input file, or a code object URI.
+    pub(super) file: PathBuf,
+    /// Entry ID to extract, or a target ID alone (gfx90a:xnack+: the entries whose
+    /// target ID is exactly it); with --dir, from every bundle.
+    #[arg(long, conflicts_with = "gpu")]
+    pub(super) id: Option<String>,
+    /// Output file (with --id, or --gpu on a file of one bundle).
+    #[arg(short, long, required_unless_present_any = ["all", "dir"])]
+    pub(super) output: Option<PathBuf>,
+    /// Extract every entry into --dir, one file per entry ID (with the
+    /// bundle's number first, `<k>.<id>`, when the file holds several).
+    #[arg(long, requires = "dir")]
+    pub(super) all: bool,
+    /// Directory for --all or --gpu.
+    #[arg(long)]
+    pub(super) dir: Option<PathBuf>,
+    /// The code object the HIP runtime would load on this GPU, from each
+    /// bundle (as `check --gpu` picks it), or from a kpack archive the
+    /// code objects of the target it would take: into --dir, or -o for one.
+    #[arg(long, conflicts_with = "all")]
+    pub(super) gpu: Option<String>,
+    /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place
+    /// of the host's search paths (as ROCM_KPACK_PATH, which is read when this is absent).
+    #[arg(long = "kpack-path", requires = "gpu")]
+    pub(super) kpack_path: Option<String>,
+    /// Only entries of the k-th bundle (as `list` numbers them; a
+    /// `.hip_fatbin` holds several).
+    #[arg(long)]
     pub(super) bundle: Option<usize>,
-    pub(super) member: Option<&'a str>,
+    /// Only entries of this archive member (as `list` names it).
+    #[arg(long)]
+    pub(super) member: Option<String>,
+    /// Only entries of the archive member at this position (from 0, as
+    /// `list` numbers them): reaches each of several members of one name.
+    #[arg(long = "member-index")]
     pub(super) member_index: Option<usize>,
-    /// For a HIPK host: the archives to read (`--kpack-path`).
-    pub(super) kpack_path: Option<&'a str>,
 }
 
-impl Select<'_> {
+impl Args {
+    /// Whether `--bundle`, `--member` and `--member-index` admit `e`.
     fn admits(&self, e: &detect::ListedEntry) -> bool {
         self.bundle.is_none_or(|k| e.bundle == k)
-            && self.member.is_none_or(|m| e.member.as_deref() == Some(m))
+            && self
+                .member
+                .as_deref()
+                .is_none_or(|m| e.member.as_deref() == Some(m))
             && self.member_index.is_none_or(|k| e.member_index == Some(k))
     }
 }
 
-pub(super) fn extract(
-    file: &Path,
-    id: Option<String>,
-    output: Option<PathBuf>,
-    all: bool,
-    dir: Option<PathBuf>,
-    gpu: Option<&str>,
-    select: Select<'_>,
-) -> Result<i32, Vec<Error>> {
+/// Run `extract`: a code object URI, else entries of the file.
+pub(super) fn run(a: Args, settings: super::Settings) -> Result<i32, Vec<Error>> {
+    if is_uri(&a.file) {
+        let Some(out) = &a.output else {
+            return Err(vec![Error::other(
+                "extracting a code object URI needs -o FILE",
+            )]);
+        };
+        return extract_uri(&a.file.to_string_lossy(), out);
+    }
+    if a.id.is_none() && !a.all && a.gpu.is_none() {
+        super::native::usage_error(
+            "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+        );
+    }
+    extract(&a, settings.budget)
+}
+
+/// A `scheme://` argument that is not an existing file is read as a code
+/// object URI (an unknown scheme then fails URI-1).
+fn is_uri(file: &Path) -> bool {
+    let f = file.to_string_lossy();
+    f.starts_with("file://")
+        || f.starts_with("memory://")
+        || (!file.exists()
+            && f.split_once("://").is_some_and(|(scheme, _)| {
+                !scheme.is_empty()
+                    && scheme
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+            }))
+}
+
+/// `extract URI -o F`: the bytes a `file://` URI names.
+fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
+    use offload_kit_format::uri::{self, CodeObjectUri};
+    match uri::parse(text).map_err(|e| vec![e])? {
+        CodeObjectUri::Memory { pid, .. } => Err(vec![Error::other(format!(
+            "'{text}' names memory of process {pid}: read it with a debugger (rocgdb), not from a file"
+        ))]),
+        CodeObjectUri::File { path, offset, size } => {
+            let input = Input::open(&path).map_err(|e| vec![e])?;
+            let len = input.bytes().len() as u64;
+            let size = size.unwrap_or(len.saturating_sub(offset));
+            if offset.checked_add(size).is_none_or(|end| end > len) {
+                return Err(vec![Error::rule(
+                    offload_kit_format::rules::URI_4,
+                    format!(
+                        "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
+                        offset.saturating_add(size),
+                        path.display()
+                    ),
+                )]);
+            }
+            let mut o = OutputFile::create(out).map_err(|e| vec![e])?;
+            copy_range(&input, offset, size, &mut o).map_err(|e| vec![e])?;
+            o.commit().map_err(|e| vec![e])?;
+            Ok(0)
+        }
+    }
+}
+
+/// `extract` of the entries `a` names, holding at most `budget`.
+pub(super) fn extract(a: &Args, budget: Budget) -> Result<i32, Vec<Error>> {
+    let (file, id, output, all, dir) = (&a.file, &a.id, a.output.clone(), a.all, a.dir.clone());
+    let gpu = a.gpu.as_deref();
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A HIPK host: the code object ROCm's runtime finds in its archives.
     if let Some(host) = super::hipk::host_ref(input.bytes()) {
-        let given = super::hipk::override_paths(select.kpack_path);
+        let given = super::hipk::override_paths(a.kpack_path.as_deref());
         if let Some(g) = gpu {
             let (r, indices) = host?;
-            return hipk_gpu(file, &r, &indices, g, given.as_deref(), output, dir);
+            return hipk_gpu(
+                file,
+                (&r, &indices),
+                (g, given.as_deref()),
+                (output, dir),
+                budget,
+            );
         }
         if let (true, Some(dir)) = (all, dir.as_deref()) {
             let (r, indices) = host?;
-            return hipk_all(file, &r, &indices, given.as_deref(), dir);
+            return hipk_all(file, (&r, &indices), given.as_deref(), dir, budget);
         }
     }
     if let (true, Some(dir)) = (
         super::kpack::is_kpack(&input),
         dir.as_deref().filter(|_| all),
     ) {
-        return super::kpack::extract_all(&input, dir);
+        return super::kpack::extract_all(&input, dir, budget);
     }
     if let (true, Some(g)) = (super::kpack::is_kpack(&input), gpu) {
-        return super::kpack::extract_gpu(&input, g, output, dir);
+        return super::kpack::extract_gpu(&input, g, output, dir, budget);
     }
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so
@@ -97,12 +201,13 @@ pub(super) fn extract(
     let opts = detect::ListOptions {
         release: None,
         defer_ccob_verification: one_blob,
+        budget,
     };
     let mut l = detect::list(&input, opts)?;
     let several_bundles = l.entries.iter().any(|e| e.bundle != 0);
-    l.entries.retain(|e| select.admits(e));
+    l.entries.retain(|e| a.admits(e));
     if let Some(g) = gpu {
-        let chosen = picked_for(&input, g)?;
+        let chosen = picked_for(&input, g, budget)?;
         l.entries
             .retain(|e| chosen.contains(&(e.member_index, e.bundle, e.id.clone())));
     }
@@ -168,7 +273,7 @@ pub(super) fn extract(
             OutputFile::create(&path)
         };
         let mut o = o.map_err(|e| vec![e.with_rule_if_none(offload_kit_format::rules::CLI_5)])?;
-        write_entry(&input, &e, &mut o)?;
+        write_entry(&input, &e, &mut o, budget)?;
         // At most output::KEEP_OPEN files held open, however many entries (ulimit -n).
         o.close().map_err(|e| vec![e])?;
         staged.push(o);
@@ -303,9 +408,10 @@ fn write_entry(
     input: &Input,
     e: &detect::ListedEntry,
     o: &mut OutputFile,
+    budget: Budget,
 ) -> Result<(), Vec<Error>> {
     if let Some(img) = e.image.as_ref().filter(|i| i.compressed) {
-        let bytes = detect::image_bytes(input.bytes(), img)?;
+        let bytes = detect::image_bytes(input.bytes(), img, budget)?;
         std::io::Write::write_all(o, &bytes).map_err(|e| vec![e.into()])?;
     } else if e.container == detect::EntryContainer::ObjectBundle && e.id.starts_with("host-") {
         // The host entry of a fat object is the object without its
@@ -339,12 +445,10 @@ fn has_target_id(entry: &str, target: &str) -> bool {
 /// none for some wrapper.
 pub(super) fn hipk_gpu(
     host: &Path,
-    r: &HostRef,
-    indices: &[u64],
-    gpu: &str,
-    given: Option<&[PathBuf]>,
-    output: Option<PathBuf>,
-    dir: Option<PathBuf>,
+    (r, indices): (&HostRef, &[u64]),
+    (gpu, given): (&str, Option<&[PathBuf]>),
+    (output, dir): (Option<PathBuf>, Option<PathBuf>),
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     let parsed = offload_kit_inspect::check::Gpu::parse(gpu)
         .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
@@ -354,11 +458,11 @@ pub(super) fn hipk_gpu(
     let isa = (modes.iter())
         .map(|m| m.text.as_str())
         .find(|m| {
-            let finder = super::hipk::Finder::new(host, r, m, given, &super::hipk::open);
+            let finder = super::hipk::Finder::new(host, r, m, given, (&super::hipk::open, budget));
             (indices.iter()).all(|&i| matches!(finder.locate(r, i), super::hipk::Located::At(..)))
         })
         .unwrap_or(modes[0].text.as_str());
-    let finder = super::hipk::Finder::new(host, r, isa, given, &super::hipk::open);
+    let finder = super::hipk::Finder::new(host, r, isa, given, (&super::hipk::open, budget));
     // Taken back, if still empty, when the run fails.
     let _out_dir = match &dir {
         Some(d) => Some(super::create_out_dir(d)?),
@@ -419,10 +523,10 @@ pub(super) fn hipk_gpu(
 /// name in its archives (every architecture), as `<key>.<arch>.hsaco`.
 pub(super) fn hipk_all(
     host: &Path,
-    r: &HostRef,
-    indices: &[u64],
+    (r, indices): (&HostRef, &[u64]),
     given: Option<&[PathBuf]>,
     dir: &Path,
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     let found = super::hipk::archives(host, r, given);
     if found.is_empty() {
@@ -444,7 +548,7 @@ pub(super) fn hipk_all(
         &found,
         r,
         indices,
-        &super::hipk::open,
+        (&super::hipk::open, budget),
         &mut |_, _, key, arch, code| {
             // A name too long for a file system is cut and numbered.
             let name = super::fit_name(

@@ -51,6 +51,8 @@ pub struct Request<'a> {
     pub random_payloads: bool,
     /// Make only what this release reads.
     pub release: Option<offload_kit_llvm::Release>,
+    /// How much of the user's images may be held (CLI-6).
+    pub budget: offload_kit_llvm::budget::Budget,
 }
 
 /// Run `generate`; 0 on success.
@@ -81,7 +83,7 @@ pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
     }
     let payloads = match (req.payloads, req.random_payloads) {
         (Some(dir), _) => Payloads::Given(
-            payloads_from_dir(dir, req.max_size, offload_kit_llvm::budget::get())
+            payloads_from_dir(dir, req.max_size, req.budget.bytes())
                 .map_err(|e| vec![Error::other(e.to_string())])?,
         ),
         (None, true) => Payloads::Random,

@@ -11,6 +11,7 @@ pub(super) use offload_kit_inspect::hipk::{
 /// The host's reference and the code-object index of each of its
 /// wrappers (one per translation unit), if `data` is a HIPK host.
 pub(super) use offload_kit_inspect::split_host::split_host as host_ref;
+use offload_kit_llvm::budget::Budget;
 use std::path::{Path, PathBuf};
 
 /// The CLI's way of opening a file for the lookup: mapped ([`Input`]).
@@ -18,12 +19,14 @@ pub(super) fn open(path: &Path) -> Result<offload_kit_inspect::hipk::Bytes, Erro
     Ok(Box::new(Input::open(path)?))
 }
 
-/// The library's lookup for the host at `path`, files opened by the CLI.
+/// The library's lookup for the host at `path`, files opened by the CLI,
+/// code objects decoded within `budget`.
 pub(super) fn host<'a>(
     path: &'a Path,
     reference: &'a HostRef,
     indices: &'a [u64],
     given: Option<&'a [PathBuf]>,
+    budget: Budget,
 ) -> offload_kit_inspect::hipk::Host<'a> {
     offload_kit_inspect::hipk::Host {
         path,
@@ -31,5 +34,6 @@ pub(super) fn host<'a>(
         indices,
         given,
         open: &open,
+        budget,
     }
 }

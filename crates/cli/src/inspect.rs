@@ -7,12 +7,13 @@
 //! the code object the HIP runtime would load in each bundle, or why none
 //! fits; exit 0 when every file runs on every GPU.
 
-use super::term::{paint, Color, Stream};
+use super::term::{Color, ColorChoice, Stream};
 use super::Input;
 use offload_kit_format::Error;
 use offload_kit_inspect::check::{self, Gpu, Verdict};
 use offload_kit_inspect::code_object::{CodeObject, FeatureSetting};
 use offload_kit_inspect::{self as inspect, Options, Report};
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::detect;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -47,7 +48,16 @@ fn files_of(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>, Vec<Error>> {
     Ok(files)
 }
 
-pub fn run(paths: &[PathBuf], json: bool, opts: Options) -> Result<i32, Vec<Error>> {
+pub fn run(
+    paths: &[PathBuf],
+    json: bool,
+    strict: bool,
+    settings: super::Settings,
+) -> Result<i32, Vec<Error>> {
+    let opts = Options {
+        strict,
+        budget: settings.budget,
+    };
     let files = files_of(paths)?;
     let outcomes = inspect_all(&files, opts);
     // A named file read whole may hold nothing (a plain program): it is
@@ -72,10 +82,10 @@ pub fn run(paths: &[PathBuf], json: bool, opts: Options) -> Result<i32, Vec<Erro
         })
         .sum();
     if json {
-        print_json(&files, &outcomes);
+        print_json(&files, &outcomes, settings.budget);
     } else {
         for ((path, _), o) in files.iter().zip(&outcomes) {
-            print_file(path, o);
+            print_file(path, o, settings);
         }
         if files.len() > 1 {
             let skipped = files.len() - read - failed;
@@ -158,7 +168,7 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
         Err(e) => return Outcome::Failed(vec![e]),
     };
     if super::kpack::is_kpack(&input) {
-        return match archive_view(path, &input) {
+        return match archive_view(path, &input, opts.budget) {
             Ok(view) => Outcome::Archive(view),
             Err(es) => Outcome::Failed(es),
         };
@@ -175,13 +185,14 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
     }
 }
 
-fn print_file(path: &Path, o: &Outcome) {
+fn print_file(path: &Path, o: &Outcome, settings: super::Settings) {
+    let color = settings.color;
     // A walked file's name is untrusted: it must not forge a line.
     let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
     let r = match o {
         Outcome::NoOffloadCode => return,
         Outcome::Failed(es) => {
-            super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
+            super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS, color);
             return;
         }
         Outcome::Archive(view) => {
@@ -242,10 +253,13 @@ fn print_file(path: &Path, o: &Outcome) {
         }
     }
     for f in &r.findings {
-        outln!("  {}: {f}", paint(Stream::Stdout, Color::Yellow, "finding"));
+        outln!(
+            "  {}: {f}",
+            color.paint(Stream::Stdout, Color::Yellow, "finding")
+        );
     }
-    print_warnings(r);
-    if let Some(view) = split_host_view(path) {
+    print_warnings(r, color);
+    if let Some(view) = split_host_view(path, settings.budget) {
         for l in &view.lines {
             outln!("{l}");
         }
@@ -282,8 +296,8 @@ fn filed_line(
 /// object (its key, architecture, size and what it is); the JSON view is
 /// the library's report ([`offload_kit_inspect::kpack_archive`]), which
 /// Python gives too.
-fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
-    let r = offload_kit_inspect::kpack_archive::inspect_kpack(input.bytes())
+fn archive_view(path: &Path, input: &Input, budget: Budget) -> Result<KpackView, Vec<Error>> {
+    let r = offload_kit_inspect::kpack_archive::inspect_kpack(input.bytes(), budget)
         .map_err(|es| es.into_iter().collect::<Vec<_>>())?;
     let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
     let mut lines = vec![format!(
@@ -306,7 +320,7 @@ fn archive_view(path: &Path, input: &Input) -> Result<KpackView, Vec<Error>> {
 /// `inspect` through a HIPK host: where its device code went, and each
 /// code object its archives file under its keys (every architecture);
 /// `None` for other files.
-fn split_host_view(path: &Path) -> Option<KpackView> {
+fn split_host_view(path: &Path, budget: Budget) -> Option<KpackView> {
     let input = Input::open(path).ok()?;
     let host = super::hipk::host_ref(input.bytes())?;
     let mut view = KpackView {
@@ -324,7 +338,7 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
         }
     };
     let given = super::hipk::override_paths(None);
-    let report = super::hipk::host(path, &r, &indices, given.as_deref()).report();
+    let report = super::hipk::host(path, &r, &indices, given.as_deref(), budget).report();
     view.lines.push(format!(
         "  split into kpack archives (HIPK host): kernel '{}', {} wrapper(s), {} archive(s) found for {}",
         r.kernel_name.escape_debug(),
@@ -349,11 +363,11 @@ fn split_host_view(path: &Path) -> Option<KpackView> {
 }
 
 /// The spec violations read past (`--strict` refuses them), one line each.
-fn print_warnings(r: &Report) {
+fn print_warnings(r: &Report, color: ColorChoice) {
     for w in r.warnings.iter().take(SHOWN_ERRORS) {
         outln!(
             "  {}: {w} (read as LLVM 22 and the HIP runtime read it; --strict refuses it)",
-            paint(Stream::Stdout, Color::Yellow, "warning")
+            color.paint(Stream::Stdout, Color::Yellow, "warning")
         );
     }
     if r.warnings.len() > SHOWN_ERRORS {
@@ -412,7 +426,7 @@ fn describe(o: &CodeObject) -> String {
     }
 }
 
-fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
+fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome], budget: Budget) {
     let docs: Vec<serde_json::Value> = files
         .iter()
         .zip(outcomes)
@@ -423,7 +437,7 @@ fn print_json(files: &[(PathBuf, bool)], outcomes: &[Outcome]) {
             ),
             Outcome::Read(r) => {
                 let mut doc = serde_json::json!({"file": path.to_string_lossy(), "report": r});
-                if let Some(view) = split_host_view(path) {
+                if let Some(view) = split_host_view(path, budget) {
                     doc["kpack_host"] = view.json;
                 }
                 Some(doc)
@@ -444,9 +458,11 @@ pub fn run_check(
     paths: &[PathBuf],
     gpus: &[String],
     json: bool,
-    opts: Options,
-    kpack_path: Option<&str>,
+    (strict, kpack_path): (bool, Option<&str>),
+    settings: super::Settings,
 ) -> Result<i32, Vec<Error>> {
+    let (budget, color) = (settings.budget, settings.color);
+    let opts = Options { strict, budget };
     let gpus = with_machine_gpus(gpus)?;
     let gpus: Vec<Gpu> = gpus
         .iter()
@@ -470,21 +486,21 @@ pub fn run_check(
             .and_then(|i| super::hipk::host_ref(i.bytes()))
         {
             let (r, indices) = host?;
-            let host = super::hipk::host(path, &r, &indices, given.as_deref());
+            let host = super::hipk::host(path, &r, &indices, given.as_deref(), opts.budget);
             let mut verdicts = Vec::new();
             for (g, t) in gpus.iter().zip(tally.iter_mut()) {
                 let v = host.check(g)?;
                 t.0 += 1;
                 // Runs in some modes only: say in which (as for bundles).
                 let line = match (v.runs, v.only_in.is_empty()) {
-                    (true, true) => paint(Stream::Stdout, Color::Green, "runs"),
+                    (true, true) => color.paint(Stream::Stdout, Color::Green, "runs"),
                     (true, false) => format!(
                         "{} as {} (not in every mode of {})",
-                        paint(Stream::Stdout, Color::Green, "runs"),
+                        color.paint(Stream::Stdout, Color::Green, "runs"),
                         v.only_in.join(", "),
                         g.text
                     ),
-                    (false, _) => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+                    (false, _) => color.paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
                 };
                 if !json {
                     let said = v.found.as_deref().or(v.why.as_deref()).unwrap_or("");
@@ -505,7 +521,8 @@ pub fn run_check(
                 continue;
             }
             Outcome::Archive(view) => {
-                let (doc, runs) = check_archive(&name, path, view, &gpus, &mut tally, json);
+                let (doc, runs) =
+                    check_archive(&name, path, view, &gpus, &mut tally, (json, color));
                 all_run &= runs;
                 docs.push(doc);
                 continue;
@@ -522,7 +539,7 @@ pub fn run_check(
             }
             Outcome::Failed(es) => {
                 all_run = false;
-                super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS);
+                super::report_errors(&format!("{name}: "), es, SHOWN_ERRORS, color);
                 docs.push(serde_json::json!({"file": path.to_string_lossy(), "errors": es}));
                 continue;
             }
@@ -538,9 +555,9 @@ pub fn run_check(
         }
         if !json {
             for v in &verdicts {
-                print_verdict(&name, v);
+                print_verdict(&name, v, color);
             }
-            print_warnings(r);
+            print_warnings(r, color);
         }
         let mut doc = serde_json::json!({"file": path.to_string_lossy(), "gpus": verdicts});
         if !r.warnings.is_empty() {
@@ -584,7 +601,7 @@ fn check_archive(
     view: &KpackView,
     gpus: &[Gpu],
     tally: &mut [(usize, usize)],
-    json: bool,
+    (json, color): (bool, ColorChoice),
 ) -> (serde_json::Value, bool) {
     let mut all_run = true;
     let mut verdicts = Vec::new();
@@ -600,12 +617,12 @@ fn check_archive(
             let line = match held {
                 Some(a) => format!(
                     "{}: holds a code object for {} (loaded through the HIPK host that names this archive)",
-                    paint(Stream::Stdout, Color::Green, "runs"),
+                    color.paint(Stream::Stdout, Color::Green, "runs"),
                     a.escape_debug()
                 ),
                 None => format!(
                     "{}: no code object for it in this kpack archive ({})",
-                    paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+                    color.paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
                     view.archs.join(", ").escape_debug()
                 ),
             };
@@ -639,7 +656,7 @@ pub fn with_machine_gpus(gpus: &[String]) -> Result<Vec<String>, Vec<Error>> {
 /// At most this many reasons for bundles without a code object per file.
 const SHOWN_BUNDLES: usize = 10;
 
-fn print_verdict(name: &str, v: &Verdict) {
+fn print_verdict(name: &str, v: &Verdict, color: ColorChoice) {
     let n = v.bundles.len();
     let mut by_pick = std::collections::BTreeMap::new();
     for b in &v.bundles {
@@ -657,13 +674,13 @@ fn print_verdict(name: &str, v: &Verdict) {
         return;
     }
     let verdict = match (v.runs, v.needs()) {
-        (true, None) => paint(Stream::Stdout, Color::Green, "runs"),
+        (true, None) => color.paint(Stream::Stdout, Color::Green, "runs"),
         (true, Some(needs)) => format!(
             "{} with {needs} (not in every mode of {})",
-            paint(Stream::Stdout, Color::Green, "runs"),
+            color.paint(Stream::Stdout, Color::Green, "runs"),
             v.gpu
         ),
-        (false, _) => paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
+        (false, _) => color.paint(Stream::Stdout, Color::Red, "DOES NOT RUN"),
     };
     outln!(
         "{name}: {}: {verdict}: {fits} of {n} bundle(s) have a code object ({})",

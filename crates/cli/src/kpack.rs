@@ -6,6 +6,7 @@ use offload_kit_format::kpack::{self, Archive, HostRef};
 use offload_kit_format::{rules, Error};
 use offload_kit_inspect::kpack_archive::{scheme_name, target_for};
 use offload_kit_io::output::{self, commit_all, OutputFile};
+use offload_kit_llvm::budget::Budget;
 use std::path::{Path, PathBuf};
 
 /// Whether `input` is a kpack archive (it starts with `KPAK`).
@@ -80,13 +81,14 @@ fn unindexed(a: &Archive) -> Vec<&str> {
 }
 
 /// The archive checked (KPAK-1 … 5), every code object decoded.
-pub(super) fn check(input: &Input) -> Result<Archive, Vec<Error>> {
-    offload_kit_inspect::validate_kpack(input.bytes()).map_err(|es| es.into_iter().collect())
+pub(super) fn check(input: &Input, budget: Budget) -> Result<Archive, Vec<Error>> {
+    offload_kit_inspect::validate_kpack(input.bytes(), budget)
+        .map_err(|es| es.into_iter().collect())
 }
 
 /// `validate`: [`check`], and a warning for names the runtime cannot find.
-pub(super) fn validate(file: &Path, input: &Input) -> Result<i32, Vec<Error>> {
-    let a = check(input)?;
+pub(super) fn validate(file: &Path, input: &Input, budget: Budget) -> Result<i32, Vec<Error>> {
+    let a = check(input, budget)?;
     for name in unindexed(&a) {
         eprintln!(
             "offload-kit: warning: {}: kernel name '{}' has no '#<index>': ROCm's runtime looks code objects up as '<name>#<index>' and will not find it (spec/kpack.md KPAK-5)",
@@ -105,9 +107,9 @@ pub(super) fn validate(file: &Path, input: &Input) -> Result<i32, Vec<Error>> {
 }
 
 /// `extract --all --dir DIR`: each code object as `<name>.<arch>.hsaco`.
-pub(super) fn extract_all(input: &Input, dir: &Path) -> Result<i32, Vec<Error>> {
+pub(super) fn extract_all(input: &Input, dir: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
-    extract_kernels(input, &a, None, dir)
+    extract_kernels(input, &a, (None, dir), budget)
 }
 
 /// `extract --gpu G ARCHIVE`: the code objects the runtime would load for
@@ -119,6 +121,7 @@ pub(super) fn extract_gpu(
     gpu: &str,
     output: Option<PathBuf>,
     dir: Option<PathBuf>,
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     let g = offload_kit_inspect::check::Gpu::parse(gpu)
         .map_err(|e| vec![Error::other(format!("--gpu '{gpu}': {e}"))])?;
@@ -133,7 +136,7 @@ pub(super) fn extract_gpu(
         ))]);
     };
     match (dir, output) {
-        (Some(dir), _) => extract_kernels(input, &a, Some(&arch), &dir),
+        (Some(dir), _) => extract_kernels(input, &a, (Some(&arch), &dir), budget),
         (None, Some(out)) => {
             let picked: Vec<&kpack::Kernel> = a.kernels.iter().filter(|k| k.arch == arch).collect();
             let [k] = picked[..] else {
@@ -143,7 +146,7 @@ pub(super) fn extract_gpu(
                 ))]);
             };
             let code = a
-                .code_object(input.bytes(), k, offload_kit_llvm::budget::get())
+                .code_object(input.bytes(), k, budget.bytes())
                 .map_err(|e| vec![e])?;
             let mut o = OutputFile::create(&out).map_err(|e| vec![e])?;
             std::io::Write::write_all(&mut o, &code).map_err(|e| vec![e.into()])?;
@@ -160,11 +163,11 @@ pub(super) fn extract_gpu(
 fn extract_kernels(
     input: &Input,
     a: &Archive,
-    arch: Option<&str>,
-    dir: &Path,
+    (arch, dir): (Option<&str>, &Path),
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     let data = input.bytes();
-    let limit = offload_kit_llvm::budget::get();
+    let limit = budget.bytes();
     let _out_dir = super::create_out_dir(dir)?;
     let mut outs = Vec::new();
     for (i, k) in a.kernels.iter().enumerate() {
@@ -213,11 +216,12 @@ pub(super) fn split(
     kernel: Option<&str>,
     prefix: Option<&str>,
     storage: kpack::Storage,
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     use offload_kit_format::id::BundleEntryId;
     let input = Input::open(file).map_err(|e| vec![e])?;
     let data = input.bytes();
-    let l = offload_kit_inspect::validate(&input).map_err(Vec::from)?;
+    let l = offload_kit_inspect::validate(&input, budget).map_err(Vec::from)?;
     let name = file
         .file_name()
         .map_or("a.out".into(), |n| n.to_string_lossy().into_owned());
@@ -295,9 +299,8 @@ pub(super) fn split(
         let path =
             output::contained_path(dir, &format!("{prefix}_{arch}.kpack")).map_err(|e| vec![e])?;
         let mut f = OutputFile::create_replacing(&path).map_err(|e| vec![e])?;
-        write_archive(&mut f, storage, (&prefix, arch), kernels, |entry| {
-            offload_kit_llvm::detect::payload(data, &l.entries[entry])
-        })?;
+        let code = |entry| offload_kit_llvm::detect::payload(data, &l.entries[entry], budget);
+        write_archive(&mut f, (storage, budget), (&prefix, arch), kernels, code)?;
         f.close().map_err(|e| vec![e])?;
         outs.push((f, path, arch.clone(), kernels.len()));
     }
@@ -338,7 +341,7 @@ pub(super) fn split(
 /// (two entries under one key, say, would break KPAK-5).
 fn write_archive<'d>(
     out: &mut OutputFile,
-    storage: kpack::Storage,
+    (storage, budget): (kpack::Storage, Budget),
     (group, arch): (&str, &str),
     kernels: &[Filed],
     mut code: impl FnMut(usize) -> Result<std::borrow::Cow<'d, [u8]>, Error>,
@@ -368,7 +371,7 @@ fn write_archive<'d>(
     let len = file.metadata().map_err(io)?.len();
     let copy = file.try_clone().map_err(io)?;
     let archive = Input::mapped(copy, len, Path::new(&shown)).map_err(one)?;
-    offload_kit_inspect::validate_kpack(archive.bytes()).map_err(Vec::from)?;
+    offload_kit_inspect::validate_kpack(archive.bytes(), budget).map_err(Vec::from)?;
     Ok(())
 }
 
@@ -384,6 +387,7 @@ fn join_host(
     input: &Input,
     r: &HostRef,
     output_path: &Path,
+    budget: Budget,
 ) -> Result<i32, Vec<Error>> {
     let data = input.bytes();
     let wrappers = hipk::split_wrappers(data).map_err(|e| vec![e])?;
@@ -391,7 +395,7 @@ fn join_host(
     let mut archives = Vec::new();
     for p in &paths {
         let input = Input::open(p).map_err(|e| vec![e])?;
-        let a = check(&input)?;
+        let a = check(&input, budget)?;
         archives.push((input, a));
     }
     let host_id: &[u8] = match offload_kit_format::host::elf::Elf::parse(data).map(|e| e.machine) {
@@ -439,7 +443,7 @@ fn join_host(
         bundles.push((at, layout, sources));
     }
     let host = hipk::restore_layout(data, payload_len, &targets).map_err(|e| vec![e])?;
-    let limit = offload_kit_llvm::budget::get();
+    let limit = budget.bytes();
     let mut out = OutputFile::create(output_path).map_err(|e| vec![e])?;
     let io = |e: std::io::Error| vec![Error::from(e)];
     std::io::Write::write_all(&mut out, &host.head).map_err(io)?;
@@ -510,18 +514,18 @@ fn wrappers_of(wrappers: &[hipk::Wrapper], at: u64) -> Vec<u64> {
 /// 4096, as clang writes `.hip_fatbin` bundles) of an empty host entry and
 /// one `hipv4-amdgcn-amd-amdhsa--<arch>` entry per code object, the code
 /// objects byte for byte as the archive holds them.
-pub(super) fn join(file: &Path, output_path: &Path) -> Result<i32, Vec<Error>> {
+pub(super) fn join(file: &Path, output_path: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     if let Some(host) = super::hipk::host_ref(input.bytes()) {
         let (r, _) = host?;
-        return join_host(file, &input, &r, output_path);
+        return join_host(file, &input, &r, output_path, budget);
     }
-    let a = check(&input)?;
+    let a = check(&input, budget)?;
     let data = input.bytes();
     // The code objects are held, and the bundle made of them: half the
     // budget each, counted over every code object, not per frame (a 50 KB
     // archive of frames claiming 128 MiB each once took 1.6 GB).
-    let room = offload_kit_llvm::budget::get() / 2;
+    let room = budget.bytes() / 2;
     let mut held = 0u64;
     let mut entries: Vec<(Vec<u8>, Vec<u8>)> =
         vec![(b"host-x86_64-unknown-linux-gnu-".to_vec(), Vec::new())];

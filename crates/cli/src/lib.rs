@@ -56,6 +56,7 @@ mod term;
 
 use offload_kit_format::Error;
 use offload_kit_io::output::io_text;
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::Release;
 use std::fs::File;
 use std::io::Read;
@@ -138,14 +139,15 @@ impl Input {
     /// input, a regular file is mapped, and a device, pipe or socket
     /// (`/dev/null`, `/dev/fd/N`, `<(…)`, a named FIFO) is read to its end
     /// within the memory budget (CLI-6 past it), as
-    /// `MemoryBuffer::getFileOrSTDIN` reads it.
-    pub fn open_as_llvm(path: &Path) -> Result<Input, Error> {
+    /// `MemoryBuffer::getFileOrSTDIN` reads it. `budget` bounds what is
+    /// read.
+    pub fn open_as_llvm(path: &Path, budget: Budget) -> Result<Input, Error> {
         use offload_kit_io::input::{open_as_llvm, LlvmInput, OpenError};
         if path == Path::new("-") {
             return Input::open(path);
         }
         let name = || path.display();
-        match open_as_llvm(path, offload_kit_llvm::budget::get()) {
+        match open_as_llvm(path, budget.bytes()) {
             Ok(LlvmInput::Read(buf)) => Ok(Input::from_vec(buf)),
             Ok(LlvmInput::Regular(file, len)) => Input::mapped(file, len, path),
             Err(e @ OpenError::TooLarge(_)) => Err(Error::rule(
@@ -229,10 +231,11 @@ impl offload_kit_format::source::Source for Input {
 }
 
 /// Print `errs` on stderr as `offload-kit: error: <prefix><error>`, at
-/// most `shown` of them and then a count of the rest, in one buffered write.
-pub(crate) fn report_errors(prefix: &str, errs: &[Error], shown: usize) {
+/// most `shown` of them and then a count of the rest, in one buffered write;
+/// "error" coloured as `color` says.
+pub(crate) fn report_errors(prefix: &str, errs: &[Error], shown: usize, color: term::ColorChoice) {
     use std::io::Write;
-    let error = term::paint(term::Stream::Stderr, term::Color::Red, "error");
+    let error = color.paint(term::Stream::Stderr, term::Color::Red, "error");
     let mut w = std::io::BufWriter::new(std::io::stderr().lock());
     // Names and IDs in messages come from inputs and the file system.
     let prefix = offload_kit_io::output::escape_controls(prefix);
@@ -336,8 +339,8 @@ pub(crate) fn copy_range(
 fn spool_room(spool: &std::fs::File) -> u64 {
     let keep_free = std::env::var("OFFLOAD_KIT_SPOOL_KEEP_FREE")
         .ok()
-        .and_then(|v| offload_kit_llvm::budget::parse(&v))
-        .unwrap_or(256 << 20);
+        .and_then(|v| Budget::parse(&v))
+        .map_or(256 << 20, Budget::bytes);
     match rustix::fs::fstatvfs(spool) {
         Ok(st) => st
             .f_bavail
@@ -400,6 +403,26 @@ impl Drop for OutDir {
     }
 }
 
+/// What one run is configured with, made once from the environment and
+/// the options and handed to each command as a value (the library keeps no
+/// setting of its own): the memory budget and when to colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Settings {
+    /// `--max-memory`, else `OFFLOAD_KIT_MAX_MEMORY`, else 256 MiB (CLI-6).
+    pub budget: Budget,
+    /// `--color`.
+    pub color: term::ColorChoice,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            budget: Budget::default(),
+            color: term::ColorChoice::Auto,
+        }
+    }
+}
+
 /// The `offload-kit` process: the drop-in named by `argv[0]`
 /// (`clang-offload-bundler`, `clang-offload-packager`/`llvm-offload-binary`,
 /// `llvm-objdump`, `llvm-readobj`), else the native CLI. Exits with the
@@ -409,9 +432,10 @@ pub fn main() -> ! {
     let args_os: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // A malformed budget is refused as --max-memory refuses it, not
     // silently replaced by the default.
+    let mut settings = Settings::default();
     if let Some(text) = std::env::var_os("OFFLOAD_KIT_MAX_MEMORY") {
-        match text.to_str().and_then(offload_kit_llvm::budget::parse) {
-            Some(b) => offload_kit_llvm::budget::set(b),
+        match text.to_str().and_then(Budget::parse) {
+            Some(b) => settings.budget = b,
             None => {
                 eprintln!(
                     "offload-kit: error: OFFLOAD_KIT_MAX_MEMORY={}: not a size (bytes, or with K, M or G)",
@@ -458,16 +482,16 @@ pub fn main() -> ! {
         }
     };
     let code = if name.starts_with("clang-offload-bundler") {
-        drop_in(&|a, r| bundler::main(&prog, a, r))
+        drop_in(&|a, r| bundler::main(&prog, a, r, settings))
     } else if name.starts_with("clang-offload-packager") || name.starts_with("llvm-offload-binary")
     {
-        drop_in(&|a, r| packager::main(&prog, a, true, r))
+        drop_in(&|a, r| packager::main(&prog, a, true, r, settings))
     } else if name.starts_with("llvm-objdump") {
-        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Objdump, a, r))
+        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Objdump, a, r, settings))
     } else if name.starts_with("llvm-readobj") {
-        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Readobj, a, r))
+        drop_in(&|a, r| offloading::main(&prog, offloading::Tool::Readobj, a, r, settings))
     } else {
-        native::main(args_os)
+        native::main(args_os, settings)
     };
     std::process::exit(code);
 }

@@ -3,12 +3,12 @@
 //! commands have their own files.
 
 use super::ccob::{compress_cmd, decompress_cmd, verify_cmd};
-use super::extract::{extract, Select};
 use super::term::ColorChoice;
-use super::{copy_range, Input};
+use super::Input;
 use clap::{CommandFactory, Parser, Subcommand};
 use offload_kit_format::Error;
-use offload_kit_io::output::{self, OutputFile};
+use offload_kit_io::output;
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::detect::{self, Listing};
 use offload_kit_llvm::Release;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub struct Cli {
     /// (CLI-6): bytes, or with K, M or G; default 256M, or
     /// OFFLOAD_KIT_MAX_MEMORY.
     #[arg(long = "max-memory", global = true, value_parser = parse_budget)]
-    max_memory: Option<u64>,
+    max_memory: Option<Budget>,
     /// When to colour output: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
@@ -40,9 +40,8 @@ fn ccob_forms() -> clap::builder::PossibleValuesParser {
     clap::builder::PossibleValuesParser::new(forms)
 }
 
-fn parse_budget(text: &str) -> Result<u64, String> {
-    offload_kit_llvm::budget::parse(text)
-        .ok_or_else(|| format!("'{text}' is not a size (bytes, or with K, M or G)"))
+fn parse_budget(text: &str) -> Result<Budget, String> {
+    Budget::parse(text).ok_or_else(|| format!("'{text}' is not a size (bytes, or with K, M or G)"))
 }
 
 #[derive(Subcommand, Debug)]
@@ -64,44 +63,7 @@ enum Cmd {
     },
     /// Extract one entry (or all entries into a directory), or the bytes a
     /// code object URI names (`extract file://PATH#offset=N&size=M -o F`).
-    Extract {
-        /// Input file, or a code object URI.
-        file: PathBuf,
-        /// Entry ID to extract, or a target ID alone (gfx90a:xnack+: the entries whose
-        /// target ID is exactly it); with --dir, from every bundle.
-        #[arg(long, conflicts_with = "gpu")]
-        id: Option<String>,
-        /// Output file (with --id, or --gpu on a file of one bundle).
-        #[arg(short, long, required_unless_present_any = ["all", "dir"])]
-        output: Option<PathBuf>,
-        /// Extract every entry into --dir, one file per entry ID (with the
-        /// bundle's number first, `<k>.<id>`, when the file holds several).
-        #[arg(long, requires = "dir")]
-        all: bool,
-        /// Directory for --all or --gpu.
-        #[arg(long)]
-        dir: Option<PathBuf>,
-        /// The code object the HIP runtime would load on this GPU, from each
-        /// bundle (as `check --gpu` picks it), or from a kpack archive the
-        /// code objects of the target it would take: into --dir, or -o for one.
-        #[arg(long, conflicts_with = "all")]
-        gpu: Option<String>,
-        /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place
-        /// of the host's search paths (as ROCM_KPACK_PATH, which is read when this is absent).
-        #[arg(long = "kpack-path", requires = "gpu")]
-        kpack_path: Option<String>,
-        /// Only entries of the k-th bundle (as `list` numbers them; a
-        /// `.hip_fatbin` holds several).
-        #[arg(long)]
-        bundle: Option<usize>,
-        /// Only entries of this archive member (as `list` names it).
-        #[arg(long)]
-        member: Option<String>,
-        /// Only entries of the archive member at this position (from 0, as
-        /// `list` numbers them): reaches each of several members of one name.
-        #[arg(long = "member-index")]
-        member_index: Option<usize>,
-    },
+    Extract(super::extract::Args),
     /// What files hold, down to each code object (processor, code object
     /// version, xnack/sramecc, kernels), and whether each entry's ID agrees
     /// with its code object (CO-1); directories are walked. Exit 0 when
@@ -310,8 +272,9 @@ enum Cmd {
     },
 }
 
-/// Run the native CLI; returns the exit status.
-pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
+/// Run the native CLI; returns the exit status. `settings` are the run's
+/// from the environment; the options given here override them.
+pub(crate) fn main(args: Vec<std::ffi::OsString>, mut settings: super::Settings) -> i32 {
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -320,26 +283,33 @@ pub fn main(args: Vec<std::ffi::OsString>) -> i32 {
         }
     };
     if let Some(b) = cli.max_memory {
-        offload_kit_llvm::budget::set(b);
+        settings.budget = b;
     }
-    super::term::set_color(cli.color);
-    match run(cli.cmd) {
+    settings.color = cli.color;
+    match run(cli.cmd, settings) {
         Ok(code) => code,
         Err(errs) => {
-            super::report_errors("", &errs, SHOWN_ERRORS);
+            super::report_errors("", &errs, SHOWN_ERRORS, settings.color);
             1
         }
     }
 }
 
 /// `offload-kit objdump|readobj ARGS`: the drop-in at its default release.
-fn offloading(name: &str, tool: super::offloading::Tool, args: Vec<String>) -> i32 {
-    super::offloading::main(&format!("offload-kit {name}"), tool, args, Release::DEFAULT)
+fn offloading(
+    name: &str,
+    tool: super::offloading::Tool,
+    args: Vec<String>,
+    settings: super::Settings,
+) -> i32 {
+    let prog = format!("offload-kit {name}");
+    super::offloading::main(&prog, tool, args, Release::DEFAULT, settings)
 }
 
 /// Run one command: its exit status, or the errors that make it exit 1.
 /// The drop-ins print their own errors and give their own exit status.
-fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
+fn run(cmd: Cmd, settings: super::Settings) -> Result<i32, Vec<Error>> {
+    let budget = settings.budget;
     match cmd {
     Cmd::Completions { shell } => {
         let mut out = Vec::new();
@@ -348,14 +318,14 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
     }
     Cmd::Man { dir } => man_pages(dir.as_deref()),
     Cmd::Dropins { llvm, dir, force } => super::dropins::run(llvm, &dir, force),
-    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args, Release::DEFAULT)),
-    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false, Release::DEFAULT)),
-    Cmd::Conformance { args } => Ok(super::conformance::main(args)),
-    Cmd::Objdump { args } => Ok(offloading("objdump", super::offloading::Tool::Objdump, args)),
-    Cmd::Readobj { args } => Ok(offloading("readobj", super::offloading::Tool::Readobj, args)),
+    Cmd::Bundler { args } => Ok(super::bundler::main("offload-kit bundler", args, Release::DEFAULT, settings)),
+    Cmd::Packager { args } => Ok(super::packager::main("offload-kit packager", args, false, Release::DEFAULT, settings)),
+    Cmd::Conformance { args } => Ok(super::conformance::main(args, settings)),
+    Cmd::Objdump { args } => Ok(offloading("objdump", super::offloading::Tool::Objdump, args, settings)),
+    Cmd::Readobj { args } => Ok(offloading("readobj", super::offloading::Tool::Readobj, args, settings)),
     Cmd::List {
         file, uri: true, ..
-    } => list_uris(&file),
+    } => list_uris(&file, budget),
     Cmd::List {
         llvm: Some(Release::Main),
         ..
@@ -365,12 +335,12 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
     ))]),
     Cmd::List {
         file, json, llvm, ..
-    } => list(&file, json, llvm),
+    } => list(&file, json, llvm, budget),
     Cmd::Inspect {
         paths,
         json,
         strict,
-    } => super::inspect::run(&paths, json, offload_kit_inspect::Options { strict }),
+    } => super::inspect::run(&paths, json, strict, settings),
     Cmd::Check {
         paths,
         gpu,
@@ -378,52 +348,12 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         kpack_path,
         strict,
     } => {
-        let opts = offload_kit_inspect::Options { strict };
-        super::inspect::run_check(&paths, &gpu, json, opts, kpack_path.as_deref())
+        let how = (strict, kpack_path.as_deref());
+        super::inspect::run_check(&paths, &gpu, json, how, settings)
     }
-    Cmd::Extract {
-        file,
-        output: Some(out),
-        ..
-    } if is_uri(&file) => extract_uri(&file.to_string_lossy(), &out),
-    Cmd::Extract {
-        file, output: None, ..
-    } if is_uri(&file) => Err(vec![Error::other(
-        "extracting a code object URI needs -o FILE",
-    )]),
-    Cmd::Extract {
-        id: None,
-        all: false,
-        gpu: None,
-        ..
-    } => extract_usage(),
-    Cmd::Extract {
-        file,
-        id,
-        output,
-        all,
-        dir,
-        bundle,
-        member,
-        member_index,
-        gpu,
-        kpack_path,
-    } => extract(
-        &file,
-        id,
-        output,
-        all,
-        dir,
-        gpu.as_deref(),
-        Select {
-            bundle,
-            member: member.as_deref(),
-            member_index,
-            kpack_path: kpack_path.as_deref(),
-        },
-    ),
-    Cmd::Validate { file, json } => validate(&file, json),
-    Cmd::Demo { dir } => demo(&dir),
+    Cmd::Extract(args) => super::extract::run(args, settings),
+    Cmd::Validate { file, json } => validate(&file, json, budget),
+    Cmd::Demo { dir } => demo(&dir, budget),
     Cmd::Generate {
         list_kinds: true, ..
     } => {
@@ -453,6 +383,7 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         payloads: payloads.as_deref(),
         random_payloads,
         release: llvm,
+        budget,
     }),
     Cmd::Compress {
         file,
@@ -472,31 +403,27 @@ fn run(cmd: Cmd) -> Result<i32, Vec<Error>> {
         "none" => decompress_cmd(&file, &output),
         "kpack" => {
             let storage = how.kpack_storage().map_err(|e| vec![e])?;
-            super::kpack::split(&file, &output, kernel_name.as_deref(), prefix.as_deref(), storage)
+            super::kpack::split(&file, &output, kernel_name.as_deref(), prefix.as_deref(), storage, budget)
         }
         "bundle" if how.method.is_some() || how.level.is_some() || how.threads > 0 => {
             Err(vec![Error::other(
                 "convert --to bundle writes an uncompressed fat binary: --method, --level and --threads do not apply",
             )])
         }
-        "bundle" => super::kpack::join(&file, &output),
+        "bundle" => super::kpack::join(&file, &output, budget),
         v => {
             let version = v[1..].parse().expect("v1|v2|v3");
             compress_cmd(&file, &output, version, how.method(), how.level, how.threads)
         }
     },
-    Cmd::Verify { file } => verify_cmd(&file),
+    Cmd::Verify { file } => verify_cmd(&file, budget),
     }
 }
 
-/// `extract` given nothing to choose by: clap's usage error, exit 2.
-fn extract_usage() -> ! {
-    use clap::CommandFactory;
+/// A command given too little to act on: clap's usage error, exit 2.
+pub(super) fn usage_error(message: &str) -> ! {
     Cli::command()
-        .error(
-            clap::error::ErrorKind::MissingRequiredArgument,
-            "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
-        )
+        .error(clap::error::ErrorKind::MissingRequiredArgument, message)
         .exit()
 }
 
@@ -610,26 +537,11 @@ fn print_listing(l: &Listing, json: bool) {
     }
 }
 
-/// A `scheme://` argument that is not an existing file is read as a code
-/// object URI (an unknown scheme then fails URI-1).
-fn is_uri(file: &Path) -> bool {
-    let f = file.to_string_lossy();
-    f.starts_with("file://")
-        || f.starts_with("memory://")
-        || (!file.exists()
-            && f.split_once("://").is_some_and(|(scheme, _)| {
-                !scheme.is_empty()
-                    && scheme
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-            }))
-}
-
 /// `list --uri`: an entry per line, `<id>TAB<file URI>`; an entry inside a
 /// compressed bundle has no range of the file, and shows `-`.
-fn list_uris(file: &Path) -> Result<i32, Vec<Error>> {
+fn list_uris(file: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    let l = detect::list(&input, None)?;
+    let l = detect::list(&input, detect::ListOptions::new(None, budget))?;
     let mut inside_ccob = 0;
     for e in &l.entries {
         let compressed = e.ccob_offset.is_some() || e.image.as_ref().is_some_and(|i| i.compressed);
@@ -652,41 +564,12 @@ fn list_uris(file: &Path) -> Result<i32, Vec<Error>> {
     Ok(0)
 }
 
-/// `extract URI -o F`: the bytes a `file://` URI names.
-fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
-    use offload_kit_format::uri::{self, CodeObjectUri};
-    match uri::parse(text).map_err(|e| vec![e])? {
-        CodeObjectUri::Memory { pid, .. } => Err(vec![Error::other(format!(
-            "'{text}' names memory of process {pid}: read it with a debugger (rocgdb), not from a file"
-        ))]),
-        CodeObjectUri::File { path, offset, size } => {
-            let input = Input::open(&path).map_err(|e| vec![e])?;
-            let len = input.bytes().len() as u64;
-            let size = size.unwrap_or(len.saturating_sub(offset));
-            if offset.checked_add(size).is_none_or(|end| end > len) {
-                return Err(vec![Error::rule(
-                    offload_kit_format::rules::URI_4,
-                    format!(
-                        "'{text}': bytes {offset}..{} lie past the end of '{}' ({len} bytes)",
-                        offset.saturating_add(size),
-                        path.display()
-                    ),
-                )]);
-            }
-            let mut o = OutputFile::create(out).map_err(|e| vec![e])?;
-            copy_range(&input, offset, size, &mut o).map_err(|e| vec![e])?;
-            o.commit().map_err(|e| vec![e])?;
-            Ok(0)
-        }
-    }
-}
-
-fn list(file: &Path, json: bool, llvm: Option<Release>) -> Result<i32, Vec<Error>> {
+fn list(file: &Path, json: bool, llvm: Option<Release>, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     if super::kpack::is_kpack(&input) {
         return super::kpack::list(file, &input, json);
     }
-    let l = detect::list(&input, llvm)?;
+    let l = detect::list(&input, detect::ListOptions::new(llvm, budget))?;
     print_listing(&l, json);
     if let (false, Some(note)) = (json, super::kpack::host_note(&input)) {
         outln!("{}", note.map_err(|e| vec![e])?);
@@ -723,16 +606,16 @@ fn man_pages(dir: Option<&Path>) -> Result<i32, Vec<Error>> {
     write_stdout(&page)
 }
 
-fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
+fn validate(file: &Path, json: bool, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
     let kpack = super::kpack::is_kpack(&input);
     if kpack && !json {
-        return super::kpack::validate(file, &input);
+        return super::kpack::validate(file, &input, budget);
     }
     let res = if kpack {
-        super::kpack::check(&input).map(|_| None)
+        super::kpack::check(&input, budget).map(|_| None)
     } else {
-        offload_kit_inspect::validate(&input)
+        offload_kit_inspect::validate(&input, budget)
             .map(Some)
             .map_err(Vec::from)
     };
@@ -774,7 +657,7 @@ fn validate(file: &Path, json: bool) -> Result<i32, Vec<Error>> {
     }
 }
 
-fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
+fn demo(dir: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     use offload_kit_llvm::bundle::binary;
     std::fs::create_dir_all(dir).map_err(|e| vec![e.into()])?;
     let entries: [(&[u8], &[u8]); 3] = [
@@ -794,35 +677,28 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         bytes.len()
     );
     outln!("\n$ offload-kit list {}", path.display());
-    let l = detect::list(&bytes, None)?;
+    let l = detect::list(&bytes, detect::ListOptions::new(None, budget))?;
     print_listing(&l, false);
     for r in Release::WITH_BINARY {
-        let l = detect::list(&bytes, Some(r))?;
+        let l = detect::list(&bytes, detect::ListOptions::new(Some(r), budget))?;
         let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
         outln!("LLVM {r} -list order: {}", ids.join(", "));
     }
     outln!("\n$ offload-kit validate {}", path.display());
-    validate(&path, false)?;
+    validate(&path, false, budget)?;
     let out = dir.join("gfx906.co");
     // extract writes a named output as LLVM would, through a link; the
     // demo's names are its own, so whatever is there goes first.
     if std::fs::symlink_metadata(&out).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         std::fs::remove_file(&out).map_err(|e| vec![e.into()])?;
     }
-    extract(
-        &path,
-        Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
-        Some(out.clone()),
-        false,
-        None,
-        None,
-        Select {
-            bundle: None,
-            member: None,
-            member_index: None,
-            kpack_path: None,
-        },
-    )?;
+    let args = super::extract::Args {
+        file: path.clone(),
+        id: Some("hip-amdgcn-amd-amdhsa--gfx906".into()),
+        output: Some(out.clone()),
+        ..Default::default()
+    };
+    super::extract::extract(&args, budget)?;
     outln!(
         "\nextracted hip-amdgcn-amd-amdhsa--gfx906 to {}",
         out.display()
@@ -835,7 +711,7 @@ fn demo(dir: &Path) -> Result<i32, Vec<Error>> {
         "\n$ offload-kit validate {}   (payload size of entry 0 set to 2^64-1)",
         badp.display()
     );
-    if let Err(es) = detect::list(&bad, None) {
+    if let Err(es) = detect::list(&bad, detect::ListOptions::new(None, budget)) {
         for e in es {
             outln!("  {e}");
         }

@@ -15,6 +15,7 @@ use super::Input;
 use offload_kit_format::host::symtab::{self, SymbolError};
 use offload_kit_io::output::{self, OutputFile};
 use offload_kit_io::output::{io_text, strip_os_error};
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::offload_binary::llvm::{self, Failure, LlvmImage};
 use offload_kit_llvm::offload_binary::packager::{self, Action, ImageArgs};
 use offload_kit_llvm::offload_binary::Compression;
@@ -193,8 +194,16 @@ Generic Options:
 /// Run the drop-in packager. `argv0` is the program as invoked (errors
 /// start with it); `direct` is set when offload-kit was invoked under the
 /// tool's own name (then the name decides LLVM 22's deprecation warning).
-/// `default` is the release without `--llvm-version`.
-pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i32 {
+/// `default` is the release without `--llvm-version`; `settings` the run's
+/// budget.
+pub fn main(
+    argv0: &str,
+    args: Vec<String>,
+    direct: bool,
+    default: Release,
+    settings: super::Settings,
+) -> i32 {
+    let budget = settings.budget;
     let args = match cl::expand_response_files(args) {
         Ok(a) => a,
         Err(e) => {
@@ -282,7 +291,7 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
         let Some(inp) = input else {
             return err("--objdump-offloading needs an input file");
         };
-        return objdump(argv0, &inp, release);
+        return objdump(argv0, &inp, release, budget);
     }
     if input.is_some() && output.is_some() {
         return err(
@@ -296,10 +305,10 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
                 Some(Ok(c)) => c,
                 None => None,
             };
-        return bundle(argv0, &out, &a.images, release, compression);
+        return bundle(argv0, &out, &a.images, (release, budget), compression);
     }
     if let Some(inp) = input {
-        return unbundle(argv0, &inp, &a.images, release, a.archive);
+        return unbundle(argv0, &inp, &a.images, (release, budget), a.archive);
     }
     0
 }
@@ -307,8 +316,8 @@ pub fn main(argv0: &str, args: Vec<String>, direct: bool, default: Release) -> i
 /// An image to package, held whole (it is copied into the output): read up
 /// to half the memory budget, the other half being the output (CLI-6), so
 /// that `/dev/zero` or a FIFO fed for ever stops at the budget.
-fn read_file(path: &str) -> Result<Vec<u8>, String> {
-    let room = offload_kit_llvm::budget::get() / 2;
+fn read_file(path: &str, budget: Budget) -> Result<Vec<u8>, String> {
+    let room = budget.bytes() / 2;
     let mut b = Vec::new();
     let n = if path == "-" {
         std::io::stdin().lock().take(room + 1).read_to_end(&mut b)
@@ -353,9 +362,10 @@ fn bundle(
     argv0: &str,
     out: &str,
     images: &[String],
-    release: Release,
+    (release, budget): (Release, Budget),
     compression: Option<Compression>,
 ) -> i32 {
+    let mut read_file = |path: &str| read_file(path, budget);
     let parsed: Vec<ImageArgs> = images.iter().map(|i| ImageArgs::parse(i)).collect();
     let packaged = match release.quirks().packager_writes_one_binary {
         true => packager::package_one_binary(&parsed, release, compression, &mut read_file),
@@ -389,8 +399,14 @@ fn failure(argv0: &str, f: Failure) -> i32 {
     1
 }
 
-fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, archive: bool) -> i32 {
-    let file = match Input::open_as_llvm(Path::new(input)) {
+fn unbundle(
+    argv0: &str,
+    input: &str,
+    filters: &[String],
+    (release, budget): (Release, Budget),
+    archive: bool,
+) -> i32 {
+    let file = match Input::open_as_llvm(Path::new(input), budget) {
         Ok(f) => f,
         Err(e) => {
             elog!("{argv0}: error: '{input}': {}", llvm_io(&e));
@@ -402,7 +418,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
     // offsets in this view.
     let view = match release.quirks().main_offload_binary_reader {
         true if llvm::input_kind(file.bytes()) == llvm::InputKind::OffloadBinary => {
-            match llvm::main_inflated(file.bytes()) {
+            match llvm::main_inflated(file.bytes(), budget) {
                 Ok(b) => b,
                 Err(f) => return failure(argv0, f),
             }
@@ -416,7 +432,7 @@ fn unbundle(argv0: &str, input: &str, filters: &[String], release: Release, arch
         };
     let filters: Vec<ImageArgs> = filters.iter().map(|f| ImageArgs::parse(f)).collect();
     let (actions, tail_error) =
-        packager::plan_extraction(&images, input, &filters, release, archive);
+        packager::plan_extraction(&images, input, &filters, (release, budget), archive);
     // Refuse before writing anything when a step would read an image that
     // lies past its binary (LLVM reads memory it does not own there).
     for act in &actions {
@@ -556,15 +572,15 @@ fn archive_bytes(
     Ok(symtab::write_gnu_with_symtab(refs, &symbols, threshold))
 }
 
-fn objdump(argv0: &str, input: &str, release: Release) -> i32 {
-    let file = match Input::open_as_llvm(Path::new(input)) {
+fn objdump(argv0: &str, input: &str, release: Release, budget: Budget) -> i32 {
+    let file = match Input::open_as_llvm(Path::new(input), budget) {
         Ok(f) => f,
         Err(e) => {
             elog!("{argv0}: error: '{input}': {}", llvm_io(&e));
             return 1;
         }
     };
-    let Some(run) = llvm::objdump_offloading(file.bytes(), input, release) else {
+    let Some(run) = llvm::objdump_offloading(file.bytes(), input, (release, budget)) else {
         elog!("{argv0}: error: LLVM {release}'s llvm-objdump has no --offloading");
         return 1;
     };

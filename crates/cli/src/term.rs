@@ -8,7 +8,7 @@
 //! only when stderr is a terminal, and only once work has taken a second.
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -23,23 +23,6 @@ pub enum ColorChoice {
     Never,
 }
 
-const AUTO: u8 = 0;
-const ALWAYS: u8 = 1;
-const NEVER: u8 = 2;
-
-/// The process-wide choice, set once from the command line.
-static CHOICE: AtomicU8 = AtomicU8::new(AUTO);
-
-/// Set the colour choice for the rest of the run.
-pub fn set_color(c: ColorChoice) {
-    let v = match c {
-        ColorChoice::Auto => AUTO,
-        ColorChoice::Always => ALWAYS,
-        ColorChoice::Never => NEVER,
-    };
-    CHOICE.store(v, Ordering::Relaxed);
-}
-
 /// Which stream a piece of text goes to.
 #[derive(Clone, Copy)]
 pub enum Stream {
@@ -49,20 +32,38 @@ pub enum Stream {
     Stderr,
 }
 
-/// Whether text for `stream` gets colours.
-pub fn colored(stream: Stream) -> bool {
-    match CHOICE.load(Ordering::Relaxed) {
-        ALWAYS => true,
-        NEVER => false,
-        _ => {
-            let tty = match stream {
-                Stream::Stdout => std::io::stdout().is_terminal(),
-                Stream::Stderr => std::io::stderr().is_terminal(),
-            };
-            tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-                && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
+impl ColorChoice {
+    /// Whether text for `stream` gets colours.
+    pub fn colors(self, stream: Stream) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => auto_colors(stream),
         }
     }
+
+    /// `text` in bold `color` when `stream` is coloured, else as it is.
+    pub fn paint(self, stream: Stream, color: Color, text: &str) -> String {
+        if !self.colors(stream) {
+            return text.to_string();
+        }
+        let code = match color {
+            Color::Red => "1;31",
+            Color::Green => "1;32",
+            Color::Yellow => "1;33",
+        };
+        format!("\x1b[{code}m{text}\x1b[0m")
+    }
+}
+
+/// `--color auto`: a terminal, `NO_COLOR` unset or empty, `TERM` not `dumb`.
+fn auto_colors(stream: Stream) -> bool {
+    let tty = match stream {
+        Stream::Stdout => std::io::stdout().is_terminal(),
+        Stream::Stderr => std::io::stderr().is_terminal(),
+    };
+    tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb")
 }
 
 /// `raw` as it goes to `stream`: as it is into a pipe or file (the drop-ins
@@ -87,19 +88,6 @@ pub enum Color {
     Green,
     /// Findings that are not errors of the file itself.
     Yellow,
-}
-
-/// `text` in bold `color` when `stream` is coloured, else as it is.
-pub fn paint(stream: Stream, color: Color, text: &str) -> String {
-    if !colored(stream) {
-        return text.to_string();
-    }
-    let code = match color {
-        Color::Red => "1;31",
-        Color::Green => "1;32",
-        Color::Yellow => "1;33",
-    };
-    format!("\x1b[{code}m{text}\x1b[0m")
 }
 
 /// A count of finished items shown on stderr as `what: done/total` once

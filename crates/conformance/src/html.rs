@@ -273,7 +273,7 @@ fn hexdump(b: &[u8], marks: &[u64]) -> String {
 /// finds the case's expected rule broken (any rule when the case names
 /// none), within the input (not inside a decompressed bundle).
 fn offsets_at_stake(bytes: &[u8], rule: Option<&str>) -> Vec<u64> {
-    let Err(errs) = crate::inspect::validate(&bytes) else {
+    let Err(errs) = crate::inspect::validate(&bytes, Default::default()) else {
         return Vec::new();
     };
     let all: Vec<&crate::error::Error> = errs.iter().collect();

@@ -400,11 +400,15 @@ pub fn junit(adapters: &[Adapter], verdicts: &[Verdict]) -> String {
 }
 
 /// The results of a JSON report ([`json`]): for `conformance merge` of
-/// runs split by implementation, and `--compare`.
-pub fn load_results(path: &std::path::Path) -> Result<Vec<Verdict>, String> {
+/// runs split by implementation, and `--compare`. A report larger than
+/// `budget` is refused.
+pub fn load_results(
+    path: &std::path::Path,
+    budget: offload_kit_llvm::budget::Budget,
+) -> Result<Vec<Verdict>, String> {
     // A report names whatever file it is given: never waited on (a FIFO),
     // never read past the memory budget.
-    let text = offload_kit_io::input::read_regular_text(path, offload_kit_llvm::budget::get())
+    let text = offload_kit_io::input::read_regular_text(path, budget.bytes())
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -446,6 +446,7 @@ fn modelled_writes(target: &str, targets: &[&str], release: Release) -> Result<S
         align: 1,
         hip_openmp: false,
         check_input_archive: false,
+        budget: Default::default(),
     };
     let validated = job.validate().map_err(|e| e.message)?;
     let at = targets.iter().position(|t| *t == target);
@@ -476,6 +477,7 @@ fn modelled_matches(
         align: 1,
         hip_openmp,
         check_input_archive: false,
+        budget: Default::default(),
     };
     let payload = b"PAYLOAD";
     let bundle = offload_kit_llvm::bundle::binary::write_to_vec(&[(entry.as_bytes(), payload)], 1)

@@ -1,7 +1,8 @@
 //! The memory budget (CLI-6) as a value: how many bytes of decoded data a
 //! reader may hold beyond the outputs it writes. The spec core takes it as
-//! an argument and keeps no setting of its own; `offload_kit::budget` is
-//! the command line's process-wide setting, handed down as a [`Budget`].
+//! an argument and keeps no setting of its own: each front end makes one
+//! from its option (`--max-memory`, `OFFLOAD_KIT_MAX_MEMORY`, Python's
+//! `max_memory=`) and hands it down to every reader it calls.
 //!
 //! ```
 //! use offload_kit_format::limits::Budget;
@@ -40,6 +41,37 @@ impl Budget {
     /// The budget in bytes.
     pub fn bytes(self) -> u64 {
         self.bytes
+    }
+
+    /// What a zstd decoder holds besides its output: the window of the
+    /// frames LLVM writes (level 3 with long-distance matching: 2^27 bytes).
+    pub const ZSTD_WINDOW: u64 = 128 << 20;
+
+    /// What output decoded by zstd may hold: the budget less the decoder's
+    /// window ([`Budget::ZSTD_WINDOW`]).
+    pub fn zstd_room(self) -> u64 {
+        self.bytes.saturating_sub(Self::ZSTD_WINDOW)
+    }
+
+    /// Whether holding `bytes` of output decoded by zstd, with the
+    /// decoder's window, passes the budget.
+    pub fn exceeded_by_zstd(self, bytes: u64) -> bool {
+        bytes > self.zstd_room()
+    }
+
+    /// `1048576`, `512K`, `256M`, `4G` (KiB, MiB, GiB) as a budget; `None`
+    /// when the text is not a size.
+    pub fn parse(text: &str) -> Option<Budget> {
+        let t = text.trim();
+        let (num, shift) = match t.as_bytes().last()? {
+            b'K' | b'k' => (&t[..t.len() - 1], 10),
+            b'M' | b'm' => (&t[..t.len() - 1], 20),
+            b'G' | b'g' => (&t[..t.len() - 1], 30),
+            _ => (t, 0),
+        };
+        Some(Budget::new(
+            num.parse::<u64>().ok()?.checked_mul(1 << shift)?,
+        ))
     }
 
     /// Whether holding `bytes` would pass the budget.

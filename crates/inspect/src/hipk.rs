@@ -4,7 +4,7 @@
 //! `inspect_file`, and the conformance oracle all ask this module; each
 //! opens files its own way (a memory map), given as an [`Open`].
 
-use crate::budget;
+use crate::budget::Budget;
 use offload_kit_format::kpack::{self, compatible_targets, lookup_key, HostRef};
 use offload_kit_format::Error;
 use std::path::{Path, PathBuf};
@@ -256,7 +256,7 @@ pub fn for_each_filed(
     archives: &[PathBuf],
     r: &HostRef,
     indices: &[u64],
-    open: Open<'_>,
+    (open, budget): (Open<'_>, Budget),
     each: &mut EachFiled<'_>,
 ) -> Result<(), Vec<Error>> {
     let keys: Vec<(String, u64)> = indices
@@ -271,7 +271,9 @@ pub fn for_each_filed(
             let Some((key, index)) = keys.iter().find(|(key, _)| *key == k.name) else {
                 continue;
             };
-            let code = a.code_object(data, k, budget::get()).map_err(|e| vec![e])?;
+            let code = a
+                .code_object(data, k, budget.bytes())
+                .map_err(|e| vec![e])?;
             each(path, *index, key, &k.arch, &code)?;
         }
     }
@@ -293,6 +295,8 @@ pub struct Finder {
     /// The first archive listing each compatible target, in the runtime's
     /// order of targets (HIPK-2).
     targets: Vec<(String, Option<usize>)>,
+    /// How much a decoded code object may take (CLI-6).
+    budget: Budget,
 }
 
 struct Opened {
@@ -314,13 +318,14 @@ pub enum Located {
 impl Finder {
     /// Open what the runtime opens for the host at `host` (reference `r`)
     /// on a GPU of ISA `isa`: `given`, else `ROCM_KPACK_PATH_PREFIX` and
-    /// the host's search paths for `isa`.
+    /// the host's search paths for `isa`. Code objects are decoded within
+    /// `budget`.
     pub fn new(
         host: &Path,
         r: &HostRef,
         isa: &str,
         given: Option<&[PathBuf]>,
-        open: Open<'_>,
+        (open, budget): (Open<'_>, Budget),
     ) -> Finder {
         // Paths the user or the environment names are read; the host's
         // own only inside its tree (spec/kpack.md HIPK-2).
@@ -380,6 +385,7 @@ impl Finder {
             outside,
             open: opened,
             targets,
+            budget,
         }
     }
 
@@ -414,7 +420,7 @@ impl Finder {
         let o = &self.open[at];
         let kernel = &o.archive.kernels[k];
         o.archive
-            .code_object((*o.input).as_ref(), kernel, budget::get())
+            .code_object((*o.input).as_ref(), kernel, self.budget.bytes())
             .map_err(|e| vec![e])
     }
 
@@ -450,6 +456,8 @@ pub struct Host<'a> {
     pub given: Option<&'a [PathBuf]>,
     /// How files are opened.
     pub open: Open<'a>,
+    /// How much a decoded code object may take (CLI-6).
+    pub budget: Budget,
 }
 
 impl Host<'_> {
@@ -461,7 +469,7 @@ impl Host<'_> {
             self.indices,
             isa,
             self.given,
-            self.open,
+            (self.open, self.budget),
         )
     }
 
@@ -489,9 +497,9 @@ fn find_all(
     indices: &[u64],
     isa: &str,
     given: Option<&[PathBuf]>,
-    open: Open<'_>,
+    opening: (Open<'_>, Budget),
 ) -> Result<Outcome, Vec<Error>> {
-    let finder = Finder::new(host, r, isa, given, open);
+    let finder = Finder::new(host, r, isa, given, opening);
     if let [index] = indices {
         return finder.find(r, *index);
     }
@@ -653,7 +661,7 @@ impl Host<'_> {
             &found,
             self.reference,
             self.indices,
-            self.open,
+            (self.open, self.budget),
             &mut |archive, _, key, arch, code| {
                 code_objects.push(FiledCode {
                     key: key.to_string(),

@@ -7,13 +7,14 @@
 //! use offload_kit_inspect::{check::Gpu, kpack_archive as kp};
 //!
 //! let bytes = kpack::write_plain("g", "gfx9", &[("lib/k.so#0", "gfx90a", b"not an ELF image")]);
-//! let report = kp::inspect_kpack(&bytes).unwrap();
+//! let report = kp::inspect_kpack(&bytes, Default::default()).unwrap();
 //! assert_eq!(report.code_objects[0].key, "lib/k.so#0");
 //! let v = kp::check_kpack(&report.gfx_arches, &Gpu::parse("gfx90a:xnack+").unwrap());
 //! assert_eq!((v.runs, v.found.as_deref()), (true, Some("gfx90a")));
 //! assert!(!kp::check_kpack(&report.gfx_arches, &Gpu::parse("gfx906").unwrap()).runs);
 //! ```
 
+use crate::budget::Budget;
 use crate::check::Gpu;
 use crate::code_object::{self, CodeObject};
 use offload_kit_format::kpack::{self, Scheme};
@@ -67,10 +68,10 @@ pub fn scheme_name(a: &kpack::Archive) -> &'static str {
 }
 
 /// Read an archive strictly ([`crate::validate_kpack`]) and say what each
-/// code object is; one code object decoded at a time.
-pub fn inspect_kpack(data: &[u8]) -> Result<KpackReport, Errors> {
-    let a = crate::validate_kpack(data)?;
-    let limit = crate::budget::get();
+/// code object is; one code object decoded at a time, within `budget`.
+pub fn inspect_kpack(data: &[u8], budget: Budget) -> Result<KpackReport, Errors> {
+    let a = crate::validate_kpack(data, budget)?;
+    let limit = budget.bytes();
     let mut code_objects = Vec::with_capacity(a.kernels.len());
     for k in &a.kernels {
         let code = a

@@ -56,7 +56,8 @@ pub mod split_host;
 
 // The layers below under the names this crate uses for them.
 use offload_kit_format::{error, host, id, kpack, raw as format, rules, source};
-use offload_kit_llvm::{budget, bundle, detect, profile};
+use offload_kit_llvm::budget::{self, Budget};
+use offload_kit_llvm::{bundle, detect, profile};
 
 use crate::bundle::ccob;
 use crate::detect::{Container, ListedEntry};
@@ -102,6 +103,8 @@ pub struct Options {
     /// Refuse every spec violation, as [`inspect`] does; otherwise those
     /// in [`TOLERATED`] become [`Report::warnings`].
     pub strict: bool,
+    /// How much decoded data reading may hold (CLI-6).
+    pub budget: Budget,
 }
 
 /// Counts over one input.
@@ -181,7 +184,13 @@ pub struct InspectedEntry {
 /// List `src` strictly and identify every entry's code object; the
 /// violations of the container itself are the error, as for `validate`.
 pub fn inspect(src: &dyn Source) -> Result<Report, Errors> {
-    inspect_with(src, Options { strict: true })
+    inspect_with(
+        src,
+        Options {
+            strict: true,
+            ..Options::default()
+        },
+    )
 }
 
 /// [`inspect`], reading past the violations in [`TOLERATED`] unless
@@ -205,6 +214,7 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
     let strict = detect::ListOptions {
         release: None,
         defer_ccob_verification: true,
+        budget: opts.budget,
     };
     let (listing, warnings) = match detect::list(src, strict) {
         Ok(l) => (l, Vec::new()),
@@ -217,6 +227,7 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
             let as_llvm = detect::ListOptions {
                 release: Some(crate::profile::Release::DEFAULT),
                 defer_ccob_verification: true,
+                budget: opts.budget,
             };
             // What LLVM 22 cannot read stays an error.
             let mut l = detect::list(src, as_llvm)?;
@@ -235,7 +246,7 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
     let look = |bytes: &[u8], base: u64| (code_object::identify(bytes), image::check(bytes, base));
     // The entries of compressed bundles, looked at in one streamed pass
     // per bundle, in memory bounded by the budget.
-    let mut in_ccob = ccob_looks(src, &listing.entries, &look)?;
+    let mut in_ccob = ccob_looks(src, &listing.entries, &look, opts.budget)?;
     for (n, e) in listing.entries.into_iter().enumerate() {
         let key = (e.member_index, e.bundle);
         if bundles.last().map(|b| (b.member_index, b.index)) != Some(key) {
@@ -256,7 +267,7 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
         }
         let mut not_read = None;
         let (object, broken) = match (&e.image, e.ccob_offset) {
-            (Some(img), _) => look(&detect::image_bytes(data, img)?, img.offset),
+            (Some(img), _) => look(&detect::image_bytes(data, img, opts.budget)?, img.offset),
             (None, Some(_)) => match in_ccob.remove(&n) {
                 Some(Ok(l)) => l,
                 // Not read (over the budget): said, and nothing known of it.
@@ -308,11 +319,17 @@ pub fn inspect_with(src: &dyn Source, opts: Options) -> Result<Report, Errors> {
 ///
 /// let broken = b"\x7fELF\x02\x01\x01 cut short";
 /// let fat = write_to_vec(&[(b"hipv4-amdgcn-amd-amdhsa--gfx906", broken)], 1).unwrap();
-/// let errs = inspect::validate(&fat).unwrap_err();
+/// let errs = inspect::validate(&fat, Default::default()).unwrap_err();
 /// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("CO-2"));
 /// ```
-pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
-    let listing = detect::list(src, None)?;
+pub fn validate(src: &dyn Source, budget: Budget) -> Result<detect::Listing, Errors> {
+    let listing = detect::list(
+        src,
+        detect::ListOptions {
+            budget,
+            ..Default::default()
+        },
+    )?;
     let data = src.bytes();
     let mut errors = Vec::new();
     for e in &listing.entries {
@@ -339,8 +356,7 @@ pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
 }
 
 /// Check a ROCm kpack archive strictly (spec/kpack.md KPAK-1 … 5): its
-/// header, TOC and blobs, every code object decoded within the memory
-/// budget, and the images stored plain checked as [`validate`] checks a
+/// header, TOC and blobs, every code object decoded within `budget`, and the images stored plain checked as [`validate`] checks a
 /// bundle's (CO-2 …).
 ///
 /// ```
@@ -348,14 +364,14 @@ pub fn validate(src: &dyn Source) -> Result<detect::Listing, Errors> {
 /// use offload_kit_inspect as inspect;
 ///
 /// let good = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"not an ELF image")]);
-/// assert_eq!(inspect::validate_kpack(&good).unwrap().kernels.len(), 1);
+/// assert_eq!(inspect::validate_kpack(&good, Default::default()).unwrap().kernels.len(), 1);
 /// let broken = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"\x7fELF\x02\x01\x01 cut short")]);
-/// let errs = inspect::validate_kpack(&broken).unwrap_err();
+/// let errs = inspect::validate_kpack(&broken, Default::default()).unwrap_err();
 /// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("CO-2"));
 /// ```
-pub fn validate_kpack(data: &[u8]) -> Result<kpack::Archive, Errors> {
+pub fn validate_kpack(data: &[u8], budget: Budget) -> Result<kpack::Archive, Errors> {
     let a = kpack::parse(data).map_err(|e| Errors::from(vec![e]))?;
-    let limit = crate::budget::get();
+    let limit = budget.bytes();
     let mut errors = Vec::new();
     for k in &a.kernels {
         match a.code_object(data, k, limit) {
@@ -376,22 +392,23 @@ pub fn validate_kpack(data: &[u8]) -> Result<kpack::Archive, Errors> {
 /// Check any file offload-kit reads, strictly: a ROCm kpack archive as
 /// [`validate_kpack`] checks it, anything else as [`validate`] does. The
 /// one answer the CLI's `validate`, Python's `validate` and the C ABI's
-/// `offloadkit_validate` give for the same bytes.
+/// `offloadkit_validate` give for the same bytes, each within the budget
+/// its user chose.
 ///
 /// ```
 /// use offload_kit_format::kpack;
 /// use offload_kit_inspect as inspect;
 ///
 /// let archive = kpack::write_plain("g", "gfx906", &[("k.so#0", "gfx906", b"code")]);
-/// assert!(inspect::validate_any(&archive).is_ok());
-/// let errs = inspect::validate_any(b"KPAK").unwrap_err();
+/// assert!(inspect::validate_any(&archive, Default::default()).is_ok());
+/// let errs = inspect::validate_any(b"KPAK", Default::default()).unwrap_err();
 /// assert_eq!(errs.iter().next().unwrap().rule_id(), Some("KPAK-1"));
 /// ```
-pub fn validate_any(data: &[u8]) -> Result<(), Errors> {
+pub fn validate_any(data: &[u8], budget: Budget) -> Result<(), Errors> {
     if kpack::is_kpack(data) {
-        validate_kpack(data).map(|_| ())
+        validate_kpack(data, budget).map(|_| ())
     } else {
-        validate(&data).map(|_| ())
+        validate(&data, budget).map(|_| ())
     }
 }
 
@@ -407,6 +424,7 @@ fn ccob_looks(
     src: &dyn Source,
     entries: &[ListedEntry],
     look: &dyn Fn(&[u8], u64) -> Look,
+    budget: Budget,
 ) -> Result<std::collections::HashMap<usize, Result<Look, Error>>, Error> {
     let mut looks = std::collections::HashMap::new();
     let mut blobs: Vec<(u64, Vec<usize>)> = Vec::new();
@@ -425,10 +443,10 @@ fn ccob_looks(
         // many) and, for zstd, the decoder's window (never larger than the
         // bundle).
         let window = match h.method() {
-            Some(ccob::Method::Zstd) => crate::budget::ZSTD_WINDOW.min(h.uncompressed_size),
+            Some(ccob::Method::Zstd) => Budget::ZSTD_WINDOW.min(h.uncompressed_size),
             _ => 0,
         };
-        let room = crate::budget::get().saturating_sub(window) / 2;
+        let room = budget.bytes().saturating_sub(window) / 2;
         let mut wanted = Vec::new();
         for &n in &members {
             let e = &entries[n];

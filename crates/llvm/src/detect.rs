@@ -3,6 +3,7 @@
 //! `offload-kit list` and `extract` recognise the container by its magic
 //! and list what is inside with absolute offsets.
 
+use crate::budget::Budget;
 use crate::bundle::binary::{self, Extent, LlvmView};
 use crate::bundle::{ccob, fatbin, object, text};
 use crate::error::{Error, Errors};
@@ -192,8 +193,23 @@ pub struct ListOptions {
     /// decoded once rather than twice. The errors are the same, reported
     /// by the extraction.
     pub defer_ccob_verification: bool,
+    /// How much decoded data listing may hold (CLI-6): entries, and the
+    /// bundles a release model decompresses whole.
+    pub budget: Budget,
 }
 
+impl ListOptions {
+    /// Read as `release` (`None`: strictly), holding at most `budget`.
+    pub fn new(release: Option<Release>, budget: Budget) -> ListOptions {
+        ListOptions {
+            release,
+            budget,
+            ..ListOptions::default()
+        }
+    }
+}
+
+/// As `release` reads, within the default budget.
 impl From<Option<Release>> for ListOptions {
     fn from(release: Option<Release>) -> Self {
         ListOptions {
@@ -254,7 +270,10 @@ fn list_in(
     let entries = match c {
         Container::BinaryBundle => {
             let entries: Vec<binary::Entry> = match release {
-                None => binary::parse_strict(data, base, Extent::Standalone)?.entries,
+                None => {
+                    binary::parse_strict_within(data, base, Extent::Standalone, opts.budget)?
+                        .entries
+                }
                 Some(r) => match binary::llvm_read(data, base, r) {
                     LlvmView::NoBundles => vec![],
                     LlvmView::Entries(e) => e,
@@ -275,7 +294,7 @@ fn list_in(
             let ids = entries.iter().map(|e| (e.id_str(), e.offset, e.size));
             top_level(ids, base, EntryContainer::TextBundle)
         }
-        Container::OffloadBinary | Container::Archive => images(data, base, release)?,
+        Container::OffloadBinary | Container::Archive => images(data, base, release, opts.budget)?,
         Container::OtherObject => {
             return Err(vec![Error::at(
                 rules::OBJ_1,
@@ -292,12 +311,14 @@ fn list_in(
             let mut entries = Vec::new();
             for (k, b) in blobs.iter().enumerate() {
                 entries.extend(ccob_entries(src, b.offset, b.len, base, k, release, opts)?);
-                crate::budget::hold_entries(entries.len(), base + b.offset).map_err(|e| vec![e])?;
+                opts.budget
+                    .hold_entries(entries.len(), base + b.offset)
+                    .map_err(|e| vec![e])?;
             }
             entries
         }
         Container::Coff => {
-            let l = fatbin::inspect_coff(src).map_err(|e| vec![e.rebase(base)])?;
+            let l = fatbin::inspect_coff(src, opts.budget).map_err(|e| vec![e.rebase(base)])?;
             if release.is_none() && !l.problems.is_empty() {
                 return Err(rebase(l.problems.into()));
             }
@@ -305,11 +326,13 @@ fn list_in(
         }
         Container::Elf => {
             let l = match release {
-                None => fatbin::list_strict(src).map_err(rebase)?,
-                Some(_) => fatbin::inspect(src).map_err(|e| vec![e.rebase(base)])?,
+                None => fatbin::list_strict_within(src, opts.budget).map_err(rebase)?,
+                Some(_) => {
+                    fatbin::inspect_within(src, opts.budget).map_err(|e| vec![e.rebase(base)])?
+                }
             };
             let mut entries = fat_entries(src, l, base, release, opts)?;
-            entries.extend(images(data, base, release)?);
+            entries.extend(images(data, base, release, opts.budget)?);
             entries
         }
     };
@@ -334,7 +357,9 @@ fn fat_entries(
                     i.section = Some(e.section.clone());
                 }
                 entries.extend(inner);
-                crate::budget::hold_entries(entries.len(), base + e.offset).map_err(|e| vec![e])?;
+                opts.budget
+                    .hold_entries(entries.len(), base + e.offset)
+                    .map_err(|e| vec![e])?;
             }
             kind => entries.push(ListedEntry {
                 id: e.id,
@@ -442,10 +467,11 @@ fn archive_entries(
         };
         let listed = match release {
             None => member_strict(&msrc, m.data_offset, opts),
-            Some(r) => member_llvm(&msrc, m.data_offset, r),
+            Some(r) => member_llvm(&msrc, m.data_offset, r, opts.budget),
         };
         if let Ok(entries) = &listed {
-            crate::budget::hold_entries(out.len() + entries.len(), m.data_offset)
+            opts.budget
+                .hold_entries(out.len() + entries.len(), m.data_offset)
                 .map_err(|e| vec![e])?;
         }
         match listed {
@@ -493,7 +519,7 @@ fn member_strict(
             | Container::OtherObject,
         ) => list_in(src, base, None, opts),
         // Offload binaries only: bundles in nested archives are not read.
-        Some(Container::Archive) => images(src.bytes(), base, None),
+        Some(Container::Archive) => images(src.bytes(), base, None, opts.budget),
         Some(Container::TextBundle) | None => Ok(Vec::new()),
     }
 }
@@ -503,9 +529,14 @@ fn member_strict(
 /// object file as an object-file bundle (its bundle sections, in section
 /// order), anything else as a binary bundle (the release's order); then
 /// the offload-binary images of an ELF or offload-binary member.
-fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<ListedEntry>, Errors> {
+fn member_llvm(
+    src: &MemberSource<'_>,
+    base: u64,
+    r: Release,
+    budget: Budget,
+) -> Result<Vec<ListedEntry>, Errors> {
     let raw = src.bytes();
-    let decompressed = match ccob::llvm_decompress(raw, r) {
+    let decompressed = match ccob::llvm_decompress_within(raw, r, budget) {
         ccob::LlvmDecompress::Plain => None,
         ccob::LlvmDecompress::Data(d) => Some(d),
         ccob::LlvmDecompress::Fails(m, e) => {
@@ -585,7 +616,7 @@ fn member_llvm(src: &MemberSource<'_>, base: u64, r: Release) -> Result<Vec<List
             Some(Container::Elf | Container::OffloadBinary | Container::Archive)
         )
     {
-        out.extend(images(raw, base, Some(r))?);
+        out.extend(images(raw, base, Some(r), budget)?);
     }
     Ok(out)
 }
@@ -619,8 +650,13 @@ pub fn archive_member_at(data: &[u8], at: u64) -> Option<(u64, u64)> {
 /// The offload-binary images of `data` (raw binaries, `.llvm.offloading`
 /// sections of an ELF file, archive members), which starts at absolute
 /// offset `base`.
-fn images(data: &[u8], base: u64, release: Option<Release>) -> Result<Vec<ListedEntry>, Errors> {
-    let listed = offload_binary::list_with(data, release)
+fn images(
+    data: &[u8],
+    base: u64,
+    release: Option<Release>,
+    budget: Budget,
+) -> Result<Vec<ListedEntry>, Errors> {
+    let listed = offload_binary::list_with(data, offload_binary::ReadOptions { release, budget })
         .map_err(|es| es.into_iter().map(|e| e.rebase(base)).collect::<Vec<_>>())?;
     Ok(listed
         .into_iter()
@@ -646,10 +682,18 @@ fn images(data: &[u8], base: u64, release: Option<Release>) -> Result<Vec<Listed
 /// The bytes of offload-binary image `img` (the `index`-th image of the
 /// input, as [`list`] numbers them); inflated for compressed v3 binaries.
 /// In an archive, the image is read from the member that holds it.
-pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec<u8>, Errors> {
+pub fn image_bytes(
+    data: &[u8],
+    img: &offload_binary::ListedImage,
+    budget: Budget,
+) -> Result<Vec<u8>, Errors> {
+    let opts = offload_binary::ReadOptions {
+        release: None,
+        budget,
+    };
     if let Some((o, n)) = archive_member_at(data, img.binary_offset) {
         let member = &data[o as usize..(o + n) as usize];
-        let local = offload_binary::list_with(member, None)?;
+        let local = offload_binary::list_with(member, opts)?;
         let Some(l) = local.iter().find(|l| {
             l.binary_offset + o == img.binary_offset
                 && l.offset + o == img.offset
@@ -658,9 +702,9 @@ pub fn image_bytes(data: &[u8], img: &offload_binary::ListedImage) -> Result<Vec
         }) else {
             return Err(vec![Error::other(format!("no image {}", img.index))].into());
         };
-        return image_bytes(member, l);
+        return image_bytes(member, l, budget);
     }
-    let all = offload_binary::container::read_all(data, Default::default())?;
+    let all = offload_binary::container::read_all(data, opts)?;
     all.iter()
         .flat_map(|(_, bins)| bins.iter().flat_map(|b| b.entries.iter()))
         .nth(img.index)
@@ -787,7 +831,7 @@ fn ccob_entries(
     })?;
     let inner = match release {
         None => ccob::decompress_strict(blob, at).map_err(|e| vec![e])?.data,
-        Some(r) => match ccob::llvm_decompress(blob, r) {
+        Some(r) => match ccob::llvm_decompress_within(blob, r, opts.budget) {
             ccob::LlvmDecompress::Data(d) => d,
             ccob::LlvmDecompress::Plain => {
                 return Err(vec![Error::at(
@@ -819,7 +863,12 @@ fn ccob_entries(
             ),
         )].into());
     }
-    let inner_list = list(&inner, release).map_err(|es| {
+    let inner_opts = ListOptions {
+        release,
+        budget: opts.budget,
+        ..ListOptions::default()
+    };
+    let inner_list = list(&inner, inner_opts).map_err(|es| {
         es.into_iter()
             .map(|e| {
                 e.context(format!(
@@ -841,8 +890,12 @@ fn ccob_entries(
 
 /// The payload of a listed entry: a slice of `data`, or for an entry
 /// inside a compressed bundle, the bytes of the (strictly verified)
-/// decompressed bundle.
-pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'a, [u8]>, Error> {
+/// decompressed bundle, which must fit `budget`.
+pub fn payload<'a>(
+    data: &'a [u8],
+    e: &ListedEntry,
+    budget: Budget,
+) -> Result<std::borrow::Cow<'a, [u8]>, Error> {
     match e.ccob_offset {
         None => {
             let s = usize::try_from(e.offset).map_err(|_| Error::other("offset too large"))?;
@@ -854,7 +907,7 @@ pub fn payload<'a>(data: &'a [u8], e: &ListedEntry) -> Result<std::borrow::Cow<'
         // Streamed out of the decoder (the whole stream verified), holding
         // only the entry: within the memory budget (CLI-6).
         Some(at) => {
-            if crate::budget::exceeded(e.size) {
+            if budget.exceeded(e.size) {
                 return Err(Error::at(
                     rules::CLI_6,
                     at,

@@ -83,6 +83,7 @@ pub fn bundler_plan(data: &[u8]) {
             align: 1,
             hip_openmp: inp.hip_openmp,
             check_input_archive: false,
+            budget: Default::default(),
         };
         if let Ok(v) = job.validate() {
             if let Ok(pieces) = job.plan_unbundle(&v, &bundle) {
@@ -142,7 +143,7 @@ pub fn any_container(data: &[u8]) {
     }
     let _ = hipk::split_wrappers(data);
     // LLVM main's view of compressed version 3 offload binaries, inflated.
-    if let Ok(v) = crate::offload_binary::llvm::main_inflated(data) {
+    if let Ok(v) = crate::offload_binary::llvm::main_inflated(data, Default::default()) {
         let _ = crate::offload_binary::llvm::extract_offload_binaries(&v, "f", Release::Main);
     }
 }
@@ -245,6 +246,7 @@ fn unbundle_job(release: Release, file_type: &str, targets: usize) -> Job {
         align: 1,
         hip_openmp: false,
         check_input_archive: false,
+        budget: Default::default(),
     }
 }
 
@@ -419,6 +421,7 @@ pub fn archive_unbundle(data: &[u8]) {
             align: 1,
             hip_openmp,
             check_input_archive: check,
+            budget: Default::default(),
         };
         let Ok(v) = job.validate() else { continue };
         let _ = job.check_archive(&archive, "in.a");
@@ -622,7 +625,7 @@ pub fn fuzz_kit(data: &[u8]) {
         ..Options::default()
     };
     if let Ok(g) = generate(kind, seed, &opts) {
-        let res = crate::inspect::validate(&g.bytes.as_slice());
+        let res = crate::inspect::validate(&g.bytes.as_slice(), Default::default());
         match (&g.violation, res) {
             (None, r) => assert!(r.is_ok(), "generated {kind} seed {seed} is invalid"),
             (Some(v), r) => {

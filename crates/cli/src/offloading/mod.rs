@@ -22,6 +22,7 @@ use offload_kit_format::host::elf::Elf;
 use offload_kit_format::source::Sub;
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{self, strip_os_error, OutputFile};
+use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::bundle::llvm_object::{self, FoundEntry};
 use offload_kit_llvm::offload_binary::llvm::{self, InputKind};
 use offload_kit_llvm::Release;
@@ -44,7 +45,15 @@ pub enum Tool {
 /// Run the drop-in; returns the exit status.
 /// `default` is the release without `--llvm-version`: 22 and main are
 /// modelled, and another default is refused as `--llvm-version` would be.
-pub fn main(argv0: &str, tool: Tool, args: Vec<String>, default: Release) -> i32 {
+/// `settings` holds the run's budget.
+pub fn main(
+    argv0: &str,
+    tool: Tool,
+    args: Vec<String>,
+    default: Release,
+    settings: super::Settings,
+) -> i32 {
+    let budget = settings.budget;
     let mut offloading = false;
     let mut release = match modelled_release(argv0, tool, &default.to_string()) {
         Ok(r) => r,
@@ -102,7 +111,9 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>, default: Release) -> i32
             }
             let mut out = std::io::stdout().lock();
             for f in &files {
-                if let Err(code) = objdump_file(argv0, f, arch_name.as_deref(), release, &mut out) {
+                if let Err(code) =
+                    objdump_file(argv0, f, arch_name.as_deref(), (release, budget), &mut out)
+                {
                     return code;
                 }
             }
@@ -116,7 +127,7 @@ pub fn main(argv0: &str, tool: Tool, args: Vec<String>, default: Release) -> i32
             let mut s = Summary::for_stdout();
             let mut code = 0;
             for f in &files {
-                if let Err(c) = readobj_file(argv0, f, release, &mut s) {
+                if let Err(c) = readobj_file(argv0, f, (release, budget), &mut s) {
                     code = c;
                     break;
                 }
@@ -257,12 +268,12 @@ struct Opened {
 
 /// Open `f` as LLVM 22 does (`-` is standard input, named `<stdin>`);
 /// the error line on failure.
-fn open(argv0: &str, f: &str) -> Result<Opened, String> {
+fn open(argv0: &str, f: &str, budget: Budget) -> Result<Opened, String> {
     let name = if f == "-" { "<stdin>" } else { f }.to_string();
     if f != "-" && Path::new(f).is_dir() {
         return Err(format!("{argv0}: error: '{name}': Is a directory"));
     }
-    match Input::open_as_llvm(Path::new(f)) {
+    match Input::open_as_llvm(Path::new(f), budget) {
         Ok(input) => Ok(Opened { name, input }),
         Err(e) => {
             let m = e.message();
@@ -353,10 +364,10 @@ fn objdump_file(
     argv0: &str,
     f: &str,
     arch_name: Option<&str>,
-    release: Release,
+    (release, budget): (Release, Budget),
     out: &mut impl Write,
 ) -> Result<(), i32> {
-    let o = open(argv0, f).map_err(|line| {
+    let o = open(argv0, f, budget).map_err(|line| {
         elog(&line);
         1
     })?;
@@ -364,23 +375,27 @@ fn objdump_file(
     match llvm::input_kind(data) {
         InputKind::OffloadBinary => {
             // Images only, as the packager's --objdump-offloading prints them.
-            let run = llvm::objdump_offloading(data, &o.name, release).expect("22 has it");
+            let run =
+                llvm::objdump_offloading(data, &o.name, (release, budget)).expect("22 has it");
             emit(out, &run.stdout);
             image_failure(argv0, &run)
         }
-        InputKind::Elf => objdump_object(argv0, &Object::whole(&o), arch_name, release, out),
+        InputKind::Elf => {
+            objdump_object(argv0, &Object::whole(&o), arch_name, (release, budget), out)
+        }
         InputKind::Archive => {
             let objects = match archive_objects(data, &o.input, &o.name) {
                 Ok(v) => v,
                 Err(_) => {
                     // LLVM's own error for the archive (its images model).
-                    let run = llvm::objdump_offloading(data, &o.name, release).expect("22 has it");
+                    let run = llvm::objdump_offloading(data, &o.name, (release, budget))
+                        .expect("22 has it");
                     emit(out, &run.stdout);
                     return image_failure(argv0, &run);
                 }
             };
             for obj in &objects {
-                objdump_object(argv0, obj, arch_name, release, out)?;
+                objdump_object(argv0, obj, arch_name, (release, budget), out)?;
             }
             Ok(())
         }
@@ -390,7 +405,8 @@ fn objdump_file(
                 let _ = write!(out, "\n{}:\tfile format {}\n", o.name, c.objdump_format);
                 let images = llvm::extract_offload_binaries(data, &o.name, release);
                 coff_images(argv0, &o.name, images, release, out)?;
-                let found = llvm_object::find_in_sections_as(&data, coff_sections(&c), release);
+                let found =
+                    llvm_object::find_in_sections_as(&data, coff_sections(&c), release, budget);
                 write_entries(argv0, &Object::whole(&o), found, arch_name, release, out)
             }
             Some(c) => {
@@ -559,10 +575,10 @@ fn objdump_object(
     argv0: &str,
     obj: &Object<'_>,
     arch_name: Option<&str>,
-    release: Release,
+    (release, budget): (Release, Budget),
     out: &mut impl Write,
 ) -> Result<(), i32> {
-    let run = llvm::objdump_offloading(obj.data, &obj.shown, release).expect("22 has it");
+    let run = llvm::objdump_offloading(obj.data, &obj.shown, (release, budget)).expect("22 has it");
     emit(out, &run.stdout);
     let fail = |out: &mut dyn Write, line: String| {
         let _ = out.flush();
@@ -575,7 +591,7 @@ fn objdump_object(
         Ok(e) => e,
         Err(e) => return fail(out, e.rebase(obj.base).to_string()),
     };
-    let found = llvm_object::find_bundles_as(&elf, &obj.contents(), release);
+    let found = llvm_object::find_bundles_as(&elf, &obj.contents(), release, budget);
     write_entries(argv0, obj, found, arch_name, release, out)
 }
 

@@ -2,6 +2,7 @@
 //! object, then a URI per bundle entry.
 
 use super::*;
+use offload_kit_llvm::budget::Budget;
 
 /// `raw_fd_ostream::preferred_buffer_size` of standard output: its
 /// `st_blksize`, or unbuffered (0) when `fstat` fails.
@@ -89,10 +90,10 @@ impl Summary {
 pub(super) fn readobj_file(
     argv0: &str,
     f: &str,
-    release: Release,
+    (release, budget): (Release, Budget),
     s: &mut Summary,
 ) -> Result<(), i32> {
-    let o = match open(argv0, f) {
+    let o = match open(argv0, f, budget) {
         Ok(o) => o,
         Err(line) => {
             s.flush();
@@ -107,11 +108,11 @@ pub(super) fn readobj_file(
         Err(1)
     };
     match llvm::input_kind(data) {
-        InputKind::Elf => readobj_object(argv0, &Object::whole(&o), release, s),
+        InputKind::Elf => readobj_object(argv0, &Object::whole(&o), (release, budget), s),
         InputKind::Archive => match archive_objects(data, &o.input, &o.name) {
             Ok(objects) => {
                 for obj in &objects {
-                    readobj_object(argv0, obj, release, s)?;
+                    readobj_object(argv0, obj, (release, budget), s)?;
                 }
                 Ok(())
             }
@@ -144,7 +145,8 @@ pub(super) fn readobj_file(
                 );
                 s.write_summary(summary.as_bytes());
                 if release.quirks().offloading_coff_images {
-                    let found = llvm_object::find_in_sections_as(&data, coff_sections(&c), release);
+                    let found =
+                        llvm_object::find_in_sections_as(&data, coff_sections(&c), release, budget);
                     print_uris(argv0, &Object::whole(&o), &found, s);
                     return Ok(());
                 }
@@ -177,7 +179,7 @@ pub(super) fn readobj_file(
 fn readobj_object(
     argv0: &str,
     obj: &Object<'_>,
-    release: Release,
+    (release, budget): (Release, Budget),
     s: &mut Summary,
 ) -> Result<(), i32> {
     let summary = |id: llvm::ElfIdent, load_name: Option<String>| {
@@ -221,7 +223,7 @@ fn readobj_object(
     if let Some(id) = ident {
         s.write_summary(summary(id, soname).as_bytes());
     }
-    let found = llvm_object::find_bundles_as(&elf, &obj.contents(), release);
+    let found = llvm_object::find_bundles_as(&elf, &obj.contents(), release, budget);
     print_uris(argv0, obj, &found, s);
     Ok(())
 }

@@ -33,6 +33,7 @@
 //! assert_eq!((problems[0].rule_id(), problems[0].offset()), (Some("FAT-2"), Some(100)));
 //! ```
 
+use crate::budget::Budget;
 use crate::bundle::binary::{self, Extent};
 use crate::bundle::object;
 use crate::error::{Error, Errors, Result};
@@ -135,7 +136,7 @@ pub struct Listing {
 /// bound.
 pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut Listing) {
     let rest_at = |pos: u64| sec.get(pos as usize..).map(Window::Borrowed);
-    let mut walked = Walked::default();
+    let mut walked = Walked::within(Budget::default());
     walk(
         &rest_at,
         sec.len() as u64,
@@ -151,8 +152,21 @@ pub fn walk_section(sec: &[u8], base: u64, name: &str, index: usize, out: &mut L
 /// absolute end of each bundle read whole, `None` where the walk stopped.
 /// Section headers may name the same bytes any number of times; each bundle
 /// is read, listed and reported once, so that work and output follow the
-/// file's bytes, not headers × entries.
-type Walked = std::collections::HashMap<u64, Option<u64>>;
+/// file's bytes, not headers × entries. Each bundle's entries are held
+/// within `budget` (CLI-6).
+struct Walked {
+    ends: std::collections::HashMap<u64, Option<u64>>,
+    budget: Budget,
+}
+
+impl Walked {
+    fn within(budget: Budget) -> Walked {
+        Walked {
+            ends: Default::default(),
+            budget,
+        }
+    }
+}
 
 /// [`walk_section`] over a section of `len` bytes whose remainder from
 /// relative position `pos` is `rest_at(pos)`: each bundle is read through
@@ -169,7 +183,7 @@ fn walk<'s>(
     let mut pos = 0u64;
     let mut bundle = 0usize;
     while pos < len {
-        match walked.get(&(base + pos)) {
+        match walked.ends.get(&(base + pos)) {
             // Read before, through another header: go on after it.
             Some(&Some(end)) => {
                 pos = (end - base)
@@ -183,7 +197,7 @@ fn walk<'s>(
             None => {}
         }
         // Until the bundle is bounded, a return below is where the walk stopped.
-        walked.insert(base + pos, None);
+        walked.ends.insert(base + pos, None);
         let Some(window) = rest_at(pos) else {
             out.problems.push(Error::at(
                 rules::FAT_1,
@@ -195,7 +209,7 @@ fn walk<'s>(
         let rest: &[u8] = &window;
         let at = base + pos;
         let extent = if rest.starts_with(BUNDLE_MAGIC) {
-            match binary::parse_strict(rest, at, Extent::Embedded) {
+            match binary::parse_strict_within(rest, at, Extent::Embedded, walked.budget) {
                 Ok(b) => {
                     for e in &b.entries {
                         out.entries.push(FatEntry {
@@ -275,7 +289,7 @@ fn walk<'s>(
             });
         }
         let end = pos.saturating_add(extent).min(len);
-        walked.insert(base + pos, Some(base + end));
+        walked.ends.insert(base + pos, Some(base + end));
         let next = end.next_multiple_of(FATBIN_ALIGN).min(len);
         if let Some(p) = rest[(end - pos) as usize..(next - pos) as usize]
             .iter()
@@ -359,15 +373,21 @@ fn compressed_extent(rest: &[u8], at: u64) -> Result<(u16, u16, Option<u64>)> {
 ///
 /// Each bundle of `.hip_fatbin` is read through its own [`Source::window`],
 /// so that a walk over a large mapped file keeps only one bundle's pages
-/// resident at a time.
+/// resident at a time. Entries are held within the default memory budget
+/// ([`inspect_within`] takes one).
 pub fn inspect(src: &dyn Source) -> Result<Listing> {
+    inspect_within(src, Budget::default())
+}
+
+/// [`inspect`] holding each bundle's entries within `budget` (CLI-6).
+pub fn inspect_within(src: &dyn Source, budget: Budget) -> Result<Listing> {
     let data = src.bytes();
     let elf = Elf::parse(data)?;
     let mut out = Listing {
         problems: elf.check(),
         ..Listing::default()
     };
-    let mut walked = Walked::default();
+    let mut walked = Walked::within(budget);
     let hipk = kpack_host(&elf, data, &mut out);
     for s in elf
         .sections
@@ -500,11 +520,12 @@ fn loadable(elf: &Elf<'_>) -> Result<()> {
 
 /// The fat binary sections of a COFF object (`.hip_fatbin`) or PE image
 /// (`.hip_fat`: image section names are cut to 8 bytes), walked as
-/// [`inspect`] walks ELF ones. COFF has no bundle sections.
-pub fn inspect_coff(src: &dyn Source) -> Result<Listing> {
+/// [`inspect`] walks ELF ones, within `budget`. COFF has no bundle
+/// sections.
+pub fn inspect_coff(src: &dyn Source, budget: Budget) -> Result<Listing> {
     let c = crate::host::coff::parse(src.bytes())?;
     let mut out = Listing::default();
-    let mut walked = Walked::default();
+    let mut walked = Walked::within(budget);
     for s in c
         .sections
         .iter()
@@ -532,7 +553,12 @@ const HIP_FAT_PE: &[u8] = b".hip_fat";
 
 /// [`inspect`], failing with every problem when there is any.
 pub fn list_strict(src: &dyn Source) -> Result<Listing, Errors> {
-    let l = inspect(src).map_err(|e| vec![e])?;
+    list_strict_within(src, Budget::default())
+}
+
+/// [`inspect_within`], failing with every problem when there is any.
+pub fn list_strict_within(src: &dyn Source, budget: Budget) -> Result<Listing, Errors> {
+    let l = inspect_within(src, budget).map_err(|e| vec![e])?;
     if l.problems.is_empty() {
         Ok(l)
     } else {

@@ -35,6 +35,7 @@
 //! # Ok::<(), offload_kit_llvm::Error>(())
 //! ```
 
+use crate::budget::Budget;
 use crate::bundle::ccob::{self, LlvmDecompress};
 use crate::format::bundle::MAGIC;
 use crate::format::ccob::MAGIC as CCOB_MAGIC;
@@ -163,12 +164,12 @@ pub fn find_bundles(elf: &Elf<'_>) -> Found {
 /// was parsed from, read through windows: a mapped multi-GB library is
 /// scanned with one window resident at a time).
 pub fn find_bundles_in(elf: &Elf<'_>, src: &dyn Source) -> Found {
-    find_bundles_as(elf, src, Release::L22)
+    find_bundles_as(elf, src, Release::L22, Budget::default())
 }
 
 /// [`find_bundles_in`] as `release` reads (22, or main: see
-/// [`find_in_sections_as`]).
-pub fn find_bundles_as(elf: &Elf<'_>, src: &dyn Source, release: Release) -> Found {
+/// [`find_in_sections_as`]), holding at most `budget`.
+pub fn find_bundles_as(elf: &Elf<'_>, src: &dyn Source, release: Release, budget: Budget) -> Found {
     let sections = elf.sections.iter().map(|s| SectionRange {
         index: s.index,
         header_pos: s.header_pos,
@@ -176,7 +177,7 @@ pub fn find_bundles_as(elf: &Elf<'_>, src: &dyn Source, release: Release) -> Fou
         size: s.size,
         nobits: s.sh_type == crate::host::elf::SHT_NOBITS,
     });
-    find_in_sections_as(src, sections, release)
+    find_in_sections_as(src, sections, release, budget)
 }
 
 /// [`find_bundles`] over the sections of `src` given in header order.
@@ -184,21 +185,24 @@ pub fn find_in_sections(
     src: &dyn Source,
     sections: impl IntoIterator<Item = SectionRange>,
 ) -> Found {
-    find_in_sections_as(src, sections, Release::L22)
+    find_in_sections_as(src, sections, Release::L22, Budget::default())
 }
 
 /// [`find_in_sections`] as `release` reads. LLVM main differs from 22
 /// (spec/object-bundle.md, *LLVM main*): a version 2 or 3 compressed
 /// bundle ends at its total size, and the next `CCOB` is searched from
 /// there on (llvm#205587, #206745); the decompressed bundles are kept in
-/// [`Found::decompressed`] (llvm#192729).
+/// [`Found::decompressed`] (llvm#192729). What is held, the entries and
+/// the decompressed bundles, stays within `budget` (CLI-6).
 pub fn find_in_sections_as(
     src: &dyn Source,
     sections: impl IntoIterator<Item = SectionRange>,
     release: Release,
+    budget: Budget,
 ) -> Found {
     let mut found = Found::default();
-    if let Err(f) = collect(src, sections, release, &mut found) {
+    let mut held = Held { bytes: 0, budget };
+    if let Err(f) = collect(src, sections, release, &mut found, &mut held) {
         found.failure = Some(f);
     }
     found
@@ -209,9 +213,9 @@ fn collect(
     sections: impl IntoIterator<Item = SectionRange>,
     release: Release,
     found: &mut Found,
+    held: &mut Held,
 ) -> Result<(), (String, Error)> {
     let mut bundle = 0usize;
-    let mut used = 0u64;
     // LLVM holds every entry of every bundle before it prints one; bundles
     // can nest their records in each other's (the next magic is searched
     // from 24 bytes on), so what is held can grow with the square of the
@@ -241,7 +245,7 @@ fn collect(
             let mut walk = Walk {
                 bundle: &mut bundle,
                 found,
-                used: &mut used,
+                held: &mut *held,
                 release,
             };
             section_bundles(&contents, s.offset, &mut walk)?;
@@ -293,13 +297,20 @@ fn find(c: &dyn Source, from: u64, needle: &[u8]) -> Result<Option<u64>, (String
     Ok(None)
 }
 
-/// Count one more entry with an ID of `id_len` bytes into `used`, the
-/// bytes collected so far, against the memory budget (CLI-6). An entry
+/// The bytes collected so far, and the memory budget they must stay in
+/// (CLI-6).
+struct Held {
+    bytes: u64,
+    budget: Budget,
+}
+
+/// Count one more entry with an ID of `id_len` bytes into `held`. An entry
 /// counts twice its record: the vector holding it grows by doubling, and
 /// the ID's allocation has a header of its own.
-fn hold(used: &mut u64, id_len: u64, at: u64) -> Result<(), (String, Error)> {
-    *used += 2 * std::mem::size_of::<FoundEntry>() as u64 + id_len.next_multiple_of(16) + 16;
-    if crate::budget::exceeded(*used) {
+fn hold(held: &mut Held, id_len: u64, at: u64) -> Result<(), (String, Error)> {
+    held.bytes += 2 * std::mem::size_of::<FoundEntry>() as u64 + id_len.next_multiple_of(16) + 16;
+    let used = &held.bytes;
+    if held.budget.exceeded(*used) {
         return Err((
             "out of memory".to_string(),
             Error::at(
@@ -319,7 +330,7 @@ fn hold(used: &mut u64, id_len: u64, at: u64) -> Result<(), (String, Error)> {
 struct Walk<'w> {
     bundle: &'w mut usize,
     found: &'w mut Found,
-    used: &'w mut u64,
+    held: &'w mut Held,
     release: Release,
 }
 
@@ -361,20 +372,20 @@ fn section_bundles(
                         Error::at(rules::OBJ_2, at, "the compressed bundle cannot be read"),
                     )
                 })?;
-                let bytes = decompress(&window, at)?;
-                let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *w.bundle, w.used)?;
+                let bytes = decompress(&window, at, w.held.budget)?;
+                let new = read_entries(&bytes.as_ref(), 0, 0, Some(at), *w.bundle, w.held)?;
                 w.found.entries.extend(new);
                 if w.release.quirks().main_ccob_reader {
                     // Held until the entries are written.
-                    *w.used += bytes.len() as u64;
-                    hold(w.used, 0, at)?;
+                    w.held.bytes += bytes.len() as u64;
+                    hold(w.held, 0, at)?;
                     w.found.decompressed.push((*w.bundle, bytes.into_owned()));
                 }
                 *w.bundle += 1;
             }
             Some(false) => {
                 let rest = Sub::new(c, off, c.len() - off).expect("inside");
-                let new = read_entries(&rest, at, at, None, *w.bundle, w.used)?;
+                let new = read_entries(&rest, at, at, None, *w.bundle, w.held)?;
                 w.found.entries.extend(new);
                 *w.bundle += 1;
                 next = find(c, off + MAGIC_LEN as u64, MAGIC)?.map(|p| p - off);
@@ -410,12 +421,16 @@ fn total_size(c: &dyn Source, off: u64) -> Option<u64> {
 /// two bundles back to back with padding between them decode, a total
 /// size short of the stream does not), and words its failures in lower
 /// case.
-fn decompress(blob: &[u8], at: u64) -> Result<std::borrow::Cow<'_, [u8]>, (String, Error)> {
+fn decompress(
+    blob: &[u8],
+    at: u64,
+    budget: Budget,
+) -> Result<std::borrow::Cow<'_, [u8]>, (String, Error)> {
     let blob = match ccob::parse_header(blob, 0).ok().and_then(|h| h.total_size) {
         Some(total) if total <= blob.len() as u64 => &blob[..total as usize],
         _ => blob,
     };
-    match ccob::llvm_decompress(blob, Release::L22) {
+    match ccob::llvm_decompress_within(blob, Release::L22, budget) {
         LlvmDecompress::Data(d) => Ok(std::borrow::Cow::Owned(d)),
         LlvmDecompress::Plain => Ok(std::borrow::Cow::Borrowed(blob)),
         LlvmDecompress::Fails(m, e) => {
@@ -437,7 +452,7 @@ fn read_entries(
     base: u64,
     compressed_at: Option<u64>,
     bundle: usize,
-    used: &mut u64,
+    held: &mut Held,
 ) -> Result<Vec<FoundEntry>, (String, Error)> {
     let mut found = Vec::new();
     let u64_at = |p: u64| -> Option<u64> {
@@ -484,7 +499,7 @@ fn read_entries(
             .checked_add(len)
             .filter(|&e| e <= b.len())
             .ok_or_else(short)?;
-        hold(used, len, compressed_at.unwrap_or(base + rec))?;
+        hold(held, len, compressed_at.unwrap_or(base + rec))?;
         let mut id = vec![0u8; (end - p) as usize];
         records.read_exact(&mut id).map_err(|_| short())?;
         p = end;

@@ -217,7 +217,7 @@ impl Job {
     /// 19 and 22 decompress a CCOB member first (AR-2); `None` when the
     /// member is used as stored.
     fn decompress_member(&self, m: &ar::RawMember<'_>) -> Result<Option<Vec<u8>>, BundlerError> {
-        match ccob::llvm_decompress(m.data, self.release) {
+        match ccob::llvm_decompress_within(m.data, self.release, self.budget) {
             LlvmDecompress::Plain => Ok(None),
             LlvmDecompress::Data(d) => Ok(Some(d)),
             LlvmDecompress::Fails(msg, e) => Err(BundlerError::with(

@@ -39,6 +39,7 @@ impl Job {
     ///     align: 4096,
     ///     hip_openmp: false,
     ///     check_input_archive: false,
+    ///     budget: Default::default(),
     /// };
     /// let v = job.validate().unwrap();
     /// let bytes = job.bundle_to_vec(&v, &[b"HOST", b"DEV"], None).unwrap();
@@ -96,7 +97,7 @@ impl Job {
         // The payloads are the caller's; header and padding are the
         // writer's own: a huge alignment must not make a huge buffer (CLI-6).
         let own = layout.total - sizes.iter().sum::<u64>();
-        if crate::budget::exceeded(own) {
+        if self.budget.exceeded(own) {
             return Err(BundlerError::with(
                 "the bundle's header and padding do not fit the memory budget",
                 Error::rule(

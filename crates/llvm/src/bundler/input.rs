@@ -20,7 +20,7 @@ impl Job {
     /// Decompress the input first when it is a compressed bundle and the
     /// release reads them (19, 22); `None` when the bytes are used as they are.
     pub fn decompress_input(&self, input: &[u8]) -> Result<Option<Vec<u8>>, BundlerError> {
-        match ccob::llvm_decompress(input, self.release) {
+        match ccob::llvm_decompress_within(input, self.release, self.budget) {
             LlvmDecompress::Plain => Ok(None),
             LlvmDecompress::Data(d) => Ok(Some(d)),
             LlvmDecompress::Fails(m, e) => Err(BundlerError::with(

@@ -47,7 +47,7 @@ impl Job {
         }
         // main's `listBundleIDs` goes on after the first bundle (BIN-10).
         if self.release.quirks().list_walks_every_bundle && self.binary_handler(src.bytes()) {
-            return binary::llvm_main_list(src.bytes(), 0)
+            return binary::llvm_main_list(src.bytes(), 0, self.budget)
                 .map_err(|e| BundlerError::with("LLVM main cannot list this input", e));
         }
         Ok(self

@@ -84,6 +84,8 @@ pub struct Job {
     pub hip_openmp: bool,
     /// `-check-input-archive`.
     pub check_input_archive: bool,
+    /// How much decoded data the job may hold (`--max-memory`; CLI-6).
+    pub budget: crate::budget::Budget,
 }
 
 /// What validation established.

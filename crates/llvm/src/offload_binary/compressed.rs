@@ -2,6 +2,7 @@
 //! after the header, bounded by the claim and the memory budget (CLI-6);
 //! the strict reader then checks the restored binary as an uncompressed one.
 
+use crate::budget::Budget;
 use crate::error::Error;
 use crate::rules;
 use std::io::{self, Cursor, Read};
@@ -9,19 +10,23 @@ use std::io::{self, Cursor, Read};
 /// Inflate `stream` (zstd if it starts with the zstd magic, else zlib, as
 /// LLVM decides) into exactly `want` bytes. Output grows with what the
 /// stream yields, never from `want`, and stops one byte past it, or one
-/// byte past the memory budget (CLI-6). Errors are OB-19 or CLI-6 at
-/// offset 0 of the stream.
-pub fn inflate(stream: &[u8], want: u64) -> crate::error::Result<Vec<u8>> {
-    inflate_text(stream, want).map_err(|(rule, msg)| Error::at(rule, 0, msg))
+/// byte past the memory budget `budget` (CLI-6). Errors are OB-19 or
+/// CLI-6 at offset 0 of the stream.
+pub fn inflate(stream: &[u8], want: u64, budget: Budget) -> crate::error::Result<Vec<u8>> {
+    inflate_text(stream, want, budget).map_err(|(rule, msg)| Error::at(rule, 0, msg))
 }
 
-fn inflate_text(stream: &[u8], want: u64) -> std::result::Result<Vec<u8>, (rules::Rule, String)> {
+fn inflate_text(
+    stream: &[u8],
+    want: u64,
+    budget: Budget,
+) -> std::result::Result<Vec<u8>, (rules::Rule, String)> {
     // What may be held: the budget, less the decoder's window for zstd.
     let is_zstd = stream.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let budget = if is_zstd {
-        crate::budget::zstd_room().max(1 << 20)
+        budget.zstd_room().max(1 << 20)
     } else {
-        crate::budget::get()
+        budget.bytes()
     };
     let limit = want.min(budget).saturating_add(1);
     let mut out = Vec::new();

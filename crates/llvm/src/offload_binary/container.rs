@@ -220,15 +220,14 @@ pub fn read_all(
 /// List the images of `data` strictly with LLVM 22's kind tables. See
 /// [`list_with`].
 pub fn list(data: &[u8]) -> Result<Vec<ListedImage>, Errors> {
-    list_with(data, None)
+    list_with(data, ReadOptions::default())
 }
 
 /// List the images of `data` (a raw file, an ELF file, an archive)
-/// strictly: every violation of any binary is returned. `release` picks the
-/// kind tables (OB-12, OB-13; `None`: LLVM 22's).
-pub fn list_with(data: &[u8], release: Option<Release>) -> Result<Vec<ListedImage>, Errors> {
-    let opts = ReadOptions { release };
-    let table = release.unwrap_or(Release::L22);
+/// strictly: every violation of any binary is returned. `opts.release`
+/// picks the kind tables (OB-12, OB-13; `None`: LLVM 22's).
+pub fn list_with(data: &[u8], opts: ReadOptions) -> Result<Vec<ListedImage>, Errors> {
+    let table = opts.release.unwrap_or(Release::L22);
     let mut out = Vec::new();
     for (f, bins) in read_all(data, opts)? {
         for b in bins {

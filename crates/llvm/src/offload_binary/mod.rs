@@ -183,6 +183,8 @@ pub struct ReadOptions {
     /// The release whose image and offload kind tables apply (OB-12,
     /// OB-13). `None`: LLVM 22's tables, and errors say so.
     pub release: Option<Release>,
+    /// How much a compressed binary may inflate to (CLI-6).
+    pub budget: crate::budget::Budget,
 }
 
 impl ReadOptions {

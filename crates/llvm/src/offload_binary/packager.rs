@@ -7,6 +7,7 @@
 use super::kinds::{image_kind_extension, offload_kind_value, ImageKind};
 use super::llvm::LlvmImage;
 use super::{layout_v1, ImageSpec};
+use crate::budget::Budget;
 use crate::error::LlvmError;
 use crate::profile::hash_order::{densemap_order, djb_hash, stringmap_order};
 use crate::profile::quirks::StringOrder;
@@ -332,7 +333,7 @@ enum MainStop {
 /// the plan with LLVM's message.
 fn main_extract_binary(
     img: &LlvmImage<'_>,
-    (input, release): (&str, Release),
+    (input, release, budget): (&str, Release, Budget),
     idx: &mut usize,
     depth: u32,
     acts: &mut Vec<Action>,
@@ -344,12 +345,11 @@ fn main_extract_binary(
     // Nested binaries may point their entries at one inner binary, so the
     // steps can grow exponentially with the depth: they are bounded by the
     // memory budget, as the plan holds them all.
-    let budget = crate::budget::get();
-    if (acts.len() as u64 + 1).saturating_mul(MAIN_STEP_COST) > budget {
+    if budget.exceeded((acts.len() as u64 + 1).saturating_mul(MAIN_STEP_COST)) {
         return Err(MainStop::Refuse(crate::error::Error::at(
             crate::rules::CLI_6,
             img.image_offset,
-            format!("extracting this input takes more than {} steps (nested binaries sharing images multiply them): past offload-kit's memory budget of {budget} bytes", acts.len()),
+            format!("extracting this input takes more than {} steps (nested binaries sharing images multiply them): past offload-kit's memory budget of {} bytes", acts.len(), budget.bytes()),
         )
         .to_string()));
     }
@@ -377,7 +377,7 @@ fn main_extract_binary(
             super::llvm::Failure::Unsafe { error } => MainStop::Refuse(error.to_string()),
         })?;
         for inner in &nested {
-            main_extract_binary(inner, (input, release), idx, depth + 1, acts)?;
+            main_extract_binary(inner, (input, release, budget), idx, depth + 1, acts)?;
         }
         return Ok(());
     }
@@ -412,13 +412,14 @@ fn main_stopped(acts: Vec<Action>, stop: MainStop) -> (Vec<Action>, Option<Strin
 }
 
 /// Plan the extraction of `images` (read from `input`) for the filters
-/// `filters` as `release` does. Returns the steps and, when the release
-/// stops with an error after them, its message.
+/// `filters` as `release` does, the steps held within `budget` (CLI-6).
+/// Returns the steps and, when the release stops with an error after them,
+/// its message.
 pub fn plan_extraction(
     images: &[LlvmImage<'_>],
     input: &str,
     filters: &[ImageArgs],
-    release: Release,
+    (release, budget): (Release, Budget),
     archive: bool,
 ) -> (Vec<Action>, Option<String>) {
     let mut acts = Vec::new();
@@ -426,7 +427,9 @@ pub fn plan_extraction(
     if release.quirks().extract_all_without_filter && filters.is_empty() {
         let mut idx = 0;
         for img in images {
-            if let Err(stop) = main_extract_binary(img, (input, release), &mut idx, 0, &mut acts) {
+            if let Err(stop) =
+                main_extract_binary(img, (input, release, budget), &mut idx, 0, &mut acts)
+            {
                 return main_stopped(acts, stop);
             }
         }
@@ -483,9 +486,13 @@ pub fn plan_extraction(
         } else if release.quirks().extract_all_without_filter {
             let mut idx = 0;
             for &i in &matched {
-                if let Err(stop) =
-                    main_extract_binary(&images[i], (input, release), &mut idx, 0, &mut acts)
-                {
+                if let Err(stop) = main_extract_binary(
+                    &images[i],
+                    (input, release, budget),
+                    &mut idx,
+                    0,
+                    &mut acts,
+                ) {
                     return main_stopped(acts, stop);
                 }
             }

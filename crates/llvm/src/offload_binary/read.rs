@@ -859,7 +859,7 @@ pub(super) fn parse_compressed<'a>(
     };
     let stream = &data[eoff as usize..size as usize];
     let body_len = inflated - eoff;
-    let body = match inflate(stream, body_len) {
+    let body = match inflate(stream, body_len, opts.budget) {
         Ok(b) => b,
         Err(e) => {
             let rule = e

@@ -606,7 +606,7 @@ fn check_companions(companions: &[kpack::Companion]) -> Result<(), String> {
 /// violation before the labelled offset (the lowest offset is what
 /// `offloadkit_validate` reports, and where a loader meets the error).
 fn check(d: &Draft) -> Result<(), String> {
-    let res = crate::inspect::validate(&d.bytes.as_slice());
+    let res = crate::inspect::validate(&d.bytes.as_slice(), Default::default());
     match (&d.violation, res) {
         (None, Ok(_)) => Ok(()),
         (None, Err(es)) => Err(format!("the strict reader rejects the draw: {es}")),

@@ -236,11 +236,13 @@ pub(super) fn host(data: &[u8], rng: &mut Rng) -> Option<(Vec<u8>, String)> {
     if rng.chance(30) {
         // The wrapper: its magic back to HIPF, or the code-object index.
         if rng.chance(50) {
-            out.get_mut(w_at..w_at + 4)?.copy_from_slice(b"HIPF");
+            out.get_mut(w_at..w_at.checked_add(4)?)?
+                .copy_from_slice(b"HIPF");
             return Some((out, "HIPK wrapper magic set to HIPF".into()));
         }
         let n = interesting(rng, 4, 0);
-        out.get_mut(w_at + 16..w_at + 24)?
+        // The section's offset is the input's: near 2^64, the sum wraps.
+        out.get_mut(w_at.checked_add(16)?..w_at.checked_add(24)?)?
             .copy_from_slice(&n.to_le_bytes());
         return Some((out, format!("HIPK wrapper code-object index set to {n}")));
     }

@@ -119,15 +119,20 @@ fn record_offset(data: &[u8], pos: u64) -> Option<u64> {
 ///
 /// ```
 /// use offload_kit_llvm::bundle::binary::{llvm_main_list, write_to_vec};
+/// use offload_kit_llvm::budget::Budget;
 ///
 /// let one = write_to_vec(&[(b"host-x86_64-unknown-linux-gnu-".as_slice(), b"x".as_slice())], 1).unwrap();
 /// let two = [one.clone(), one].concat();
 /// // main prints the ID once per bundle found; 22 prints it once.
-/// assert_eq!(llvm_main_list(&two, 0).unwrap().len(), 2);
+/// assert_eq!(llvm_main_list(&two, 0, Budget::default()).unwrap().len(), 2);
 /// ```
-pub fn llvm_main_list(data: &[u8], base: u64) -> Result<Vec<String>, Error> {
+pub fn llvm_main_list(
+    data: &[u8],
+    base: u64,
+    budget: crate::budget::Budget,
+) -> Result<Vec<String>, Error> {
     let magic = memchr::memmem::Finder::new(crate::format::bundle::MAGIC);
-    let budget = crate::budget::get();
+    let budget = budget.bytes();
     // The map's distinct keys in insertion order (and their index), and its
     // iteration order, computed again only when a bundle that prints finds
     // new keys.

@@ -20,12 +20,11 @@ mod llvm;
 
 pub use llvm::{llvm_main_list, llvm_read, LlvmView};
 
-/// [`parse_strict_within`] the process-wide memory budget
-/// ([`crate::budget::current`]).
+/// [`parse_strict_within`] the default memory budget.
 pub fn parse_strict(
     data: &[u8],
     base: u64,
     extent: Extent,
 ) -> Result<BinaryBundle<'_>, crate::Errors> {
-    parse_strict_within(data, base, extent, crate::budget::current())
+    parse_strict_within(data, base, extent, crate::budget::Budget::default())
 }

@@ -6,6 +6,7 @@
 use super::{
     copy_big, decode_into, is_ccob, zstd_frame_extent, Header, Method, Sink, Tap, STREAM_CHUNK,
 };
+use crate::budget::Budget;
 use crate::bundle::binary;
 use crate::error::Error;
 use crate::format::ccob::{header_size, Layout, LAYOUTS, METHOD_ZLIB, METHOD_ZSTD};
@@ -174,8 +175,15 @@ fn llvm_text(release: Release, m: &str) -> String {
     }
 }
 
-/// Model of `CompressedOffloadBundle::decompress` for `release`.
+/// Model of `CompressedOffloadBundle::decompress` for `release`, within
+/// the default memory budget ([`llvm_decompress_within`] takes one).
 pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
+    llvm_decompress_within(data, release, Budget::default())
+}
+
+/// [`llvm_decompress`] holding at most `budget` of decoded data: past it,
+/// CLI-6 where LLVM would hold the whole bundle.
+pub fn llvm_decompress_within(data: &[u8], release: Release, budget: Budget) -> LlvmDecompress {
     let LlvmPrepared {
         method: m,
         claimed,
@@ -195,9 +203,9 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
         )
     };
     match m {
-        Method::Zstd => match zstd_one_shot(payload, claimed) {
+        Method::Zstd => match zstd_one_shot(payload, claimed, budget) {
             Ok(out) => LlvmDecompress::Data(out),
-            Err(name) if name == OVER_BUDGET => over_budget(release, hsize),
+            Err(name) if name == OVER_BUDGET => over_budget(release, hsize, budget),
             Err(name) => lib_fail(
                 name.clone(),
                 if name.contains("buffer is too small") {
@@ -213,9 +221,9 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
                 &format!("ZSTD_decompress: {name}"),
             ),
         },
-        Method::Zlib => match zlib_uncompress(payload, claimed) {
+        Method::Zlib => match zlib_uncompress(payload, claimed, budget) {
             Ok(out) => LlvmDecompress::Data(out),
-            Err(OVER_BUDGET) => over_budget(release, hsize),
+            Err(OVER_BUDGET) => over_budget(release, hsize, budget),
             Err(ZLIB_TRAILER_CUT) => lib_fail(
                 "zlib error: Z_BUF_ERROR".into(),
                 rules::CCOB_5,
@@ -241,8 +249,8 @@ pub fn llvm_decompress(data: &[u8], release: Release) -> LlvmDecompress {
 }
 
 /// The bundle would pass the memory budget: say what the release does.
-fn over_budget(release: Release, hsize: usize) -> LlvmDecompress {
-    let budget = crate::budget::get();
+fn over_budget(release: Release, hsize: usize, budget: Budget) -> LlvmDecompress {
+    let budget = budget.bytes();
     LlvmDecompress::Fails(
         format!("the decompressed bundle exceeds offload-kit's memory budget of {budget} bytes"),
         Error::at(
@@ -435,7 +443,7 @@ const ONE_SHOT_BUFFER: u64 = 64 << 20;
 /// only with output that exists, so a frame header claiming 2^35 bytes
 /// costs what its blocks decode to. Producing more than `cap` is zstd's
 /// `dstSize_tooSmall`; input ending inside a frame is `srcSize_wrong`.
-fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
+fn zstd_growing(src: &[u8], cap: u64, budget: Budget) -> std::result::Result<Vec<u8>, String> {
     use zstd::zstd_safe::{get_error_name, DCtx, InBuffer, OutBuffer};
     let mut dctx = DCtx::create();
     let mut input = InBuffer::around(src);
@@ -451,7 +459,7 @@ fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
         if out.len() as u64 + produced as u64 > cap {
             return Err("Destination buffer is too small".into());
         }
-        if crate::budget::exceeded_by_zstd(out.len() as u64 + produced as u64) {
+        if budget.exceeded_by_zstd(out.len() as u64 + produced as u64) {
             return Err(OVER_BUDGET.into());
         }
         out.extend_from_slice(&chunk[..produced]);
@@ -470,7 +478,7 @@ fn zstd_growing(src: &[u8], cap: u64) -> std::result::Result<Vec<u8>, String> {
 /// `ZSTD_decompress(dst, claimed, src)` as LLVM calls it. The claim is
 /// bounded by [`LLVM_ALLOCATION_LIMIT`] before this is called, so the
 /// buffer is too; an empty input decodes to nothing (zstd accepts it).
-fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, String> {
+fn zstd_one_shot(src: &[u8], claimed: u64, budget: Budget) -> std::result::Result<Vec<u8>, String> {
     if src.is_empty() {
         return Ok(Vec::new());
     }
@@ -478,7 +486,9 @@ fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, Strin
     // a frame without a content size is decoded as a stream instead, so no
     // allocation follows an untrusted claim.
     match zstd::zstd_safe::get_frame_content_size(src) {
-        Ok(Some(n)) if n.min(claimed) > ONE_SHOT_BUFFER => zstd_growing(src, n.min(claimed)),
+        Ok(Some(n)) if n.min(claimed) > ONE_SHOT_BUFFER => {
+            zstd_growing(src, n.min(claimed), budget)
+        }
         Ok(Some(n)) => {
             let mut dst = vec![0u8; n.min(claimed) as usize];
             match zstd::zstd_safe::decompress(&mut dst[..], src) {
@@ -506,7 +516,7 @@ fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, Strin
                 hash: [0; 8],
                 header_size: 0,
             };
-            let mut out = Budgeted(Vec::new());
+            let mut out = Budgeted(Vec::new(), budget);
             decode_into(&h, src, 0, &mut out)
                 .map(|_| out.0)
                 .map_err(|e| {
@@ -523,11 +533,11 @@ fn zstd_one_shot(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, Strin
 }
 
 /// A growing buffer that refuses to pass the memory budget.
-struct Budgeted(Vec<u8>);
+struct Budgeted(Vec<u8>, Budget);
 
 impl std::io::Write for Budgeted {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if crate::budget::exceeded_by_zstd((self.0.len() + buf.len()) as u64) {
+        if self.1.exceeded_by_zstd((self.0.len() + buf.len()) as u64) {
             return Err(std::io::Error::other(OVER_BUDGET));
         }
         self.0.extend_from_slice(buf);
@@ -546,7 +556,11 @@ const ZLIB_TRAILER_CUT: &str = "Z_BUF_ERROR (trailer cut)";
 /// zlib's `uncompress(dst, &claimed, src)` result, emulated on `flate2`:
 /// the stream must end within the claim; running out of output space is
 /// `Z_BUF_ERROR`, an incomplete or corrupt stream `Z_DATA_ERROR`.
-fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'static str> {
+fn zlib_uncompress(
+    src: &[u8],
+    claimed: u64,
+    budget: Budget,
+) -> std::result::Result<Vec<u8>, &'static str> {
     let mut d = flate2::Decompress::new(true);
     if claimed == 0 {
         // zlib decodes into a 1-byte dummy: only an empty stream succeeds;
@@ -584,7 +598,7 @@ fn zlib_uncompress(src: &[u8], claimed: u64) -> std::result::Result<Vec<u8>, &'s
         }
         let chunk = room.min(1 << 20);
         let start = out.len();
-        if crate::budget::exceeded((start + chunk) as u64) {
+        if budget.exceeded((start + chunk) as u64) {
             return Err(OVER_BUDGET);
         }
         out.resize(start + chunk, 0);

@@ -21,6 +21,7 @@ pub use offload_kit_format::ccob::*;
 mod llvm;
 
 pub use llvm::{
-    llvm_decompress, llvm_list_prefix, llvm_stream_ranges, llvm_uncompressed_note, main_blobs,
-    LlvmDecompress, MainBlobs, MainWalk, StreamFailure, LLVM_ALLOCATION_LIMIT,
+    llvm_decompress, llvm_decompress_within, llvm_list_prefix, llvm_stream_ranges,
+    llvm_uncompressed_note, main_blobs, LlvmDecompress, MainBlobs, MainWalk, StreamFailure,
+    LLVM_ALLOCATION_LIMIT,
 };

@@ -313,7 +313,10 @@ pub(super) fn main_offload_files<'a>(
 /// offset other than 40, past the size, or an inflated size below it is
 /// main's "invalid data". Offsets after an inflated binary are offsets in
 /// this view, not in the file.
-pub fn main_inflated(contents: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Failure> {
+pub fn main_inflated(
+    contents: &[u8],
+    budget: crate::budget::Budget,
+) -> Result<std::borrow::Cow<'_, [u8]>, Failure> {
     let len = contents.len() as u64;
     let mut out: Option<Vec<u8>> = None;
     let mut off = 0u64;
@@ -340,22 +343,27 @@ pub fn main_inflated(contents: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Fail
             }
             // Every inflated binary is held at once: the whole view within the budget.
             let held = out.as_ref().map_or(off, |o| o.len() as u64);
-            let budget = crate::budget::get();
-            if held.saturating_add(inflated) > budget {
+            if budget.exceeded(held.saturating_add(inflated)) {
                 return Err(Failure::Unsafe {
                     error: Error::at(
                         rules::CLI_6,
                         off + 32,
-                        format!("the inflated binaries take more than the memory budget of {budget} bytes"),
+                        format!(
+                            "the inflated binaries take more than the memory budget of {} bytes",
+                            budget.bytes()
+                        ),
                     ),
                 });
             }
-            let body =
-                super::super::compressed::inflate(&rest[eo as usize..size as usize], inflated - eo)
-                    .map_err(|e| Failure::Error {
-                        message: PARSE_FAILED.into(),
-                        error: e.rebase(off + eo),
-                    })?;
+            let body = super::super::compressed::inflate(
+                &rest[eo as usize..size as usize],
+                inflated - eo,
+                budget,
+            )
+            .map_err(|e| Failure::Error {
+                message: PARSE_FAILED.into(),
+                error: e.rebase(off + eo),
+            })?;
             let o = out.get_or_insert_with(|| contents[..off as usize].to_vec());
             let at = o.len();
             o.extend_from_slice(&rest[..eo as usize]);

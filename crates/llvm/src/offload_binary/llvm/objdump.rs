@@ -341,9 +341,13 @@ fn print_image(
 const INNER_BINARY: &str = "inner-offload-binary";
 
 /// `llvm-objdump --offloading` of `release` on `data` named `file` (as
-/// given on the command line). `None` for LLVM 14, which has no
-/// `--offloading`.
-pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<ObjdumpRun> {
+/// given on the command line), what it inflates held within `budget`.
+/// `None` for LLVM 14, which has no `--offloading`.
+pub fn objdump_offloading(
+    data: &[u8],
+    file: &str,
+    (release, budget): (Release, crate::budget::Budget),
+) -> Option<ObjdumpRun> {
     if !release.quirks().objdump_offloading {
         return None;
     }
@@ -359,7 +363,7 @@ pub fn objdump_offloading(data: &[u8], file: &str, release: Release) -> Option<O
         InputKind::OffloadBinary => {
             // main reads compressed version 3 binaries inflated.
             let inflated = match release.quirks().main_offload_binary_reader {
-                true => main_inflated(data),
+                true => main_inflated(data, budget),
                 false => Ok(std::borrow::Cow::Borrowed(data)),
             };
             let data: &[u8] = match &inflated {
