@@ -481,3 +481,46 @@ fn progress_line_only_on_a_terminal() {
     assert!(!String::from_utf8_lossy(&o.stderr).contains("files read"));
     assert!(!on_a_terminal(&[], &args).contains("files read: "));
 }
+
+/// Every command `offload-kit --help` lists answers `--help` with its own
+/// text: a native command with the line the list gives it, a drop-in (and
+/// the corpus runner) with the help of the tool it stands in for, never
+/// clap's refusal of `--help` as an argument.
+#[test]
+fn every_command_answers_help_with_its_own_text() {
+    let (code, top, _) = run(&["--help"]);
+    assert_eq!(code, 0);
+    let listed: Vec<(String, String)> = top
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            let (name, about) = l.trim().split_once(' ')?;
+            Some((name.to_string(), about.trim().to_string()))
+        })
+        .filter(|(name, _)| name != "help")
+        .collect();
+    assert!(listed.len() >= 19, "{top}");
+    let own_help = [
+        ("bundler", "OVERVIEW: A tool to bundle several input files"),
+        (
+            "packager",
+            "OVERVIEW: A utility for bundling several object files",
+        ),
+        ("objdump", "OVERVIEW: llvm object file dumper"),
+        ("readobj", "OVERVIEW: LLVM Object Reader"),
+        ("conformance", "usage: offload-kit conformance"),
+    ];
+    for (name, about) in &listed {
+        let (code, out, err) = run(&[name, "--help"]);
+        assert_eq!(code, 0, "{name} --help: {err}");
+        match own_help.iter().find(|(n, _)| n == name) {
+            Some((_, start)) => assert!(out.starts_with(start), "{name} --help: {out}"),
+            None => assert!(
+                out.starts_with(about.trim_end_matches('.')),
+                "{name} --help does not start with its line in the list ({about}): {out}"
+            ),
+        }
+    }
+}

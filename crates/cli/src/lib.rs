@@ -1,13 +1,18 @@
 //! The `offload-kit` command line: a thin layer over the crates. The
 //! binary (the root package's `src/main.rs`) calls [`main`].
 //!
-//! One module per command: `bundler` (the drop-in `clang-offload-bundler`,
-//! LLVM option syntax), `packager` (`clang-offload-packager` and
-//! `llvm-offload-binary`), `offloading` (`llvm-objdump`/`llvm-readobj
-//! --offloading`), `native` (the clap commands: list, extract, validate,
-//! convert, ...), `inspect` (inspect and check), `generate`, `conformance`
-//! (the runner's options and reports) and `man` (man pages, completions);
-//! `cl` is LLVM's option syntax and `term` the terminal's.
+//! `native` is the clap command line (global options, the command table)
+//! and `commands/` a file per native command, each with its options
+//! (`Args`) and `run(args, settings)`: the exit status or the errors that
+//! make it exit 1. Every command gets the run's `Settings` (memory
+//! budget, colour) as a value. Behind them: the drop-ins under LLVM's tool
+//! names, `bundler` (`clang-offload-bundler`), `packager`
+//! (`clang-offload-packager`, `llvm-offload-binary`) and `offloading`
+//! (`llvm-objdump`/`llvm-readobj --offloading`), which speak LLVM's option
+//! syntax (`cl`) and print LLVM's messages; `inspect` (the reports of
+//! inspect and check), `kpack` and `hipk` (kpack archives and split hosts),
+//! `conformance` (the runner's options and reports), `dropins`, `man`, and
+//! `term` (colour, progress).
 //!
 //! # Example
 //!
@@ -39,12 +44,10 @@ pub(crate) fn write_line(args: std::fmt::Arguments<'_>) {
 }
 
 mod bundler;
-mod ccob;
 mod cl;
+mod commands;
 mod conformance;
 mod dropins;
-mod extract;
-mod generate;
 mod hipk;
 mod inspect;
 mod kpack;
@@ -251,6 +254,18 @@ pub(crate) fn report_errors(prefix: &str, errs: &[Error], shown: usize, color: t
         );
     }
     let _ = w.flush();
+}
+
+/// Write `bytes` to stdout; a closed pipe ends the program quietly.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<i32, Vec<Error>> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(bytes) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(vec![Error::other(format!(
+            "cannot write to standard output: {}",
+            io_text(&e)
+        ))]),
+        _ => Ok(0),
+    }
 }
 
 /// The message for an input that got shorter while it was read.

@@ -2,11 +2,13 @@
 //! [`offload_kit_smith::generate`]), malformed ones with a JSON sidecar naming
 //! the rule they break and where.
 
+use crate::Settings;
 use offload_kit_format::rules::{self, Rule};
 use offload_kit_format::Error;
 use offload_kit_io::output;
+use offload_kit_llvm::Release;
 use offload_kit_smith::generate::{generate, payloads_from_dir, Kind, Options, Payloads};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The file extension of a kind's files.
 fn extension(kind: Kind) -> &'static str {
@@ -21,7 +23,7 @@ fn extension(kind: Kind) -> &'static str {
 }
 
 /// Print every kind, with the rules it can break.
-pub fn list_kinds() {
+fn list_kinds() {
     for k in Kind::ALL {
         let rules: Vec<&str> = k.malformable().iter().map(|r| r.id).collect();
         outln!("{:<15} {}", k.name(), k.description());
@@ -29,34 +31,86 @@ pub fn list_kinds() {
     }
 }
 
-/// What to generate.
-pub struct Request<'a> {
-    /// The kind.
-    pub kind: &'a str,
-    /// How many files.
-    pub count: u64,
-    /// The first file's seed; file `n` uses `seed + n`.
-    pub seed: u64,
-    /// The directory to write into (created if missing).
-    pub out: &'a Path,
-    /// Rule IDs to break, cycled through; `all` for every rule the kind can break.
-    pub malformed: &'a [String],
-    /// Entry IDs to draw from.
-    pub target_ids: Vec<String>,
-    /// The largest file.
-    pub max_size: usize,
-    /// A directory of the user's images to carry.
-    pub payloads: Option<&'a Path>,
-    /// Carry random bytes instead of images.
-    pub random_payloads: bool,
-    /// Make only what this release reads.
-    pub release: Option<offload_kit_llvm::Release>,
-    /// How much of the user's images may be held (CLI-6).
-    pub budget: offload_kit_llvm::budget::Budget,
+/// `offload-kit generate`'s options.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Args {
+    /// The kind of file: binary, text, object, fatbin, ccob, offload-binary, archive or kpack
+    /// (--list-kinds says what each is and which rules it can break)
+    #[arg(long, required_unless_present = "list_kinds")]
+    pub(crate) kind: Option<String>,
+    /// How many files
+    #[arg(long, default_value_t = 100)]
+    pub(crate) count: u64,
+    /// Seed of the first file; file n uses seed + n
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Directory to write into
+    #[arg(long, required_unless_present = "list_kinds")]
+    pub(crate) out: Option<PathBuf>,
+    /// Break this rule in every file (repeatable: cycled through; `all`: every rule the kind can break)
+    #[arg(long)]
+    pub(crate) malformed: Vec<String>,
+    /// Comma-separated entry IDs to draw from (default: a built-in pool)
+    #[arg(long = "target-ids", value_delimiter = ',')]
+    pub(crate) target_ids: Vec<String>,
+    /// Largest file in bytes
+    #[arg(long = "max-size", default_value_t = 1 << 20)]
+    pub(crate) max_size: usize,
+    /// Carry these images (a directory of .hsaco, cubins, .so, SPIR-V): IDs are drawn from their targets (default: a minimal image each loader accepts for each entry's target)
+    #[arg(long, conflicts_with = "random_payloads")]
+    pub(crate) payloads: Option<PathBuf>,
+    /// Carry random bytes instead of images (what generate wrote before images)
+    #[arg(long = "random-payloads")]
+    pub(crate) random_payloads: bool,
+    /// Make only what this LLVM release's readers take: offload binaries of version 1 for
+    /// 15-22 (2 and 3 are main's), compressed bundles of the versions it reads (none before
+    /// 19); default: every version the spec has
+    #[arg(long = "llvm-version")]
+    pub(crate) llvm: Option<Release>,
+    /// Print the kinds and the rules each can break
+    #[arg(long = "list-kinds")]
+    pub(crate) list_kinds: bool,
 }
 
-/// Run `generate`; 0 on success.
-pub fn run(req: &Request<'_>) -> Result<i32, Vec<Error>> {
+/// Run it: the exit status, or the errors that make it exit 1.
+pub(crate) fn run(a: Args, settings: Settings) -> Result<i32, Vec<Error>> {
+    if a.list_kinds {
+        list_kinds();
+        return Ok(0);
+    }
+    let req = Request {
+        kind: a.kind.as_deref().unwrap_or_default(),
+        count: a.count,
+        seed: a.seed,
+        out: a.out.as_deref().unwrap_or(Path::new(".")),
+        malformed: &a.malformed,
+        target_ids: a.target_ids.clone(),
+        max_size: a.max_size,
+        payloads: a.payloads.as_deref(),
+        random_payloads: a.random_payloads,
+        release: a.llvm,
+        budget: settings.budget,
+    };
+    generate_files(&req)
+}
+
+/// What to generate: the options, defaults filled in.
+struct Request<'a> {
+    kind: &'a str,
+    count: u64,
+    seed: u64,
+    out: &'a Path,
+    malformed: &'a [String],
+    target_ids: Vec<String>,
+    max_size: usize,
+    payloads: Option<&'a Path>,
+    random_payloads: bool,
+    release: Option<offload_kit_llvm::Release>,
+    budget: offload_kit_llvm::budget::Budget,
+}
+
+/// Write the files `req` asks for; 0 on success.
+fn generate_files(req: &Request<'_>) -> Result<i32, Vec<Error>> {
     let kind = Kind::from_name(req.kind).ok_or_else(|| {
         let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
         vec![Error::other(format!(

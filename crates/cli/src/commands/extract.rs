@@ -1,7 +1,7 @@
 //! `offload-kit extract`: entries by ID, index or GPU, into a directory or
 //! standard output, from bundles, archives and code object URIs.
 
-use super::{copy_range, Input};
+use crate::{copy_range, Input};
 use offload_kit_format::kpack::HostRef;
 use offload_kit_format::{rules, Error};
 use offload_kit_io::output::{self, commit_all, OutputFile};
@@ -48,43 +48,43 @@ fn picked_for(input: &Input, gpu: &str, budget: Budget) -> Result<Vec<EntryPlace
 
 /// `offload-kit extract`'s options.
 #[derive(clap::Args, Debug, Default)]
-pub(super) struct Args {
+pub(crate) struct Args {
     /// Input file, or a code object URI.
-    pub(super) file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Entry ID to extract, or a target ID alone (gfx90a:xnack+: the entries whose
     /// target ID is exactly it); with --dir, from every bundle.
     #[arg(long, conflicts_with = "gpu")]
-    pub(super) id: Option<String>,
+    pub(crate) id: Option<String>,
     /// Output file (with --id, or --gpu on a file of one bundle).
     #[arg(short, long, required_unless_present_any = ["all", "dir"])]
-    pub(super) output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Extract every entry into --dir, one file per entry ID (with the
     /// bundle's number first, `<k>.<id>`, when the file holds several).
     #[arg(long, requires = "dir")]
-    pub(super) all: bool,
+    pub(crate) all: bool,
     /// Directory for --all or --gpu.
     #[arg(long)]
-    pub(super) dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// The code object the HIP runtime would load on this GPU, from each
     /// bundle (as `check --gpu` picks it), or from a kpack archive the
     /// code objects of the target it would take: into --dir, or -o for one.
     #[arg(long, conflicts_with = "all")]
-    pub(super) gpu: Option<String>,
+    pub(crate) gpu: Option<String>,
     /// For a HIPK host (ROCm kpack split): the archives to search, `:`-separated, in place
     /// of the host's search paths (as ROCM_KPACK_PATH, which is read when this is absent).
     #[arg(long = "kpack-path", requires = "gpu")]
-    pub(super) kpack_path: Option<String>,
+    pub(crate) kpack_path: Option<String>,
     /// Only entries of the k-th bundle (as `list` numbers them; a
     /// `.hip_fatbin` holds several).
     #[arg(long)]
-    pub(super) bundle: Option<usize>,
+    pub(crate) bundle: Option<usize>,
     /// Only entries of this archive member (as `list` names it).
     #[arg(long)]
-    pub(super) member: Option<String>,
+    pub(crate) member: Option<String>,
     /// Only entries of the archive member at this position (from 0, as
     /// `list` numbers them): reaches each of several members of one name.
     #[arg(long = "member-index")]
-    pub(super) member_index: Option<usize>,
+    pub(crate) member_index: Option<usize>,
 }
 
 impl Args {
@@ -100,7 +100,7 @@ impl Args {
 }
 
 /// Run `extract`: a code object URI, else entries of the file.
-pub(super) fn run(a: Args, settings: super::Settings) -> Result<i32, Vec<Error>> {
+pub(crate) fn run(a: Args, settings: crate::Settings) -> Result<i32, Vec<Error>> {
     if is_uri(&a.file) {
         let Some(out) = &a.output else {
             return Err(vec![Error::other(
@@ -110,9 +110,14 @@ pub(super) fn run(a: Args, settings: super::Settings) -> Result<i32, Vec<Error>>
         return extract_uri(&a.file.to_string_lossy(), out);
     }
     if a.id.is_none() && !a.all && a.gpu.is_none() {
-        super::native::usage_error(
-            "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
-        );
+        // Nothing to choose by: clap's usage error, exit 2.
+        use clap::Args as _;
+        Args::augment_args(clap::Command::new("offload-kit extract"))
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "extract needs --id ID -o FILE, --all --dir DIR, --gpu G, or a code object URI with -o FILE",
+            )
+            .exit();
     }
     extract(&a, settings.budget)
 }
@@ -162,13 +167,13 @@ fn extract_uri(text: &str, out: &Path) -> Result<i32, Vec<Error>> {
 }
 
 /// `extract` of the entries `a` names, holding at most `budget`.
-pub(super) fn extract(a: &Args, budget: Budget) -> Result<i32, Vec<Error>> {
+pub(crate) fn extract(a: &Args, budget: Budget) -> Result<i32, Vec<Error>> {
     let (file, id, output, all, dir) = (&a.file, &a.id, a.output.clone(), a.all, a.dir.clone());
     let gpu = a.gpu.as_deref();
     let input = Input::open(file).map_err(|e| vec![e])?;
     // A HIPK host: the code object ROCm's runtime finds in its archives.
-    if let Some(host) = super::hipk::host_ref(input.bytes()) {
-        let given = super::hipk::override_paths(a.kpack_path.as_deref());
+    if let Some(host) = crate::hipk::host_ref(input.bytes()) {
+        let given = crate::hipk::override_paths(a.kpack_path.as_deref());
         if let Some(g) = gpu {
             let (r, indices) = host?;
             return hipk_gpu(
@@ -185,13 +190,13 @@ pub(super) fn extract(a: &Args, budget: Budget) -> Result<i32, Vec<Error>> {
         }
     }
     if let (true, Some(dir)) = (
-        super::kpack::is_kpack(&input),
+        crate::kpack::is_kpack(&input),
         dir.as_deref().filter(|_| all),
     ) {
-        return super::kpack::extract_all(&input, dir, budget);
+        return crate::kpack::extract_all(&input, dir, budget);
     }
-    if let (true, Some(g)) = (super::kpack::is_kpack(&input), gpu) {
-        return super::kpack::extract_gpu(&input, g, output, dir, budget);
+    if let (true, Some(g)) = (crate::kpack::is_kpack(&input), gpu) {
+        return crate::kpack::extract_gpu(&input, g, output, dir, budget);
     }
     // A file that is one compressed bundle: every entry lies in it, and
     // extracting one verifies the whole stream (sizes, hash) as it goes, so
@@ -361,7 +366,7 @@ fn jobs_into_dir(
     entries: &[detect::ListedEntry],
     dir: &Path,
     several_bundles: bool,
-) -> Result<(super::OutDir, Jobs), Vec<Error>> {
+) -> Result<(crate::OutDir, Jobs), Vec<Error>> {
     let mut jobs = Vec::new();
     if dir.exists() && !dir.is_dir() {
         return Err(vec![Error::rule(
@@ -369,7 +374,7 @@ fn jobs_into_dir(
             format!("'{}': not a directory (--dir)", dir.display()),
         )]);
     }
-    let out_dir = super::create_out_dir(dir)?;
+    let out_dir = crate::create_out_dir(dir)?;
     // Names stay unique, also on case-insensitive file systems: a name
     // already taken (two archive members of one name, `sm_70` and
     // `SM_70`) gets the entry's number appended, and a name too long for
@@ -385,9 +390,9 @@ fn jobs_into_dir(
             None => e.id.clone(),
         };
         let mut path =
-            output::contained_path(dir, &super::fit_name(&name, i)).map_err(|e| vec![e])?;
+            output::contained_path(dir, &crate::fit_name(&name, i)).map_err(|e| vec![e])?;
         if !seen.insert(path.to_string_lossy().to_lowercase()) {
-            path = output::contained_path(dir, &super::fit_name(&format!("{name}-{i}"), i))
+            path = output::contained_path(dir, &crate::fit_name(&format!("{name}-{i}"), i))
                 .map_err(|e| vec![e])?;
             if !seen.insert(path.to_string_lossy().to_lowercase()) {
                 return Err(vec![Error::rule(
@@ -443,7 +448,7 @@ fn has_target_id(entry: &str, target: &str) -> bool {
 /// each wrapper, to `output` (one wrapper) or into `dir` as `<arch>.hsaco`
 /// (`<arch>.<index>.hsaco` for several); the runtime's error when it finds
 /// none for some wrapper.
-pub(super) fn hipk_gpu(
+pub(crate) fn hipk_gpu(
     host: &Path,
     (r, indices): (&HostRef, &[u64]),
     (gpu, given): (&str, Option<&[PathBuf]>),
@@ -458,20 +463,20 @@ pub(super) fn hipk_gpu(
     let isa = (modes.iter())
         .map(|m| m.text.as_str())
         .find(|m| {
-            let finder = super::hipk::Finder::new(host, r, m, given, (&super::hipk::open, budget));
-            (indices.iter()).all(|&i| matches!(finder.locate(r, i), super::hipk::Located::At(..)))
+            let finder = crate::hipk::Finder::new(host, r, m, given, (&crate::hipk::open, budget));
+            (indices.iter()).all(|&i| matches!(finder.locate(r, i), crate::hipk::Located::At(..)))
         })
         .unwrap_or(modes[0].text.as_str());
-    let finder = super::hipk::Finder::new(host, r, isa, given, (&super::hipk::open, budget));
+    let finder = crate::hipk::Finder::new(host, r, isa, given, (&crate::hipk::open, budget));
     // Taken back, if still empty, when the run fails.
     let _out_dir = match &dir {
-        Some(d) => Some(super::create_out_dir(d)?),
+        Some(d) => Some(crate::create_out_dir(d)?),
         None => None,
     };
     let mut writes = Vec::new();
     for &index in indices {
         let found = finder.find(r, index)?;
-        let super::hipk::Outcome::Found { arch, .. } = &found else {
+        let crate::hipk::Outcome::Found { arch, .. } = &found else {
             return Err(vec![Error::at(
                 rules::HIPK_2,
                 0,
@@ -504,7 +509,7 @@ pub(super) fn hipk_gpu(
     }
     let mut files = Vec::new();
     for (path, found) in &writes {
-        let super::hipk::Outcome::Found { code, .. } = found else {
+        let crate::hipk::Outcome::Found { code, .. } = found else {
             continue;
         };
         let mut f = OutputFile::create_replacing(path).map_err(|e| vec![e])?;
@@ -521,37 +526,37 @@ pub(super) fn hipk_gpu(
 
 /// `extract --all --dir DIR` of a HIPK host: every code object its keys
 /// name in its archives (every architecture), as `<key>.<arch>.hsaco`.
-pub(super) fn hipk_all(
+pub(crate) fn hipk_all(
     host: &Path,
     (r, indices): (&HostRef, &[u64]),
     given: Option<&[PathBuf]>,
     dir: &Path,
     budget: Budget,
 ) -> Result<i32, Vec<Error>> {
-    let found = super::hipk::archives(host, r, given);
+    let found = crate::hipk::archives(host, r, given);
     if found.is_empty() {
         return Err(vec![Error::at(
             rules::HIPK_2,
             0,
             format!(
                 "ARCHIVE_NOT_FOUND: no archive matches {}",
-                super::hipk::few(
+                crate::hipk::few(
                     (r.search_paths.iter())
                         .map(|p| offload_kit_format::escape::escape_controls(p).into_owned())
                 )
             ),
         )]);
     }
-    let _out_dir = super::create_out_dir(dir)?;
+    let _out_dir = crate::create_out_dir(dir)?;
     let mut files: Vec<(PathBuf, OutputFile)> = Vec::new();
-    super::hipk::for_each_filed(
+    crate::hipk::for_each_filed(
         &found,
         r,
         indices,
-        (&super::hipk::open, budget),
+        (&crate::hipk::open, budget),
         &mut |_, _, key, arch, code| {
             // A name too long for a file system is cut and numbered.
-            let name = super::fit_name(
+            let name = crate::fit_name(
                 &format!("{}.{arch}.hsaco", key.replace('/', "_")),
                 files.len(),
             );
