@@ -1,7 +1,7 @@
 //! The catalogue of spec rules.
 //!
 //! Every normative rule of `spec/` has a stable ID. Errors, tests and
-//! conformance cases cite these IDs; `tests/spec_rules.rs` checks that this
+//! conformance cases cite these IDs; `tests/spec_rules.rs` (this crate's) checks that this
 //! table and the spec chapters agree.
 //!
 //! # Example

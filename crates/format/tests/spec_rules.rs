@@ -17,10 +17,10 @@
 //! `check_reports_each_disagreement` feeds the checker broken copies to show
 //! that each check can fail.
 
-use offload_kit::rules::{Rule, ALL};
+use offload_kit_format::rules::{Rule, ALL};
 use std::collections::{BTreeMap, BTreeSet};
 
-const SPEC_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/spec");
+const SPEC_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec");
 
 /// `(file name, text)` of every `spec/*.md`, sorted by name.
 fn spec_files() -> Vec<(String, String)> {
