@@ -90,7 +90,8 @@ size_t offloadkit_mutate_flags(uint8_t *data,
  Check `data[0..size]` against every rule of offload-kit's spec: any
  file offload-kit reads, a ROCm kpack archive included (the answer of
  `offload-kit validate` and Python's `validate`), holding at most
- `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6).
+ `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6); a
+ variable that is not a size is [`OFFLOADKIT_EBADARG`].
 
  Returns 0 when it conforms; 1 when it does not, with the first violated
  rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
@@ -118,7 +119,8 @@ int offloadkit_validate(const uint8_t *data,
  shared objects, SPIR-V modules), its entry ID or triple and arch made to
  match the image's ELF header; the directory is read on each call. Returns
  0 as [`offloadkit_generate`] does, and when `payload_dir` is NULL, not
- UTF-8, empty, unreadable, or holds a file that is no device image.
+ UTF-8, empty, unreadable, or holds a file that is no device image (or
+ `OFFLOAD_KIT_MAX_MEMORY` is not a size).
 
  # Safety
 

@@ -110,6 +110,7 @@ def bundle(
     format_version: Optional[int] = None,
     level: Optional[int] = None,
     llvm_version: int = 22,
+    max_memory: Optional[int] = None,
 ) -> bytes:
     """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them.
 
@@ -123,7 +124,9 @@ def decompress(data: bytes, max_memory: Optional[int] = None) -> bytes:
     """The bundle a CCOB holds, sizes and hash verified; larger than ``max_memory`` (default: ``max_memory()``): CLI-6."""
 
 def max_memory() -> int:
-    """The budget of a call given no ``max_memory=``: ``OFFLOAD_KIT_MAX_MEMORY`` as it is now, else 256 MiB."""
+    """The budget of a call given no ``max_memory=``: ``OFFLOAD_KIT_MAX_MEMORY`` as it is now, else 256 MiB.
+
+    A variable that is not a size raises ``ValueError`` (here and in every call that reads), as the CLI refuses it."""
 
 def generate(
     kind: str,

@@ -125,15 +125,20 @@ pub unsafe extern "C" fn offloadkit_mutate_flags(
 }
 
 /// The budget of one call: `OFFLOAD_KIT_MAX_MEMORY` as it is when the call
-/// is made, else 256 MiB, as the CLI and Python take it.
-fn budget() -> offload_kit::budget::Budget {
-    offload_kit::budget::from_env().unwrap_or_default()
+/// is made, else 256 MiB, as the CLI and Python take it; `None` for a
+/// variable that is not a size (the CLI and Python refuse it too).
+fn budget() -> Option<offload_kit::budget::Budget> {
+    match std::env::var_os("OFFLOAD_KIT_MAX_MEMORY") {
+        None => Some(Default::default()),
+        Some(text) => text.to_str().and_then(offload_kit::budget::Budget::parse),
+    }
 }
 
 /// Check `data[0..size]` against every rule of offload-kit's spec: any
 /// file offload-kit reads, a ROCm kpack archive included (the answer of
 /// `offload-kit validate` and Python's `validate`), holding at most
-/// `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6).
+/// `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB) of decoded data (CLI-6); a
+/// variable that is not a size is [`OFFLOADKIT_EBADARG`].
 ///
 /// Returns 0 when it conforms; 1 when it does not, with the first violated
 /// rule's ID (e.g. `BIN-5`, NUL-terminated, cut to `rule_cap - 1` bytes)
@@ -159,6 +164,9 @@ pub unsafe extern "C" fn offloadkit_validate(
     if (data.is_null() && size > 0) || rule_out.is_null() || rule_cap == 0 || offset_out.is_null() {
         return OFFLOADKIT_EBADARG;
     }
+    let Some(budget) = budget() else {
+        return OFFLOADKIT_EBADARG;
+    };
     let input: &[u8] = if size == 0 {
         &[]
     } else {
@@ -168,7 +176,7 @@ pub unsafe extern "C" fn offloadkit_validate(
     // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
     let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
     let verdict = catch_unwind(|| {
-        offload_kit::inspect::validate_any(input, budget())
+        offload_kit::inspect::validate_any(input, budget)
             .err()
             .map(|es| {
                 let first = es.iter().min_by_key(|e| e.offset().unwrap_or(u64::MAX));
@@ -267,7 +275,8 @@ unsafe fn generate_into(
 /// shared objects, SPIR-V modules), its entry ID or triple and arch made to
 /// match the image's ELF header; the directory is read on each call. Returns
 /// 0 as [`offloadkit_generate`] does, and when `payload_dir` is NULL, not
-/// UTF-8, empty, unreadable, or holds a file that is no device image.
+/// UTF-8, empty, unreadable, or holds a file that is no device image (or
+/// `OFFLOAD_KIT_MAX_MEMORY` is not a size).
 ///
 /// # Safety
 ///
@@ -292,11 +301,14 @@ pub unsafe extern "C" fn offloadkit_generate_with_payloads(
     let Ok(kind) = (unsafe { kind_of(kind) }) else {
         return 0;
     };
+    let Some(budget) = budget() else {
+        return 0;
+    };
     let made = catch_unwind(|| {
         let given = offload_kit::generate::payloads_from_dir(
             std::path::Path::new(dir),
             cap,
-            budget().bytes(),
+            budget.bytes(),
         )?;
         let opts = Options {
             max_size: cap,

@@ -509,7 +509,7 @@ fn open(
     max_memory: Option<u64>,
 ) -> PyResult<Container> {
     let release = release_of(llvm_version)?;
-    let budget = budget_of(max_memory);
+    let budget = budget_of(max_memory)?;
     let (data, path) = load(source)?;
     if okit::kpack::is_kpack(data.bytes()) {
         return Err(usage(
@@ -538,7 +538,7 @@ fn validate(
     max_memory: Option<u64>,
 ) -> PyResult<Vec<Violation>> {
     let release = release_of(llvm_version)?;
-    let budget = budget_of(max_memory);
+    let budget = budget_of(max_memory)?;
     let (data, _) = load(source)?;
     // Strictly: the container and the images in it (CO-2 … CO-5).
     let res = match release {
@@ -578,7 +578,7 @@ fn inspect_file<'py>(
     kpack_path: Option<&str>,
     max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let budget = budget_of(max_memory);
+    let budget = budget_of(max_memory)?;
     let (data, path) = load(source)?;
     // A kpack archive: the library's report, as `inspect --json` gives it.
     if okit::kpack::is_kpack(data.bytes()) {
@@ -715,7 +715,7 @@ fn check<'py>(
     kpack_path: Option<&str>,
     max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let budget = budget_of(max_memory);
+    let budget = budget_of(max_memory)?;
     let gpus: Vec<String> = match gpu.extract::<String>() {
         Ok(g) => vec![g],
         Err(_) => gpu
@@ -765,7 +765,7 @@ fn check<'py>(
 /// (the release's default: 2 for 19, 3 for 22 and main;
 /// `COMPRESSED_BUNDLE_FORMAT_VERSION`) at zstd level `level` (default 3).
 #[pyfunction]
-#[pyo3(signature = (entries, r#type="o", align=1, compress=None, format_version=None, level=None, llvm_version=22))]
+#[pyo3(signature = (entries, r#type="o", align=1, compress=None, format_version=None, level=None, llvm_version=22, max_memory=None))]
 #[allow(clippy::too_many_arguments)]
 fn bundle<'py>(
     py: Python<'py>,
@@ -776,6 +776,7 @@ fn bundle<'py>(
     format_version: Option<u16>,
     level: Option<i32>,
     llvm_version: u32,
+    max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     // `compress` is a switch: an old `compress=3` (a version) is refused
     // rather than read as a level or a version.
@@ -812,7 +813,7 @@ fn bundle<'py>(
         hip_openmp: false,
         check_input_archive: false,
         // What the bundle's own bytes (header, padding) may take.
-        budget: budget_of(None),
+        budget: budget_of(max_memory)?,
     };
     let llvm = |e: okit::error::LlvmError| {
         let d = e.detail.unwrap_or_else(|| Error::other(""));
@@ -879,7 +880,7 @@ fn decompress<'py>(
     data: PyBackedBytes,
     max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let budget = budget_of(max_memory);
+    let budget = budget_of(max_memory)?;
     let h = ccob::parse_header(&data, 0).map_err(|e| py_err(&e))?;
     let len = h.uncompressed_size;
     if budget.exceeded(len) {
@@ -912,17 +913,26 @@ fn decompress<'py>(
 /// read from compressed bundles), as the CLI's `--max-memory`.
 /// `OFFLOAD_KIT_MAX_MEMORY` as it is when the call is made, else 256 MiB.
 #[pyfunction]
-fn max_memory() -> u64 {
-    budget_of(None).bytes()
+fn max_memory() -> PyResult<u64> {
+    Ok(budget_of(None)?.bytes())
 }
 
 /// The budget of a call: `max_memory` bytes (at least 1 MiB) when given,
-/// else `OFFLOAD_KIT_MAX_MEMORY`, else 256 MiB. A value per call, so
-/// threads asking for different budgets never see each other's.
-fn budget_of(max_memory: Option<u64>) -> Budget {
-    match max_memory {
-        Some(bytes) => Budget::new(bytes),
-        None => okit::budget::from_env().unwrap_or_default(),
+/// else `OFFLOAD_KIT_MAX_MEMORY`, else 256 MiB; `ValueError` for a variable
+/// that is not a size, as the CLI refuses it. A value per call, so threads
+/// asking for different budgets never see each other's.
+fn budget_of(max_memory: Option<u64>) -> PyResult<Budget> {
+    if let Some(bytes) = max_memory {
+        return Ok(Budget::new(bytes));
+    }
+    match std::env::var_os("OFFLOAD_KIT_MAX_MEMORY") {
+        None => Ok(Budget::default()),
+        Some(text) => text.to_str().and_then(Budget::parse).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "OFFLOAD_KIT_MAX_MEMORY={:?}: not a size (bytes, or with K, M or G)",
+                text
+            ))
+        }),
     }
 }
 
@@ -962,7 +972,7 @@ fn generate<'py>(
     let payloads = match (payloads, random_payloads) {
         (Some(_), true) => return Err(usage("payloads and random_payloads exclude each other")),
         (Some(dir), false) => gen::Payloads::Given(
-            gen::payloads_from_dir(&dir, max_size, budget_of(max_memory).bytes())
+            gen::payloads_from_dir(&dir, max_size, budget_of(max_memory)?.bytes())
                 .map_err(|e| usage(e.to_string()))?,
         ),
         (None, true) => gen::Payloads::Random,

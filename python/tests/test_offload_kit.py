@@ -264,7 +264,8 @@ def test_a_file_cut_short_while_open_raises_not_kills(tmp_path):
     assert ok.open(g).read(DEV) == big
 
 
-def test_memory_budget_bounds_decoding(tmp_path):
+def test_memory_budget_bounds_decoding(tmp_path, monkeypatch):
+    monkeypatch.delenv("OFFLOAD_KIT_MAX_MEMORY", raising=False)
     payload = b"\0" * (8 << 20)
     whole = ok.bundle([(HOST, b"h"), (DEV, payload)], type="bc")
     z = ok.compress(whole)
@@ -314,6 +315,13 @@ def test_memory_budget_from_environment(tmp_path, monkeypatch):
         ok.decompress(z)
     assert e.value.rule == "CLI-6"
     # A budget given to the call wins over the environment.
+    assert len(ok.decompress(z, max_memory=64 << 20)) > 8 << 20
+    # A variable that is not a size is refused, as the CLI refuses it.
+    monkeypatch.setenv("OFFLOAD_KIT_MAX_MEMORY", "lots")
+    with pytest.raises(ValueError, match="OFFLOAD_KIT_MAX_MEMORY"):
+        ok.decompress(z)
+    with pytest.raises(ValueError, match="OFFLOAD_KIT_MAX_MEMORY"):
+        ok.max_memory()
     assert len(ok.decompress(z, max_memory=64 << 20)) > 8 << 20
 
 

@@ -354,8 +354,8 @@ pub(crate) fn copy_range(
 fn spool_room(spool: &std::fs::File) -> u64 {
     let keep_free = std::env::var("OFFLOAD_KIT_SPOOL_KEEP_FREE")
         .ok()
-        .and_then(|v| Budget::parse(&v))
-        .map_or(256 << 20, Budget::bytes);
+        .and_then(|v| offload_kit_format::limits::parse_size(&v))
+        .unwrap_or(256 << 20);
     match rustix::fs::fstatvfs(spool) {
         Ok(st) => st
             .f_bavail

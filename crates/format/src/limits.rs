@@ -59,19 +59,10 @@ impl Budget {
         bytes > self.zstd_room()
     }
 
-    /// `1048576`, `512K`, `256M`, `4G` (KiB, MiB, GiB) as a budget; `None`
-    /// when the text is not a size.
+    /// `1048576`, `512K`, `256M`, `4G` (KiB, MiB, GiB) as a budget (at
+    /// least 1 MiB); `None` when the text is not a size ([`parse_size`]).
     pub fn parse(text: &str) -> Option<Budget> {
-        let t = text.trim();
-        let (num, shift) = match t.as_bytes().last()? {
-            b'K' | b'k' => (&t[..t.len() - 1], 10),
-            b'M' | b'm' => (&t[..t.len() - 1], 20),
-            b'G' | b'g' => (&t[..t.len() - 1], 30),
-            _ => (t, 0),
-        };
-        Some(Budget::new(
-            num.parse::<u64>().ok()?.checked_mul(1 << shift)?,
-        ))
+        parse_size(text).map(Budget::new)
     }
 
     /// Whether holding `bytes` would pass the budget.
@@ -95,6 +86,26 @@ impl Budget {
         }
         Ok(())
     }
+}
+
+/// `1048576`, `512K`, `256M`, `4G` (KiB, MiB, GiB) as bytes; `None` when
+/// the text is not a size, or its bytes pass 2^64.
+///
+/// ```
+/// use offload_kit_format::limits::parse_size;
+/// assert_eq!(parse_size("512K"), Some(512 << 10));
+/// assert_eq!(parse_size("0"), Some(0));
+/// assert_eq!(parse_size("1.5G"), None);
+/// ```
+pub fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let (num, shift) = match t.as_bytes().last()? {
+        b'K' | b'k' => (&t[..t.len() - 1], 10),
+        b'M' | b'm' => (&t[..t.len() - 1], 20),
+        b'G' | b'g' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    num.parse::<u64>().ok()?.checked_mul(1 << shift)
 }
 
 impl Default for Budget {

@@ -11,7 +11,7 @@ pub(crate) struct Args {
     pub(crate) args: Vec<String>,
 }
 
-/// Run it: the drop-in prints its own errors and gives its own exit status.
+/// Run it: the runner prints its own errors and gives its own exit status.
 pub(crate) fn run(a: Args, settings: Settings) -> Result<i32, Vec<Error>> {
     Ok(crate::conformance::main(a.args, settings))
 }
