@@ -109,8 +109,8 @@ pub struct Layout {
     pub hash: u64,
 }
 
-/// Every version's header layout, oldest first.
-pub const LAYOUTS: [Layout; 3] = [
+/// The versions the spec defines, oldest first.
+const SPEC_LAYOUTS: [Layout; 3] = [
     Layout {
         version: 1,
         size: 20,
@@ -131,6 +131,29 @@ pub const LAYOUTS: [Layout; 3] = [
         total_size: Some(Field { at: 8, width: 8 }),
         uncompressed_size: Field { at: 16, width: 8 },
         hash: 24,
+    },
+];
+
+/// Every version's header layout, oldest first.
+#[cfg(not(feature = "fake-ccob-layout"))]
+pub const LAYOUTS: [Layout; 3] = SPEC_LAYOUTS;
+
+/// Every version's header layout, oldest first; with the test-only
+/// feature `fake-ccob-layout`, a version 9 no release knows (a 40-byte
+/// header: total and uncompressed sizes of 8 bytes, 8 reserved bytes,
+/// the hash), so a test can show that each component handles a new row
+/// or refuses it by name (crates/llvm/tests/fake_layout.rs).
+#[cfg(feature = "fake-ccob-layout")]
+pub const LAYOUTS: [Layout; 4] = [
+    SPEC_LAYOUTS[0],
+    SPEC_LAYOUTS[1],
+    SPEC_LAYOUTS[2],
+    Layout {
+        version: 9,
+        size: 40,
+        total_size: Some(Field { at: 8, width: 8 }),
+        uncompressed_size: Field { at: 16, width: 8 },
+        hash: 32,
     },
 ];
 

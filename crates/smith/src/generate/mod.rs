@@ -653,7 +653,9 @@ impl Cx<'_> {
     pub(crate) fn ccob_versions(&self, wanted: &[u16]) -> Vec<u16> {
         let read = self
             .release
-            .map_or(&[1u16, 2, 3][..], |r| r.ccob_versions_read());
+            .map_or(&offload_kit_format::raw::ccob::VERSIONS[..], |r| {
+                r.ccob_versions_read()
+            });
         wanted
             .iter()
             .copied()

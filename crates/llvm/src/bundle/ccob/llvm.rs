@@ -88,7 +88,9 @@ fn llvm_prepare(
         // 19 reads a total size only for versions >= 2 and knows no v3.
         v if q.ccob_header_v1_or_v2 && v < 2 => 20,
         _ if q.ccob_header_v1_or_v2 => 24,
-        v => match header_size(v) {
+        // A version the release does not read is unknown to it, whatever
+        // the spec's table holds.
+        v => match header_size(v).filter(|_| q.ccob_versions_read.contains(&v)) {
             Some(h) => h as usize,
             // main's getHeaderSize runs before tryParse's check of the
             // version and ends in llvm_unreachable: undefined behaviour in
@@ -753,7 +755,8 @@ fn main_total_size(buf: &[u8], at: u64) -> Result<Option<u64>, Error> {
         ));
     }
     let version = u16::from_le_bytes([buf[4], buf[5]]);
-    let Some(hsize) = header_size(version) else {
+    let known = Release::Main.ccob_versions_read().contains(&version);
+    let Some(hsize) = header_size(version).filter(|_| known) else {
         return Err(Error::at(
             rules::CCOB_2,
             at + 4,
