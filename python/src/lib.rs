@@ -9,7 +9,7 @@
 
 use okit::budget::Budget;
 use okit::bundle::ccob;
-use okit::bundler::Job;
+use okit::bundler::{bundle_in_memory, BundleOptions};
 use okit::detect::{self, ListedEntry, Listing};
 use okit::inspect::{self, check as gpu_check};
 use okit::{generate as gen, Error, Release};
@@ -798,23 +798,6 @@ fn bundle<'py>(
             "align {align}: LLVM's -bundle-align is an unsigned 32-bit value"
         )));
     }
-    let job = Job {
-        release,
-        file_type: r#type.to_string(),
-        targets: entries.iter().map(|(t, _)| t.clone()).collect(),
-        inputs: (0..entries.len())
-            .map(|i| PathBuf::from(format!("<input {i}>")))
-            .collect(),
-        outputs: vec![PathBuf::from("<output>")],
-        unbundle: false,
-        list: false,
-        allow_missing: false,
-        align,
-        hip_openmp: false,
-        check_input_archive: false,
-        // What the bundle's own bytes (header, padding) may take.
-        budget: budget_of(max_memory)?,
-    };
     let llvm = |e: okit::error::LlvmError| {
         let d = e.detail.unwrap_or_else(|| Error::other(""));
         let err = py_err(&d);
@@ -829,15 +812,21 @@ fn bundle<'py>(
         });
         err
     };
-    let v = job.validate().map_err(llvm)?;
-    let opts = compress.then(|| ccob::WriteOptions {
-        version: format_version.unwrap_or(release.ccob_default_version()),
-        method: ccob::Method::Zstd,
-        level: level.unwrap_or(ccob::Method::Zstd.default_level()),
-    });
-    let inputs: Vec<&[u8]> = entries.iter().map(|(_, p)| &p[..]).collect();
+    let opts = BundleOptions {
+        release,
+        file_type: r#type,
+        align,
+        compress: compress.then(|| ccob::WriteOptions {
+            version: format_version.unwrap_or(release.ccob_default_version()),
+            method: ccob::Method::Zstd,
+            level: level.unwrap_or(ccob::Method::Zstd.default_level()),
+        }),
+        // What the bundle's own bytes (header, padding) may take.
+        budget: budget_of(max_memory)?,
+    };
+    let pairs: Vec<(&str, &[u8])> = entries.iter().map(|(t, p)| (t.as_str(), &p[..])).collect();
     let out = py
-        .allow_threads(|| job.bundle_to_vec(&v, &inputs, opts))
+        .allow_threads(|| bundle_in_memory(&pairs, opts))
         .map_err(llvm)?;
     Ok(PyBytes::new(py, &out))
 }

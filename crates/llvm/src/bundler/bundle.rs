@@ -3,6 +3,66 @@
 use super::{BundlerError, Job, Validated};
 use crate::bundle::binary::{self, Layout};
 
+/// What [`bundle_in_memory`] writes: the release, `-type`, `-bundle-align`
+/// and `-compress` of a bundler command line, and the memory budget.
+#[derive(Debug, Clone, Copy)]
+pub struct BundleOptions<'a> {
+    /// The release whose bytes are written.
+    pub release: crate::Release,
+    /// `-type` (`bc`, `o`, `hipi`, ...).
+    pub file_type: &'a str,
+    /// `-bundle-align` (clang's HIP driver passes 4096).
+    pub align: u64,
+    /// `-compress`: the CCOB version, method and level; `None`: plain.
+    pub compress: Option<crate::bundle::ccob::WriteOptions>,
+    /// How much of its own (header, padding) the bundle may take (CLI-6).
+    pub budget: crate::budget::Budget,
+}
+
+/// The bundle `clang-offload-bundler -type=… -targets=… -bundle-align=…`
+/// of `opts.release` writes for `entries` (target, payload), made in
+/// memory: no input or output file, the release's checks of the targets
+/// and type in its order, the same bytes as the drop-in.
+///
+/// ```
+/// use offload_kit_llvm::bundler::{bundle_in_memory, BundleOptions};
+/// use offload_kit_llvm::Release;
+/// let opts = BundleOptions {
+///     release: Release::L22,
+///     file_type: "bc",
+///     align: 1,
+///     compress: None,
+///     budget: Default::default(),
+/// };
+/// let host = ("host-x86_64-unknown-linux-gnu", &b"HOST"[..]);
+/// let dev = ("hip-amdgcn-amd-amdhsa--gfx906", &b"DEV"[..]);
+/// let bytes = bundle_in_memory(&[host, dev], opts).unwrap();
+/// assert!(bytes.starts_with(b"__CLANG_OFFLOAD_BUNDLE__"));
+/// assert!(bundle_in_memory(&[], opts).is_err());
+/// ```
+pub fn bundle_in_memory(
+    entries: &[(&str, &[u8])],
+    opts: BundleOptions<'_>,
+) -> Result<Vec<u8>, BundlerError> {
+    let job = Job {
+        release: opts.release,
+        file_type: opts.file_type.to_string(),
+        targets: entries.iter().map(|(t, _)| t.to_string()).collect(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        unbundle: false,
+        list: false,
+        allow_missing: false,
+        align: opts.align,
+        hip_openmp: false,
+        check_input_archive: false,
+        budget: opts.budget,
+    };
+    let v = job.validate_in_memory()?;
+    let payloads: Vec<&[u8]> = entries.iter().map(|(_, p)| *p).collect();
+    job.bundle_to_vec(&v, &payloads, opts.compress)
+}
+
 impl Job {
     /// The layout of the binary bundle for payloads of `sizes` (one per target).
     pub fn plan_bundle(&self, v: &Validated, sizes: &[u64]) -> Result<Layout, BundlerError> {

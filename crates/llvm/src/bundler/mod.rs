@@ -20,6 +20,7 @@ mod list;
 mod unbundle;
 mod validate;
 
+pub use bundle::{bundle_in_memory, BundleOptions};
 pub use unbundle::missing_message;
 
 use crate::bundle::archive as hda;

@@ -23,6 +23,24 @@ struct Targets {
 }
 
 impl Job {
+    /// The checks of a bundling job whose payloads are in memory (no
+    /// `-input`/`-output` files to count): at least one target, then the
+    /// targets, their conflicts, the host count, the file type and the
+    /// written IDs, in the order [`Job::validate`] makes them.
+    pub fn validate_in_memory(&self) -> Result<Validated, BundlerError> {
+        if self.targets.is_empty() {
+            return Err(BundlerError::llvm(
+                "for the --targets option: must be specified at least once!",
+            ));
+        }
+        if self.file_type == "a" {
+            return Err(BundlerError::llvm(
+                "Archive files are only supported for unbundling",
+            ));
+        }
+        self.validated_targets()
+    }
+
     /// The command-line checks, in the order the release makes them.
     pub fn validate(&self) -> Result<Validated, BundlerError> {
         if self.unbundle && self.list {
@@ -36,6 +54,11 @@ impl Job {
         self.check_required()?;
         self.check_input_archive_flag()?;
         self.check_mode()?;
+        self.validated_targets()
+    }
+
+    /// The checks of `-targets` and `-type`, after those of the files.
+    fn validated_targets(&self) -> Result<Validated, BundlerError> {
         let t = self.read_targets()?;
         self.check_conflicts(&t.written)?;
         self.check_host_count(&t)?;
