@@ -576,17 +576,7 @@ proptest! {
         cut in prop::option::of(any::<prop::sample::Index>()),
         tail in prop::collection::vec(any::<u8>(), 0..24),
     ) {
-        let seeds = seeds();
-        let mut b = seeds[seed % seeds.len()].clone();
-        for (i, x) in flips {
-            let at = i.index(b.len());
-            b[at] ^= x;
-        }
-        if let Some(c) = cut {
-            b.truncate(c.index(b.len() + 1));
-        }
-        b.extend(tail);
-        exercise(&b);
+        exercise(&mutated(seed, flips, cut, tail));
     }
 
     /// Any value in any header field never panics (claims, totals, versions).
@@ -596,13 +586,7 @@ proptest! {
         field in 0usize..5,
         value in prop_oneof![any::<u64>(), 0u64..400, Just(1u64 << 40), Just(u64::MAX)],
     ) {
-        let seeds = seeds();
-        let mut b = seeds[seed % seeds.len()].clone();
-        let v = u16::from_le_bytes([b[4], b[5]]);
-        let f = fields(v);
-        let (at, n) = f[field % f.len()];
-        b[at..at + n].copy_from_slice(&value.to_le_bytes()[..n]);
-        exercise(&b);
+        exercise(&with_field(seed, field, value));
     }
 
     /// Arbitrary bytes after the magic never panic.

@@ -361,19 +361,7 @@ fn same_through_windows(
             );
         }
     }
-    let windows = src.windows.borrow();
-    prop_assert!(
-        windows.iter().all(|w| w.1 <= max_window),
-        "a window over {} bytes: {:?}",
-        max_window,
-        windows.iter().max_by_key(|w| w.1)
-    );
-    prop_assert!(
-        src.max_live.get() <= 1,
-        "{} windows held at once",
-        src.max_live.get()
-    );
-    Ok(())
+    src.held_within(max_window)
 }
 
 proptest! {

@@ -163,3 +163,36 @@ pub fn xorshift_bytes(n: usize, seed: u64, shift: u32) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Seed `seed` (of [`seeds`]) with bytes flipped, then cut, then bytes
+/// appended: what the never-panic properties hand every reader.
+pub fn mutated(
+    seed: usize,
+    flips: Vec<(prop::sample::Index, u8)>,
+    cut: Option<prop::sample::Index>,
+    tail: Vec<u8>,
+) -> Vec<u8> {
+    let seeds = seeds();
+    let mut b = seeds[seed % seeds.len()].clone();
+    for (i, x) in flips {
+        let at = i.index(b.len());
+        b[at] ^= x;
+    }
+    if let Some(c) = cut {
+        b.truncate(c.index(b.len() + 1));
+    }
+    b.extend(tail);
+    b
+}
+
+/// Seed `seed` with its header field `field` (of its version's
+/// [`fields`]) set to `value`.
+pub fn with_field(seed: usize, field: usize, value: u64) -> Vec<u8> {
+    let seeds = seeds();
+    let mut b = seeds[seed % seeds.len()].clone();
+    let v = u16::from_le_bytes([b[4], b[5]]);
+    let f = fields(v);
+    let (at, n) = f[field % f.len()];
+    b[at..at + n].copy_from_slice(&value.to_le_bytes()[..n]);
+    b
+}

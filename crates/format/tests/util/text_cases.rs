@@ -126,6 +126,24 @@ impl Recorder {
             max_live: Default::default(),
         }
     }
+
+    /// `Ok` when no window read was longer than `max_window` and at most
+    /// one was held at a time.
+    pub fn held_within(&self, max_window: u64) -> Result<(), TestCaseError> {
+        let windows = self.windows.borrow();
+        prop_assert!(
+            windows.iter().all(|w| w.1 <= max_window),
+            "a window over {} bytes: {:?}",
+            max_window,
+            windows.iter().max_by_key(|w| w.1)
+        );
+        prop_assert!(
+            self.max_live.get() <= 1,
+            "{} windows held at once",
+            self.max_live.get()
+        );
+        Ok(())
+    }
 }
 
 impl Source for Recorder {
