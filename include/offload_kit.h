@@ -179,6 +179,30 @@ size_t offloadkit_generate_malformed(const char *kind,
                                      size_t cap,
                                      uint64_t *offset_out);
 
+/*
+ The files written beside what [`offloadkit_generate`]`(kind, seed, _,
+ max_size)` makes: for `kpack`, the split's archives (the host it makes
+ names them by its search path, relative to its own directory; the other
+ kinds have none). Returns the size of file `index` (from 0), writing
+ its bytes into `buf` and its file name, NUL-terminated, into `name` only
+ when both fit (`cap` at least the size, `name_cap` more than the name's
+ length): call with `cap` 0 to learn the size. Returns 0 when there is
+ no file `index`, or `kind` is NULL or unknown.
+
+ # Safety
+
+ `kind` is NULL or NUL-terminated; `name` points to `name_cap` writable
+ bytes and `buf` to `cap` (either may be NULL when its capacity is 0).
+ */
+size_t offloadkit_generate_companion(const char *kind,
+                                     uint64_t seed,
+                                     size_t max_size,
+                                     size_t index,
+                                     char *name,
+                                     size_t name_cap,
+                                     uint8_t *buf,
+                                     size_t cap);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

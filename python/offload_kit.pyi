@@ -117,6 +117,31 @@ def bundle(
     The defaults are the bundler's (``-bundle-align=1``, uncompressed); ``compress=True`` is ``-compress``
     (CCOB ``format_version``: the release's default, 3 for LLVM 22; zstd ``level``, default 3)."""
 
+def split_kpack(
+    source: Source,
+    name: Optional[str] = None,
+    kernel_name: Optional[str] = None,
+    prefix: Optional[str] = None,
+    level: Optional[int] = None,
+    max_memory: Optional[int] = None,
+) -> dict[str, bytes]:
+    """The files of a ROCm kpack split of a fat binary, as ``offload-kit convert --to kpack`` writes them.
+
+    ``{file name: bytes}``: one archive per target ID (``<prefix>_<target ID>.kpack``,
+    each code object under ``<kernel_name>#<index>``) and, for a HIP shared object,
+    the host rewritten to find them (HIPK-3). ``name`` is the input's file name (a
+    path's own, else ``a.out``): the default kernel name and, up to its first ``.``,
+    the default prefix. Code objects are stored plain, or as zstd frames of ``level``
+    (1-22). The files together hold at most ``max_memory`` bytes."""
+
+def join_kpack(source: Source, kpack_path: Optional[str] = None, max_memory: Optional[int] = None) -> bytes:
+    """A split made whole, as ``offload-kit convert --to bundle`` writes it.
+
+    A kpack archive becomes one binary bundle of its code objects; a split host
+    (HIPK, given by its path) gets a bundle per wrapper from the archives its
+    search paths name, or those of ``kpack_path`` (``:``-separated; else
+    ``ROCM_KPACK_PATH``)."""
+
 def compress(data: bytes, version: int = 3, method: Literal["zstd", "zlib"] = "zstd", level: Optional[int] = None) -> bytes:
     """A compressed bundle (CCOB); the defaults give LLVM 22's bytes."""
 

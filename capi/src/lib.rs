@@ -6,7 +6,9 @@
 //!   signature: a harness's custom mutator is one line.
 //! - [`offloadkit_validate`] checks a buffer against every rule of `spec/`.
 //! - [`offloadkit_generate`] and [`offloadkit_generate_malformed`] write a
-//!   generated container into a caller's buffer.
+//!   generated container into a caller's buffer;
+//!   [`offloadkit_generate_companion`] the files beside it (a kpack
+//!   split's archives).
 //!
 //! No panic crosses the boundary (each call catches it and returns its
 //! error value); NULL pointers and zero capacities are error codes; nothing
@@ -402,4 +404,59 @@ pub unsafe extern "C" fn offloadkit_generate_malformed(
 ) -> usize {
     // SAFETY: the caller's guarantees, passed on.
     unsafe { generate_into(kind, Some(rule), None, seed, buf, cap, offset_out) }
+}
+
+/// The files written beside what [`offloadkit_generate`]`(kind, seed, _,
+/// max_size)` makes: for `kpack`, the split's archives (the host it makes
+/// names them by its search path, relative to its own directory; the other
+/// kinds have none). Returns the size of file `index` (from 0), writing
+/// its bytes into `buf` and its file name, NUL-terminated, into `name` only
+/// when both fit (`cap` at least the size, `name_cap` more than the name's
+/// length): call with `cap` 0 to learn the size. Returns 0 when there is
+/// no file `index`, or `kind` is NULL or unknown.
+///
+/// # Safety
+///
+/// `kind` is NULL or NUL-terminated; `name` points to `name_cap` writable
+/// bytes and `buf` to `cap` (either may be NULL when its capacity is 0).
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_generate_companion(
+    kind: *const c_char,
+    seed: u64,
+    max_size: usize,
+    index: usize,
+    name: *mut c_char,
+    name_cap: usize,
+    buf: *mut u8,
+    cap: usize,
+) -> usize {
+    // SAFETY: `kind` is NULL or NUL-terminated (caller).
+    let Ok(kind) = (unsafe { kind_of(kind) }) else {
+        return 0;
+    };
+    let opts = Options {
+        max_size,
+        ..Options::default()
+    };
+    let Ok(Ok(g)) = catch_unwind(|| generate(kind, seed, &opts)) else {
+        return 0;
+    };
+    let Some((file, bytes)) = g.companions.get(index) else {
+        return 0;
+    };
+    let fits = !buf.is_null() && cap >= bytes.len() && !name.is_null() && name_cap > file.len();
+    if fits {
+        // SAFETY: `buf` is non-NULL with `cap` ≥ the size writable bytes,
+        // `name` non-NULL with `name_cap` > the name's length (caller).
+        let (out, text) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(buf, cap),
+                std::slice::from_raw_parts_mut(name.cast::<u8>(), name_cap),
+            )
+        };
+        out[..bytes.len()].copy_from_slice(bytes);
+        text[..file.len()].copy_from_slice(file.as_bytes());
+        text[file.len()] = 0;
+    }
+    bytes.len()
 }

@@ -20,6 +20,9 @@ use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::{PyBytes, PyDict, PyList};
 use std::path::PathBuf;
 
+mod kpack;
+use kpack::follow;
+
 create_exception!(
     offload_kit,
     OffloadKitError,
@@ -611,89 +614,6 @@ fn inspect_file<'py>(
     )
 }
 
-/// The kpack archives a split host's lookup opens, mapped and guarded as
-/// inputs are ([`Data::Mapped`]): each mapping is let go as soon as the
-/// lookup is done with it (a lookup maps an archive once per GPU mode,
-/// and the guard has a fixed number of slots), and says on the way out
-/// whether a page of it vanished; the answer is then refused
-/// ([`Archives::intact`]).
-#[derive(Default)]
-struct Archives(std::rc::Rc<std::cell::Cell<bool>>);
-
-/// One mapped archive; dropping it records a fault in [`Archives`].
-struct SharedMap(sigbus::Guarded, std::rc::Rc<std::cell::Cell<bool>>);
-
-impl AsRef<[u8]> for SharedMap {
-    fn as_ref(&self) -> &[u8] {
-        self.0.bytes()
-    }
-}
-
-impl Drop for SharedMap {
-    fn drop(&mut self) {
-        if self.0.faulted() {
-            self.1.set(true);
-        }
-    }
-}
-
-impl Archives {
-    /// The lookup's way of opening a file (`okit::inspect::hipk::Open`).
-    fn open(&self, path: &std::path::Path) -> Result<inspect::hipk::Bytes, Error> {
-        let shown = path.display();
-        let (file, len) =
-            okit::input::open_regular(path).map_err(|e| Error::other(format!("'{shown}': {e}")))?;
-        if len == 0 {
-            return Ok(Box::new(Vec::new()));
-        }
-        let map = sigbus::Guarded::map(&file)
-            .map_err(|e| Error::other(format!("'{shown}': cannot map: {e}")))?;
-        Ok(Box::new(SharedMap(map, self.0.clone())))
-    }
-
-    /// `OSError` when an archive was cut short while it was read (every
-    /// mapping has been let go by now).
-    fn intact(&self) -> PyResult<()> {
-        match self.0.get() {
-            true => Err(pyo3::exceptions::PyOSError::new_err(
-                "a kpack archive was cut short while it was read; the answer is withheld",
-            )),
-            false => Ok(()),
-        }
-    }
-}
-
-/// `f` of the library's lookup for the split host at `path`, its archives
-/// (`kpack_path`, else `ROCM_KPACK_PATH`, else its own search paths)
-/// mapped and guarded; `OSError` when one was cut short meanwhile. A host
-/// given as bytes (no `path`) cannot be followed: refused, saying why.
-fn follow<T>(
-    path: Option<&std::path::Path>,
-    (reference, indices): &(okit::kpack::HostRef, Vec<u64>),
-    (kpack_path, budget): (Option<&str>, Budget),
-    f: impl FnOnce(&inspect::hipk::Host<'_>) -> T,
-) -> PyResult<T> {
-    let Some(path) = path else {
-        return Err(usage(
-            "a split host (HIPK) given as bytes: its kpack archives are found from its file's directory; pass its path",
-        ));
-    };
-    let archives = Archives::default();
-    let open = |p: &std::path::Path| archives.open(p);
-    let given = inspect::hipk::override_paths(kpack_path);
-    let host = inspect::hipk::Host {
-        path,
-        reference,
-        indices,
-        given: given.as_deref(),
-        open: &open,
-        budget,
-    };
-    let out = f(&host);
-    archives.intact()?;
-    Ok(out)
-}
-
 /// Which code object the HIP runtime would load on each GPU: a list with
 /// one verdict per GPU, as `offload-kit check --json` prints them (`gpu`,
 /// `runs`, `bundles` with `entry`/`pick` or `why_not`). What clang 14–16
@@ -1008,5 +928,7 @@ fn offload_kit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack::split_kpack, m)?)?;
+    m.add_function(wrap_pyfunction!(kpack::join_kpack, m)?)?;
     Ok(())
 }

@@ -439,3 +439,35 @@ def test_split_hosts_are_followed():
     assert [c["arch"] for c in got["kpack_host"]["code_objects"]] == ["gfx906"], got
     with pytest.raises(ok.OffloadKitError, match="pass its path"):
         ok.inspect_file(host.read_bytes())
+
+
+def test_kpack_splits_and_joins_as_the_cli_does(tmp_path, art):
+    # split_kpack and join_kpack are the library's kpack_split, as
+    # `convert --to kpack` and `--to bundle` call it: the same files, byte
+    # for byte, for a HIP shared object (archives and a rewritten host), a
+    # clang object (archives only), zstd storage; and back.
+    for src, args in [(KPACK / "libk.so", []), (art / "k.o", ["--level", "5", "--prefix", "p"])]:
+        out = tmp_path / f"split-{src.name}"
+        cli("convert", "--to", "kpack", *args, "-o", out, src)
+        want = {f.name: f.read_bytes() for f in out.iterdir()}
+        level = 5 if args else None
+        got = ok.split_kpack(src, level=level, prefix="p" if args else None)
+        assert got == want, (sorted(got), sorted(want))
+        assert len(want) == (3 if src.name == "libk.so" else 2), sorted(want)
+        # Bytes: the name is given (else a.out, as the CLI's stdin).
+        assert ok.split_kpack(src.read_bytes(), name=src.name, level=level, prefix="p" if args else None) == got
+        for name in (n for n in want if n.endswith(".kpack")):
+            joined = tmp_path / f"{name}.bundle"
+            cli("convert", "--to", "bundle", "-o", joined, out / name)
+            assert ok.join_kpack(out / name) == joined.read_bytes()
+        hosts = [n for n in want if not n.endswith(".kpack")]
+        for name in hosts:
+            whole = tmp_path / f"{name}.whole"
+            cli("convert", "--to", "bundle", "-o", whole, out / name)
+            assert ok.join_kpack(out / name) == whole.read_bytes()
+            with pytest.raises(ok.OffloadKitError, match="pass its path"):
+                ok.join_kpack((out / name).read_bytes())
+    with pytest.raises(ok.OffloadKitError, match="level 23"):
+        ok.split_kpack(KPACK / "libk.so", level=23)
+    with pytest.raises(ok.OffloadKitError, match="no AMDGPU code object"):
+        ok.split_kpack(ok.bundle([("host-x86_64-unknown-linux-gnu", b"h")], type="bc"))

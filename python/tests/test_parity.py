@@ -17,7 +17,7 @@ list is updated):
 | list, read entries | `list`, `extract` | `open` (split hosts refused) | - |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
 | bundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `compress`, `decompress` | - |
-| split or join kpack | `convert --to kpack/bundle` | - | - |
+| split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
 | generate | `generate` | `generate` | `offloadkit_generate*` |
 """
 
@@ -38,7 +38,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
-    "python": ["split_kpack", "join_kpack"],
+    "python": [],
     "c": ["offloadkit_inspect", "offloadkit_list", "offloadkit_check", "offloadkit_bundle"],
 }
 

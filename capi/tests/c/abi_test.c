@@ -57,6 +57,37 @@ int main(int argc, char **argv) {
             CHECK(r == 1 && strcmp(rule, "KPAK-1") == 0, "KPAK alone: %d %s", r, rule);
         }
     }
+    /* A kpack split is every file: the host, then its archives beside it
+     * (each valid, named as the host's search path finds it). */
+    {
+        static uint8_t archive[1 << 16];
+        char name[64];
+        size_t host = offloadkit_generate("kpack", 5, buf, sizeof buf);
+        CHECK(host > 0, "no kpack host");
+        size_t files = 0;
+        for (size_t i = 0;; i++) {
+            size_t need = offloadkit_generate_companion("kpack", 5, sizeof buf, i, NULL, 0, NULL, 0);
+            if (need == 0)
+                break;
+            size_t k = offloadkit_generate_companion("kpack", 5, sizeof buf, i, name, sizeof name, archive,
+                                                     sizeof archive);
+            CHECK(k == need, "archive %zu: %zu bytes, then %zu", i, need, k);
+            CHECK(strncmp(name, "kpack-0000000000000005-", 23) == 0 && strstr(name, ".kpack") != NULL,
+                  "archive name '%s'", name);
+            int r = offloadkit_validate(archive, k, rule, sizeof rule, &off);
+            CHECK(r == 0, "archive %s: validate %d %s", name, r, rule);
+            files++;
+        }
+        CHECK(files >= 1, "a kpack split without archives");
+        /* A name buffer too small: the size, nothing written. */
+        name[0] = 'x';
+        CHECK(offloadkit_generate_companion("kpack", 5, sizeof buf, 0, name, 4, archive, sizeof archive) > 0 &&
+                  name[0] == 'x', "a short name buffer was written");
+        CHECK(offloadkit_generate_companion("binary", 5, sizeof buf, 0, name, sizeof name, archive, sizeof archive) == 0,
+              "a bundle has no companion");
+        CHECK(offloadkit_generate_companion(NULL, 5, sizeof buf, 0, name, sizeof name, archive, sizeof archive) == 0,
+              "NULL kind");
+    }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
     CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");

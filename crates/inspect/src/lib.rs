@@ -52,6 +52,7 @@ pub mod code_object;
 pub mod hipk;
 pub mod image;
 pub mod kpack_archive;
+pub mod kpack_split;
 pub mod split_host;
 
 // The layers below under the names this crate uses for them.
