@@ -47,6 +47,10 @@ class Entry:
     section: Optional[str]
     compressed_at: Optional[int]
     """Absolute offset of the compressed bundle holding it."""
+    arch: Optional[str]
+    """A kpack entry's architecture (a kpack archive's code object, or a split host's in one)."""
+    archive: Optional[str]
+    """For a split host's code object: the kpack archive holding it, as found; ``offset`` and ``size`` are that archive's."""
     index: int
     """Position in ``Container.entries``."""
 
@@ -55,7 +59,7 @@ class Container:
 
     @property
     def kind(self) -> str:
-        """``binary-bundle``, ``text-bundle``, ``ccob``, ``elf``, ``archive``, ``offload-binary``, ``coff``, ..."""
+        """``binary-bundle``, ``text-bundle``, ``ccob``, ``elf``, ``archive``, ``offload-binary``, ``coff``, ``kpack``, ..."""
     @property
     def path(self) -> Optional[str]: ...
     @property
@@ -66,8 +70,16 @@ class Container:
     def __getitem__(self, i: int) -> Entry: ...
     def __iter__(self) -> Iterator[Entry]: ...
 
-def open(source: Source, llvm_version: Optional[int] = None, max_memory: Optional[int] = None) -> Container:
+def open(
+    source: Source, llvm_version: Optional[int] = None, max_memory: Optional[int] = None, kpack_path: Optional[str] = None
+) -> Container:
     """Open a container strictly (spec/), or as LLVM ``llvm_version`` reads it (a release offload-kit models; others are refused with the list).
+
+    A kpack archive lists its code objects (``kind`` ``kpack``); a split host (HIPK,
+    given by its path) its own entries, then the code objects its archives file
+    under its keys (found through its search paths, or ``kpack_path``, else
+    ``ROCM_KPACK_PATH``; each ``Entry.archive`` names its archive), as
+    ``offload-kit list`` lists them.
 
     A path that cannot be opened raises ``OSError`` (``FileNotFoundError``, ...);
     a file cut short by another process while open makes later reads raise ``OSError``.

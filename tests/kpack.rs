@@ -755,3 +755,72 @@ fn librocsparse_splits_into_archives_and_back() {
         assert!(o.contains("gfx90a: runs: "), "{o}");
     }
 }
+
+/// `list` of a split host follows its search paths: after the host's own
+/// entries (none: its fat binary is gone), each code object its archives
+/// file under its keys, at its blob in the archive named, as `extract
+/// --all` finds them; with no archive where they point, the host's note
+/// and nothing else.
+#[test]
+fn split_hosts_list_the_code_objects_their_archives_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("split");
+    let (code, o, e) = offload_kit(&[
+        "convert",
+        "--to",
+        "kpack",
+        "-o",
+        out.to_str().unwrap(),
+        data("libk.so").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{o}{e}");
+    let host = out.join("libk.so");
+    let (code, json, e) = offload_kit(&["list", "--json", host.to_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let entries = doc["entries"].as_array().unwrap();
+    let listed: Vec<(String, String)> = (entries.iter())
+        .map(|e| {
+            let archive = Path::new(e["kpack"]["archive"].as_str().unwrap());
+            let name = archive.file_name().unwrap().to_string_lossy().into_owned();
+            (e["kpack"]["arch"].as_str().unwrap().to_string(), name)
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("gfx906".to_string(), "libk_gfx906.kpack".to_string()),
+            ("gfx90a".to_string(), "libk_gfx90a.kpack".to_string())
+        ]
+    );
+    // Each entry's blob is its archive's: the code object, stored plain.
+    let files = extracted(&host, &dir.path().join("all"));
+    for (e, (name, bytes)) in entries.iter().zip(&files) {
+        let archive = std::fs::read(e["kpack"]["archive"].as_str().unwrap()).unwrap();
+        let at = e["offset"].as_u64().unwrap() as usize;
+        let size = e["size"].as_u64().unwrap() as usize;
+        assert_eq!(&archive[at..at + size], &bytes[..], "{name}");
+        assert_eq!(e["id"], "libk.so#0");
+    }
+    let (_, text, _) = offload_kit(&["list", host.to_str().unwrap()]);
+    assert!(
+        text.starts_with("device code split into kpack archives"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.starts_with("libk.so#0 gfx9"))
+            .count(),
+        2,
+        "{text}"
+    );
+    // ROCm's split host: its search paths lead nowhere here.
+    let (code, json, _) = offload_kit(&[
+        "list",
+        "--json",
+        data("split-host-libk.so").to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["entries"], serde_json::json!([]));
+}

@@ -3,7 +3,7 @@
 //! archives and joined back ([`split_kpack`], [`join_kpack`]: the library's
 //! `kpack_split`, as `offload-kit convert --to kpack` and `--to bundle`).
 
-use super::{budget_of, load, py_errs, sigbus, usage};
+use super::{budget_of, load, py_err, py_errs, sigbus, usage};
 use okit::budget::Budget;
 use okit::inspect::{self, kpack_split};
 use okit::Error;
@@ -191,4 +191,95 @@ pub(crate) fn join_kpack<'py>(
     })?;
     data.intact()?;
     Ok(PyBytes::new(py, &joined.map_err(|es| py_errs(&es))?))
+}
+
+/// A code object in a kpack archive, as `Container` lists it: a kpack
+/// archive's own (`archive` None), or one a split host's archives file
+/// under its keys.
+pub(crate) struct KpackEntry {
+    /// Its record in the archive's table.
+    kernel: okit::kpack::Kernel,
+    /// Its stored blob in the archive: offset and size.
+    blob: (u64, u64),
+    /// The archive holding it, for a split host's.
+    pub(crate) archive: Option<std::path::PathBuf>,
+}
+
+impl KpackEntry {
+    /// Its `Entry` (numbered by the container).
+    pub(crate) fn entry(&self) -> super::Entry {
+        super::Entry {
+            id: self.kernel.name.clone(),
+            offset: self.blob.0,
+            size: self.blob.1,
+            bundle: 0,
+            member: None,
+            member_index: None,
+            section: None,
+            compressed_at: None,
+            arch: Some(self.kernel.arch.clone()),
+            archive: self.archive.as_ref().map(|p| p.display().to_string()),
+            index: 0,
+        }
+    }
+
+    /// Its code object, decoded within `budget`, from the container's own
+    /// bytes or from its archive (mapped again, guarded, and let go).
+    pub(crate) fn read(&self, own: &super::Data, budget: Budget) -> PyResult<Vec<u8>> {
+        let Some(path) = &self.archive else {
+            let code = self.decode(own.bytes(), budget);
+            own.intact()?;
+            return code;
+        };
+        let archives = Archives::default();
+        let code = archives
+            .open(path)
+            .map_err(|e| py_err(&e))
+            .and_then(|bytes| self.decode((*bytes).as_ref(), budget));
+        archives.intact()?;
+        code
+    }
+
+    fn decode(&self, data: &[u8], budget: Budget) -> PyResult<Vec<u8>> {
+        let a = okit::kpack::parse(data).map_err(|e| py_err(&e))?;
+        let k = (a.kernels.iter().find(|k| **k == self.kernel))
+            .ok_or_else(|| usage("the kpack archive changed since it was opened"))?;
+        let code = a.code_object(data, k, budget.bytes());
+        Ok(code.map_err(|e| py_err(&e))?.into_owned())
+    }
+}
+
+/// A kpack archive's code objects, as `offload-kit list` lists them.
+pub(crate) fn archive_entries(data: &[u8]) -> Result<Vec<KpackEntry>, Error> {
+    let a = okit::kpack::parse(data)?;
+    Ok((a.kernels.iter())
+        .map(|k| KpackEntry {
+            kernel: k.clone(),
+            blob: a.blob(k),
+            archive: None,
+        })
+        .collect())
+}
+
+/// The code objects the archives of the split host at `path` file under
+/// its keys (its search paths, or `kpack_path`, else `ROCM_KPACK_PATH`),
+/// listed, not decoded, as `offload-kit list` lists them.
+pub(crate) fn host_entries(
+    path: Option<&std::path::Path>,
+    (reference, indices): &(okit::kpack::HostRef, Vec<u64>),
+    kpack_path: Option<&str>,
+) -> PyResult<Vec<KpackEntry>> {
+    let filed = follow_path(path, |path, open| {
+        let given = inspect::hipk::override_paths(kpack_path);
+        let found = inspect::hipk::archives(path, reference, given.as_deref());
+        inspect::hipk::filed(&found, reference, indices, open)
+    })?;
+    let filed = filed.map_err(|es| py_errs(&es))?;
+    Ok((filed.into_iter())
+        .map(|f| KpackEntry {
+            kernel: f.kernel,
+            blob: f.blob,
+            archive: Some(f.archive),
+        })
+        .collect())
 }

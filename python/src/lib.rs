@@ -328,6 +328,12 @@ struct Entry {
     section: Option<String>,
     /// Absolute offset of the compressed bundle (CCOB) holding it, if any.
     compressed_at: Option<u64>,
+    /// A kpack entry's architecture (a kpack archive's, or a split host's
+    /// code object in one).
+    arch: Option<String>,
+    /// For a split host's code object: the kpack archive holding it, as
+    /// found; `offset` and `size` are that archive's.
+    archive: Option<String>,
     /// Position in the listing (what `Container.read` uses).
     index: usize,
 }
@@ -380,13 +386,47 @@ impl Violation {
 #[pyclass(module = "offload_kit")]
 struct Container {
     data: Data,
+    /// What the container holds itself (a kpack archive: nothing).
     listing: Listing,
+    /// Code objects in kpack archives, after the listing's entries: a
+    /// kpack archive's own, or those a split host's archives file.
+    kpack: Vec<kpack::KpackEntry>,
+    /// Every entry: the listing's, then the kpack entries.
+    entries: Vec<Entry>,
+    /// `kpack` for a kpack archive, else the listing's container.
+    kind: String,
     path: Option<String>,
     /// The budget it was opened with: entries are read within it.
     budget: Budget,
 }
 
-fn entry_of(i: usize, e: &ListedEntry) -> Entry {
+impl Container {
+    /// `kind` is the listing's container unless given (`kpack`).
+    fn new(
+        data: Data,
+        (listing, kpack): (Listing, Vec<kpack::KpackEntry>),
+        (kind, path): (Option<&str>, Option<PathBuf>),
+        budget: Budget,
+    ) -> Container {
+        let kind = kind.map_or_else(|| listing.container.to_string(), str::to_string);
+        let own = listing.entries.iter().map(entry_of);
+        let filed = kpack.iter().map(kpack::KpackEntry::entry);
+        let entries = (own.chain(filed).enumerate())
+            .map(|(index, e)| Entry { index, ..e })
+            .collect();
+        Container {
+            data,
+            listing,
+            kpack,
+            entries,
+            kind,
+            path: path.map(|p| p.display().to_string()),
+            budget,
+        }
+    }
+}
+
+fn entry_of(e: &ListedEntry) -> Entry {
     Entry {
         id: e.id.clone(),
         offset: e.offset,
@@ -396,7 +436,9 @@ fn entry_of(i: usize, e: &ListedEntry) -> Entry {
         member_index: e.member_index,
         section: e.section.clone(),
         compressed_at: e.ccob_offset,
-        index: i,
+        arch: None,
+        archive: None,
+        index: 0,
     }
 }
 
@@ -406,7 +448,7 @@ impl Container {
     /// `archive`, `offload-binary`, `coff`, …
     #[getter]
     fn kind(&self) -> String {
-        self.listing.container.to_string()
+        self.kind.clone()
     }
 
     /// The path it was opened from (None for bytes).
@@ -418,27 +460,22 @@ impl Container {
     /// Every entry, in the order the file holds them.
     #[getter]
     fn entries(&self) -> Vec<Entry> {
-        self.listing
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| entry_of(i, e))
-            .collect()
+        self.entries.clone()
     }
 
     fn __len__(&self) -> usize {
-        self.listing.entries.len()
+        self.entries.len()
     }
 
     fn __getitem__(&self, i: isize) -> PyResult<Entry> {
-        let n = self.listing.entries.len() as isize;
+        let n = self.entries.len() as isize;
         let k = if i < 0 { i + n } else { i };
         if !(0..n).contains(&k) {
             return Err(pyo3::exceptions::PyIndexError::new_err(
                 "entry index out of range",
             ));
         }
-        Ok(entry_of(k as usize, &self.listing.entries[k as usize]))
+        Ok(self.entries[k as usize].clone())
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyResult<Py<PyAny>> {
@@ -456,25 +493,29 @@ impl Container {
         entry: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let e = if let Ok(e) = entry.extract::<Entry>() {
-            self.listing
-                .entries
+            self.entries
                 .get(e.index)
-                .filter(|x| x.id == e.id && x.offset == e.offset)
+                .filter(|x| x.id == e.id && x.offset == e.offset && x.archive == e.archive)
                 .ok_or_else(|| usage("that entry is not from this container"))?
         } else {
             let id: String = entry
                 .extract()
                 .map_err(|_| usage("expected an Entry or an entry ID"))?;
-            let mut hits = self.listing.entries.iter().filter(|x| x.id == id);
+            let mut hits = self.entries.iter().filter(|x| x.id == id);
             let first = hits
                 .next()
                 .ok_or_else(|| usage(format!("no entry '{id}'")))?;
             if hits.next().is_some() {
                 return Err(usage(format!(
-                    "several entries are '{id}' (in several bundles or members): pass an Entry"
+                    "several entries are '{id}' (in several bundles, members or archives): pass an Entry"
                 )));
             }
             first
+        };
+        let Some(e) = self.listing.entries.get(e.index) else {
+            let k = &self.kpack[e.index - self.listing.entries.len()];
+            let code = k.read(&self.data, self.budget)?;
+            return Ok(PyBytes::new(py, &code));
         };
         let data = self.data.bytes();
         let bytes = match &e.image {
@@ -491,8 +532,8 @@ impl Container {
     fn __repr__(&self) -> String {
         format!(
             "Container(kind={:?}, entries={}, path={})",
-            self.listing.container.to_string(),
-            self.listing.entries.len(),
+            self.kind,
+            self.entries.len(),
             opt(&self.path)
         )
     }
@@ -503,31 +544,50 @@ impl Container {
 /// spec/, or as LLVM `llvm_version` reads it. Raises
 /// OffloadKitError (with `.rule`, `.offset` and every violation in `.errors`)
 /// when the file does not conform. Reading it and its entries holds at most
-/// `max_memory` bytes of decoded data ([`max_memory`] when not given).
+/// `max_memory` bytes of decoded data ([`max_memory`] when not given). A
+/// kpack archive lists its code objects (`kind` `kpack`); a split host
+/// (HIPK, given by its path) its own entries, then the code objects its
+/// archives file under its keys (found through its search paths, or
+/// `kpack_path`, else `ROCM_KPACK_PATH`), as `offload-kit list` does.
 #[pyfunction]
-#[pyo3(signature = (source, llvm_version=None, max_memory=None))]
+#[pyo3(signature = (source, llvm_version=None, max_memory=None, kpack_path=None))]
 fn open(
     source: &Bound<'_, PyAny>,
     llvm_version: Option<u32>,
     max_memory: Option<u64>,
+    kpack_path: Option<&str>,
 ) -> PyResult<Container> {
     let release = release_of(llvm_version)?;
     let budget = budget_of(max_memory)?;
     let (data, path) = load(source)?;
     if okit::kpack::is_kpack(data.bytes()) {
-        return Err(usage(
-            "a ROCm kpack archive: inspect_file, check and validate read it (open lists bundles, offload binaries and the files holding them)",
+        let entries = kpack::archive_entries(data.bytes());
+        data.intact()?;
+        let entries = entries.map_err(|e| py_err(&e))?;
+        let none = Listing {
+            container: detect::Container::Elf,
+            mode: "strict".into(),
+            entries: Vec::new(),
+        };
+        return Ok(Container::new(
+            data,
+            (none, entries),
+            (Some("kpack"), path),
+            budget,
         ));
     }
     let listing = detect::list(&data.bytes(), detect::ListOptions::new(release, budget));
+    let host = inspect::split_host::split_host(data.bytes());
     data.intact()?;
     let listing = listing.map_err(|es| py_errs(&es))?;
-    Ok(Container {
-        data,
-        listing,
-        path: path.map(|p| p.display().to_string()),
-        budget,
-    })
+    let filed = match host {
+        None => Vec::new(),
+        Some(found) => {
+            let found = found.map_err(|es| py_errs(&es))?;
+            kpack::host_entries(path.as_deref(), &found, kpack_path)?
+        }
+    };
+    Ok(Container::new(data, (listing, filed), (None, path), budget))
 }
 
 /// Every violation of spec/ in a file (empty when it conforms: its

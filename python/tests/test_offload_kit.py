@@ -8,6 +8,7 @@ import pathlib
 import random
 import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -405,8 +406,16 @@ def test_kpack_archives_get_the_clis_answers(name):
     assert v == want["files"][0]["gpus"]
     assert v[2]["runs"] is False and v[0]["runs"] is True
     assert ok.validate(f) == []
-    with pytest.raises(ok.OffloadKitError, match="kpack archive"):
-        ok.open(f)
+    # open lists its code objects as `list --json` does; read decodes one
+    # as `extract --all` writes it.
+    c = ok.open(f)
+    want = json.loads(cli("list", "--json", f).stdout)["entries"]
+    assert c.kind == "kpack"
+    assert [(e.id, e.offset, e.size, e.arch) for e in c] == [(e["id"], e["offset"], e["size"], e["kpack"]["arch"]) for e in want]
+    out = pathlib.Path(tempfile.mkdtemp())
+    cli("extract", "--all", "--dir", out, f)
+    for e in c:
+        assert c.read(e) == (out / f"{e.id.replace('/', '_')}.{e.arch}.hsaco").read_bytes()
 
 
 def test_split_hosts_are_followed():
@@ -439,6 +448,25 @@ def test_split_hosts_are_followed():
     assert [c["arch"] for c in got["kpack_host"]["code_objects"]] == ["gfx906"], got
     with pytest.raises(ok.OffloadKitError, match="pass its path"):
         ok.inspect_file(host.read_bytes())
+    # open: the host's own entries (none), then what the archives file
+    # under its keys, as `list --json` lists them; read decodes each as
+    # `extract --all` writes it.
+    both = f"{archive}:{KPACK / 'split-test_lib_gfx90a.kpack'}"
+    c = ok.open(host, kpack_path=both)
+    want = json.loads(cli("list", "--json", host, env_extra={"ROCM_KPACK_PATH": both}).stdout)["entries"]
+    assert [(e.id, e.offset, e.size, e.arch, e.archive) for e in c] == [
+        (e["id"], e["offset"], e["size"], e["kpack"]["arch"], e["kpack"]["archive"]) for e in want
+    ]
+    assert [e.arch for e in c] == ["gfx906", "gfx90a"], list(c)
+    out = pathlib.Path(tempfile.mkdtemp())
+    cli("extract", "--all", "--dir", out, host, env_extra={"ROCM_KPACK_PATH": both})
+    for e in c:
+        assert c.read(e) == (out / f"{e.id.replace('/', '_')}.{e.arch}.hsaco").read_bytes()
+    with pytest.raises(ok.OffloadKitError, match="pass an Entry"):
+        c.read(c[0].id)
+    assert len(ok.open(host)) == 0  # its search paths lead nowhere here, as for check
+    with pytest.raises(ok.OffloadKitError, match="pass its path"):
+        ok.open(host.read_bytes())
 
 
 def test_kpack_splits_and_joins_as_the_cli_does(tmp_path, art):

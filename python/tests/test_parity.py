@@ -14,7 +14,7 @@ list is updated):
 |---|---|---|---|
 | validate | `validate` | `validate` | `offloadkit_validate` (first violation) |
 | inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | - |
-| list, read entries | `list`, `extract` | `open` (split hosts refused) | - |
+| list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | - |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
 | bundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `compress`, `decompress` | - |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
@@ -139,6 +139,31 @@ def test_inspect_gives_the_clis_report(files):
             continue
         if got != want:
             differ.append(f"{f}: Python {json.dumps(got)[:300]} CLI {json.dumps(want)[:300]}")
+    assert not differ, f"{len(differ)} of {len(files)} files:\n" + "\n".join(differ[:10])
+
+
+def test_open_lists_what_the_cli_lists(files):
+    # Python's open and `list --json`: the same entries (ID, offset, size,
+    # bundle, and for kpack entries the architecture), or both refuse.
+    differ, compared = [], 0
+    for f in files:
+        r = cli("list", "--json", f)
+        try:
+            got = [(e.id, e.offset, e.size, e.bundle, e.arch) for e in ok.open(f)]
+        except ok.OffloadKitError as e:
+            if r.returncode != 0:
+                continue
+            differ.append(f"{f}: Python raised {e}, the CLI listed")
+            continue
+        if r.returncode != 0:
+            differ.append(f"{f}: Python listed {len(got)}, the CLI refused: {r.stderr.decode(errors='replace')[:200]}")
+            continue
+        compared += 1
+        want = [(e["id"], e["offset"], e["size"], e["bundle"], e.get("kpack", {}).get("arch"))
+                for e in json.loads(r.stdout)["entries"]]
+        if got != want:
+            differ.append(f"{f}: Python {got[:4]} CLI {want[:4]}")
+    assert compared > 100, f"only {compared} files listed by both"
     assert not differ, f"{len(differ)} of {len(files)} files:\n" + "\n".join(differ[:10])
 
 

@@ -20,12 +20,7 @@ pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Er
     if json {
         // offload-kit-list/1: an entry per (kernel, architecture), at its blob.
         let entries: Vec<_> = (a.kernels.iter())
-            .map(|k| {
-                let (offset, size) = a.blob(k);
-                serde_json::json!({"id": k.name, "offset": offset, "size": size, "bundle": 0,
-                    "container": "kpack", "kpack": {"arch": k.arch, "ordinal": k.ordinal,
-                    "original_size": k.original_size, "type": k.kind, "target": k.target}})
-            })
+            .map(|k| entry_json(k, a.blob(k), None))
             .collect();
         let doc = serde_json::json!({"schema": "offload-kit-list/1", "container": "kpack",
             "mode": "strict", "entries": entries, "kpack": {"file": file.to_string_lossy(),
@@ -38,15 +33,61 @@ pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Er
         return Ok(0);
     }
     for k in &a.kernels {
-        let (offset, size) = a.blob(k);
-        let name = offload_kit_format::escape::escape_controls(&k.name);
-        let arch = offload_kit_format::escape::escape_controls(&k.arch);
-        outln!(
-            "{name} {arch:<12} offset 0x{offset:x} size {size} (code object {} bytes)",
-            k.original_size
-        );
+        outln!("{}", entry_line(k, a.blob(k), None));
     }
     Ok(0)
+}
+
+/// A kpack entry of `list --json`: the kernel's record at its blob, and
+/// for a split host's entry the archive holding it (offsets are the
+/// archive's).
+pub(super) fn entry_json(
+    k: &kpack::Kernel,
+    (offset, size): (u64, u64),
+    archive: Option<&Path>,
+) -> serde_json::Value {
+    let mut record = serde_json::json!({"arch": k.arch, "ordinal": k.ordinal,
+        "original_size": k.original_size, "type": k.kind, "target": k.target});
+    if let Some(p) = archive {
+        record["archive"] = p.to_string_lossy().into();
+    }
+    serde_json::json!({"id": k.name, "offset": offset, "size": size, "bundle": 0,
+        "container": "kpack", "kpack": record})
+}
+
+/// A kpack entry as `list` prints it.
+pub(super) fn entry_line(
+    k: &kpack::Kernel,
+    (offset, size): (u64, u64),
+    archive: Option<&Path>,
+) -> String {
+    let name = offload_kit_format::escape::escape_controls(&k.name);
+    let arch = offload_kit_format::escape::escape_controls(&k.arch);
+    let within = archive.map_or(String::new(), |p| {
+        format!(
+            " in '{}'",
+            offload_kit_format::escape::escape_controls(&p.to_string_lossy())
+        )
+    });
+    format!(
+        "{name} {arch:<12} offset 0x{offset:x} size {size} (code object {} bytes){within}",
+        k.original_size
+    )
+}
+
+/// For a HIPK host, the code objects its archives file under its keys
+/// (the archives its search paths name, else those of
+/// `ROCM_KPACK_PATH`), listed, not decoded; empty for any other input.
+pub(super) fn host_entries(
+    file: &Path,
+    input: &Input,
+) -> Result<Vec<offload_kit_inspect::hipk::Filed>, Vec<Error>> {
+    let Some(host) = super::hipk::host_ref(input.bytes()) else {
+        return Ok(Vec::new());
+    };
+    let (r, indices) = host?;
+    let found = super::hipk::archives(file, &r, super::hipk::override_paths(None).as_deref());
+    offload_kit_inspect::hipk::filed(&found, &r, &indices, &super::hipk::open)
 }
 
 /// For a HIPK host (spec/kpack.md HIPK-1), the line saying where its device

@@ -259,6 +259,72 @@ pub fn for_each_filed(
     (open, budget): (Open<'_>, Budget),
     each: &mut EachFiled<'_>,
 ) -> Result<(), Vec<Error>> {
+    walk_filed(
+        archives,
+        (r, indices),
+        open,
+        &mut |path, data, a, k, index, key| {
+            let code = a
+                .code_object(data, k, budget.bytes())
+                .map_err(|e| vec![e])?;
+            each(path, index, key, &k.arch, &code)
+        },
+    )
+}
+
+/// A code object a split host's archives file under one of its keys:
+/// where it is, not its bytes.
+#[derive(Debug, Clone)]
+pub struct Filed {
+    /// The archive holding it, as found.
+    pub archive: PathBuf,
+    /// The wrapper index whose key names it.
+    pub index: u64,
+    /// Its record in the archive's table (`name` is the key).
+    pub kernel: kpack::Kernel,
+    /// Where its stored blob is in the archive: offset and size.
+    pub blob: (u64, u64),
+}
+
+/// Every code object the host's keys name in `archives`, as
+/// [`for_each_filed`] finds them, listed and not decoded ([`Filed`]).
+pub fn filed(
+    archives: &[PathBuf],
+    r: &HostRef,
+    indices: &[u64],
+    open: Open<'_>,
+) -> Result<Vec<Filed>, Vec<Error>> {
+    let mut out = Vec::new();
+    walk_filed(
+        archives,
+        (r, indices),
+        open,
+        &mut |path, _, a, k, index, _| {
+            out.push(Filed {
+                archive: path.to_path_buf(),
+                index,
+                kernel: k.clone(),
+                blob: a.blob(k),
+            });
+            Ok(())
+        },
+    )?;
+    Ok(out)
+}
+
+/// What [`walk_filed`] calls per code object: archive path, its bytes and
+/// table, the kernel, the wrapper index, the key.
+type EachKernel<'f> = dyn FnMut(&Path, &[u8], &kpack::Archive, &kpack::Kernel, u64, &str) -> Result<(), Vec<Error>>
+    + 'f;
+
+/// Open and parse each archive, and call `each` for every kernel filed
+/// under one of the host's keys.
+fn walk_filed(
+    archives: &[PathBuf],
+    (r, indices): (&HostRef, &[u64]),
+    open: Open<'_>,
+    each: &mut EachKernel<'_>,
+) -> Result<(), Vec<Error>> {
     let keys: Vec<(String, u64)> = indices
         .iter()
         .map(|&i| (lookup_key(&r.kernel_name, i), i))
@@ -268,13 +334,9 @@ pub fn for_each_filed(
         let data = (*input).as_ref();
         let a = kpack::parse(data).map_err(|e| vec![e])?;
         for k in &a.kernels {
-            let Some((key, index)) = keys.iter().find(|(key, _)| *key == k.name) else {
-                continue;
-            };
-            let code = a
-                .code_object(data, k, budget.bytes())
-                .map_err(|e| vec![e])?;
-            each(path, *index, key, &k.arch, &code)?;
+            if let Some((key, index)) = keys.iter().find(|(key, _)| *key == k.name) {
+                each(path, data, &a, k, *index, key)?;
+            }
         }
     }
     Ok(())

@@ -133,9 +133,32 @@ fn list(file: &Path, json: bool, llvm: Option<Release>, budget: Budget) -> Resul
         return crate::kpack::list(file, &input, json);
     }
     let l = detect::list(&input, detect::ListOptions::new(llvm, budget))?;
+    // A split host's code objects are in its archives: listed after its
+    // own entries, each at its blob in the archive named.
+    let filed = crate::kpack::host_entries(file, &input)?;
+    if json && !filed.is_empty() {
+        let mut v = serde_json::to_value(&l).expect("serialisable");
+        let entries =
+            (filed.iter()).map(|f| crate::kpack::entry_json(&f.kernel, f.blob, Some(&f.archive)));
+        if let Some(serde_json::Value::Array(list)) = v.get_mut("entries") {
+            list.extend(entries);
+        }
+        v["schema"] = LIST_SCHEMA.into();
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&v).expect("serialisable")
+        );
+        return Ok(0);
+    }
     print_listing(&l, json);
     if let (false, Some(note)) = (json, crate::kpack::host_note(&input)) {
         outln!("{}", note.map_err(|e| vec![e])?);
+        for f in &filed {
+            outln!(
+                "{}",
+                crate::kpack::entry_line(&f.kernel, f.blob, Some(&f.archive))
+            );
+        }
     }
     Ok(0)
 }
