@@ -129,6 +129,22 @@ def bundle(
     The defaults are the bundler's (``-bundle-align=1``, uncompressed); ``compress=True`` is ``-compress``
     (CCOB ``format_version``: the release's default, 3 for LLVM 22; zstd ``level``, default 3)."""
 
+def unbundle(
+    source: Source,
+    targets: Sequence[str],
+    type: str = "o",
+    allow_missing: bool = False,
+    llvm_version: int = 22,
+    max_memory: Optional[int] = None,
+) -> list[Optional[bytes]]:
+    """What ``clang-offload-bundler -unbundle -type=TYPE -targets=...`` of that release writes for each target.
+
+    Per target its output's bytes, or None where the release writes no file for it
+    (a target it spells like a later one); the release's checks, decompression and
+    errors (``.llvm_message``), the drop-in's bytes. ``-type=a`` is refused (an
+    archive unbundles into archives). The outputs together hold at most
+    ``max_memory`` bytes."""
+
 def split_kpack(
     source: Source,
     name: Optional[str] = None,

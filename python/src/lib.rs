@@ -9,7 +9,7 @@
 
 use okit::budget::Budget;
 use okit::bundle::ccob;
-use okit::bundler::{bundle_in_memory, BundleOptions};
+use okit::bundler::{bundle_in_memory, unbundle_in_memory, BundleOptions, UnbundleOptions};
 use okit::detect::{self, ListedEntry, Listing};
 use okit::inspect::{self, check as gpu_check};
 use okit::{generate as gen, Error, Release};
@@ -778,20 +778,6 @@ fn bundle<'py>(
             "align {align}: LLVM's -bundle-align is an unsigned 32-bit value"
         )));
     }
-    let llvm = |e: okit::error::LlvmError| {
-        let d = e.detail.unwrap_or_else(|| Error::other(""));
-        let err = py_err(&d);
-        Python::with_gil(|py| {
-            let _ = err.value(py).setattr("llvm_message", e.message.clone());
-            let msg = if d.message().is_empty() {
-                e.message.clone()
-            } else {
-                format!("{}: {d}", e.message)
-            };
-            err.value(py).setattr("args", (msg,)).ok();
-        });
-        err
-    };
     let opts = BundleOptions {
         release,
         file_type: r#type,
@@ -807,8 +793,60 @@ fn bundle<'py>(
     let pairs: Vec<(&str, &[u8])> = entries.iter().map(|(t, p)| (t.as_str(), &p[..])).collect();
     let out = py
         .allow_threads(|| bundle_in_memory(&pairs, opts))
-        .map_err(llvm)?;
+        .map_err(llvm_err)?;
     Ok(PyBytes::new(py, &out))
+}
+
+/// The Python exception for a release's failure: its rule and offset where
+/// offload-kit has them, the release's own message in `.llvm_message`.
+fn llvm_err(e: okit::error::LlvmError) -> PyErr {
+    let d = e.detail.unwrap_or_else(|| Error::other(""));
+    let err = py_err(&d);
+    Python::with_gil(|py| {
+        let _ = err.value(py).setattr("llvm_message", e.message.clone());
+        let msg = if d.message().is_empty() {
+            e.message.clone()
+        } else {
+            format!("{}: {d}", e.message)
+        };
+        err.value(py).setattr("args", (msg,)).ok();
+    });
+    err
+}
+
+/// What `clang-offload-bundler -unbundle -type=TYPE -targets=...` of LLVM
+/// `llvm_version` writes for each of `targets` from `source` (a path or
+/// bytes): a list with, per target, its output's bytes, or None where the
+/// release writes no file for it (a target it spells like a later one).
+/// The release's checks, decompression and errors, the drop-in's bytes;
+/// `-type=a` is refused (an archive unbundles into archives). The outputs
+/// together hold at most `max_memory` bytes.
+#[pyfunction]
+#[pyo3(signature = (source, targets, r#type="o", allow_missing=false, llvm_version=22, max_memory=None))]
+fn unbundle<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    targets: Vec<String>,
+    r#type: &str,
+    allow_missing: bool,
+    llvm_version: u32,
+    max_memory: Option<u64>,
+) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+    let release = release_of(Some(llvm_version))?.expect("given");
+    let opts = UnbundleOptions {
+        release,
+        file_type: r#type,
+        allow_missing,
+        budget: budget_of(max_memory)?,
+    };
+    let (data, _) = load(source)?;
+    let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+    let out = unbundle_in_memory(data.bytes(), &names, opts);
+    data.intact()?;
+    let out = out.map_err(llvm_err)?;
+    Ok((out.iter())
+        .map(|o| o.as_ref().map(|b| PyBytes::new(py, b)))
+        .collect())
 }
 
 /// A compressed bundle (CCOB) of `data`: version 1, 2 or 3, method `zstd`
@@ -984,6 +1022,7 @@ fn offload_kit(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect_file, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(bundle, m)?)?;
+    m.add_function(wrap_pyfunction!(unbundle, m)?)?;
     m.add_function(wrap_pyfunction!(compress, m)?)?;
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;

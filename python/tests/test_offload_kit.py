@@ -499,3 +499,77 @@ def test_kpack_splits_and_joins_as_the_cli_does(tmp_path, art):
         ok.split_kpack(KPACK / "libk.so", level=23)
     with pytest.raises(ok.OffloadKitError, match="no AMDGPU code object"):
         ok.split_kpack(ok.bundle([("host-x86_64-unknown-linux-gnu", b"h")], type="bc"))
+
+
+RDC_HOST = "host-x86_64-pc-linux-gnu-"
+HIP906, HIP90A = "hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa--gfx90a:xnack+"
+
+
+@pytest.fixture(scope="module")
+def unbundled(art, tmp_path_factory):
+    """Inputs to unbundle: a -fgpu-rdc object (bundle sections), a
+    compressed bundle, a text bundle."""
+    d = tmp_path_factory.mktemp("unbundle")
+    hip = [str(LLVM22 / "clang"), "-x", "hip", "-nogpulib", "-nogpuinc", "--offload-arch=gfx906"]
+    subprocess.run([*hip, "--offload-arch=gfx90a:xnack+", "-fgpu-rdc", "-c", art / "k.hip", "-o", d / "krdc.o"],
+                   check=True, capture_output=True)
+    payloads = [(RDC_HOST, b""), (HIP906, b"\x7fELF" + bytes(range(256)) * 40)]
+    (d / "c.bundle").write_bytes(ok.bundle(payloads, type="o", align=4096, compress=True))
+    shutil.copy(art / "k.hipi", d / "k.hipi")
+    return d
+
+
+@pytest.mark.parametrize(
+    "name,typ,targets,extra",
+    [
+        ("krdc.o", "o", [RDC_HOST, HIP906, HIP90A], []),
+        ("c.bundle", "o", [HIP906, RDC_HOST], []),
+        ("k.hipi", "hipi", [HIP906, RDC_HOST], []),
+        ("krdc.o", "o", ["hip-amdgcn-amd-amdhsa--gfx1100", RDC_HOST], ["-allow-missing-bundles"]),
+    ],
+)
+def test_unbundle_is_byte_identical_to_llvm_22(unbundled, tmp_path, name, typ, targets, extra):
+    # unbundle() is the library's unbundle_in_memory: what LLVM 22's own
+    # clang-offload-bundler -unbundle writes, output for output (the host
+    # of a fat object stripped of its bundle sections as llvm-objcopy does,
+    # a compressed input decompressed, a missing target empty).
+    src = unbundled / name
+    outs = [tmp_path / f"out{i}" for i in range(len(targets))]
+    args = [f"-type={typ}", f"-targets={','.join(targets)}", f"-input={src}", "-unbundle", *extra]
+    args += [f"-output={o}" for o in outs]
+    env = {**os.environ, "PATH": f"{LLVM22}:{os.environ['PATH']}"}
+    subprocess.run([str(LLVM22 / "clang-offload-bundler"), *args], check=True, env=env, capture_output=True)
+    got = ok.unbundle(src, targets, type=typ, allow_missing=bool(extra))
+    assert got == [o.read_bytes() for o in outs]
+    assert ok.unbundle(src.read_bytes(), targets, type=typ, allow_missing=bool(extra)) == got
+    assert any(len(g) > 100 for g in got)
+
+
+def test_unbundle_fails_as_the_release_fails(art):
+    # A target the bundle lacks: LLVM 22's message, no outputs.
+    with pytest.raises(ok.OffloadKitError) as e:
+        ok.unbundle(art / "k.hipi", ["hip-amdgcn-amd-amdhsa--gfx1100", RDC_HOST], type="hipi")
+    assert "gfx1100" in e.value.llvm_message, e.value.llvm_message
+    with pytest.raises(ok.OffloadKitError, match="archives"):
+        ok.unbundle(art / "lib.a", ["hipv4-amdgcn-amd-amdhsa--gfx906"], type="a")
+    # The outputs are copies: together within max_memory (at least 1 MiB).
+    big = ok.bundle([(RDC_HOST, b""), (HIP906, bytes(3 << 20))], type="o")
+    assert len(ok.unbundle(big, [HIP906], max_memory=4 << 20)[0]) == 3 << 20
+    with pytest.raises(ok.OffloadKitError, match="CLI-6"):
+        ok.unbundle(big, [HIP906], max_memory=1)
+
+
+@pytest.mark.parametrize("release", [16, 19, 23])
+@pytest.mark.parametrize("name", ["krdc.o", "c.bundle"])
+def test_unbundle_of_each_release_is_the_drop_ins(unbundled, tmp_path, release, name):
+    # Releases without a binary here (23) and older ones: the drop-in's
+    # outputs, or its failure (16 reads no compressed bundle).
+    src, targets = unbundled / name, [HIP906, RDC_HOST]
+    outs = [tmp_path / f"out{i}" for i in range(len(targets))]
+    args = ["bundler", f"--llvm-version={release}", "-type=o", f"-targets={','.join(targets)}", f"-input={src}", "-unbundle"]
+    r = cli(*args, *[f"-output={o}" for o in outs], check=False)
+    if r.returncode != 0:
+        with pytest.raises(ok.OffloadKitError):
+            ok.unbundle(src, targets, llvm_version=release)
+        return
+    assert ok.unbundle(src, targets, llvm_version=release) == [o.read_bytes() for o in outs]

@@ -16,7 +16,7 @@ list is updated):
 | inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | - |
 | list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | - |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
-| bundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `compress`, `decompress` | - |
+| bundle, unbundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `unbundle`, `compress`, `decompress` | - |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
 | generate | `generate` | `generate` | `offloadkit_generate*` |
 """
@@ -39,7 +39,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_inspect", "offloadkit_list", "offloadkit_check", "offloadkit_bundle"],
+    "c": ["offloadkit_inspect", "offloadkit_list", "offloadkit_check", "offloadkit_bundle", "offloadkit_unbundle"],
 }
 
 

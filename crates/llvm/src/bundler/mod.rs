@@ -21,7 +21,7 @@ mod unbundle;
 mod validate;
 
 pub use bundle::{bundle_in_memory, BundleOptions};
-pub use unbundle::missing_message;
+pub use unbundle::{missing_message, unbundle_in_memory, UnbundleOptions};
 
 use crate::bundle::archive as hda;
 use crate::host::symtab::Symbolic;

@@ -24,6 +24,115 @@ struct Matched<'v> {
     found_host: bool,
 }
 
+/// How [`unbundle_in_memory`] unbundles: what `clang-offload-bundler
+/// -unbundle` of a release is told besides its files.
+#[derive(Debug, Clone, Copy)]
+pub struct UnbundleOptions<'a> {
+    /// The release reproduced.
+    pub release: crate::Release,
+    /// `-type` (every type but `a`: an archive unbundles into archives).
+    pub file_type: &'a str,
+    /// `-allow-missing-bundles`.
+    pub allow_missing: bool,
+    /// How much decoded data it may hold (CLI-6).
+    pub budget: crate::budget::Budget,
+}
+
+/// What `clang-offload-bundler -unbundle -type=… -targets=…` of
+/// `opts.release` writes for each of `targets` from `input`, made in
+/// memory: per target its output's bytes, or `None` where the release
+/// opens no file for it (a target it writes like a later one). The
+/// release's checks in its order, its decompression (or main's walk over
+/// every blob), its errors; the same bytes as the drop-in's outputs, which
+/// together may take at most the budget (CLI-6).
+///
+/// ```
+/// use offload_kit_llvm::bundler::{bundle_in_memory, unbundle_in_memory, BundleOptions, UnbundleOptions};
+/// use offload_kit_llvm::Release;
+/// let entries = [("host-x86_64-unknown-linux-gnu", &b"HOST"[..]), ("hip-amdgcn-amd-amdhsa--gfx906", &b"DEV"[..])];
+/// let bundle = bundle_in_memory(&entries, BundleOptions {
+///     release: Release::L22, file_type: "bc", align: 1, compress: None, budget: Default::default(),
+/// }).unwrap();
+/// let opts = UnbundleOptions { release: Release::L22, file_type: "bc", allow_missing: false, budget: Default::default() };
+/// let out = unbundle_in_memory(&bundle, &["hip-amdgcn-amd-amdhsa--gfx906"], opts).unwrap();
+/// assert_eq!(out, [Some(b"DEV".to_vec())]);
+/// assert!(unbundle_in_memory(&bundle, &["hip-amdgcn-amd-amdhsa--gfx90a"], opts).is_err());
+/// ```
+pub fn unbundle_in_memory(
+    input: &[u8],
+    targets: &[&str],
+    opts: UnbundleOptions<'_>,
+) -> Result<Vec<Option<Vec<u8>>>, BundlerError> {
+    if opts.file_type == "a" {
+        return Err(BundlerError::llvm(
+            "-type=a unbundles an archive into archives: use the drop-in (offload-kit bundler), which writes them",
+        ));
+    }
+    let job = Job {
+        release: opts.release,
+        file_type: opts.file_type.to_string(),
+        targets: targets.iter().map(|t| t.to_string()).collect(),
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        unbundle: true,
+        list: false,
+        allow_missing: opts.allow_missing,
+        align: 1,
+        hip_openmp: false,
+        check_input_archive: false,
+        budget: opts.budget,
+    };
+    let v = job.validate_in_memory()?;
+    // main walks every blob of the input (CCOB-4, *LLVM main*); the others
+    // decompress a compressed input first, as the release does.
+    let (decompressed, pieces) = if job.release.quirks().list_walks_every_bundle {
+        (None, job.plan_unbundle_main(&v, &input, &mut |_, _, _| {})?)
+    } else {
+        let d = job.decompress_input(input)?;
+        let pieces = job.plan_unbundle(&v, &d.as_deref().unwrap_or(input))?;
+        (d, pieces)
+    };
+    let bytes = decompressed.as_deref().unwrap_or(input);
+    // The outputs are copies: together within the budget.
+    let total = (pieces.iter())
+        .map(|p| match p {
+            Piece::Range { size, .. } => *size,
+            Piece::WholeInput => bytes.len() as u64,
+            Piece::Owned(b) => b.len() as u64,
+            Piece::Empty | Piece::NotWritten => 0,
+        })
+        .fold(0u64, u64::saturating_add);
+    if opts.budget.exceeded(total) {
+        return Err(BundlerError::with(
+            "the outputs exceed the memory budget",
+            Error::rule(
+                rules::CLI_6,
+                format!("{total} bytes, more than {}", opts.budget.bytes()),
+            ),
+        ));
+    }
+    let range = |offset: u64, size: u64| -> Result<Vec<u8>, BundlerError> {
+        let at = usize::try_from(offset).ok();
+        let end = at.and_then(|a| a.checked_add(usize::try_from(size).ok()?));
+        match (at, end) {
+            (Some(a), Some(e)) if e <= bytes.len() => Ok(bytes[a..e].to_vec()),
+            _ => Err(BundlerError::with(
+                "an output lies outside the input",
+                Error::other(format!("{offset}+{size} of {} bytes", bytes.len())),
+            )),
+        }
+    };
+    (pieces.into_iter())
+        .map(|p| match p {
+            Piece::Range { offset, size } => range(offset, size).map(Some),
+            Piece::WholeInput => Ok(Some(bytes.to_vec())),
+            Piece::Empty => Ok(Some(Vec::new())),
+            Piece::NotWritten => Ok(None),
+            Piece::Owned(b) => Ok(Some(b)),
+        })
+        .collect()
+}
+
 impl Job {
     /// Decide what each output of an unbundling of `src` receives. A text
     /// bundle is scanned window by window ([`crate::source::WINDOW`]); a [`Prefix`]
