@@ -203,6 +203,33 @@ size_t offloadkit_generate_companion(const char *kind,
                                      uint8_t *buf,
                                      size_t cap);
 
+/*
+ What `data[0..size]` holds down to each code object, as JSON: the
+ file's member of `offload-kit inspect --json`'s document without its
+ name (Python's `inspect_file` gives the same report): `{"report": …}`
+ (schema offload-kit-inspect/1; what clang 14-16 wrote is read, its
+ violations as `warnings`), `{"kpack_archive": …}` for a kpack archive,
+ or `{"errors": [{"rule", "offset", "message"}, …]}` when it cannot be
+ read. A split host's archives are not followed (bytes have no directory
+ to search from): its own report. At most `OFFLOAD_KIT_MAX_MEMORY` (else
+ 256 MiB) of decoded data.
+
+ Stores the document's length (without the NUL) in `len_out`, and writes
+ the document, NUL-terminated, into `json` only when `cap` is more than
+ that length: call with `cap` 0 to size a buffer. Returns 0 with a
+ report, 1 with errors, [`OFFLOADKIT_EBADARG`] when `data` is NULL (with
+ `size > 0`), `len_out` is NULL, `json` is NULL with `cap > 0`, or the
+ variable is not a size; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
+ inside.
+
+ # Safety
+
+ `data` must point to `size` readable bytes (or be NULL with `size` 0),
+ `json` to `cap` writable bytes (or be NULL with `cap` 0), `len_out` to
+ a `size_t`.
+ */
+int offloadkit_inspect(const uint8_t *data, size_t size, char *json, size_t cap, size_t *len_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -9,6 +9,8 @@
 //!   generated container into a caller's buffer;
 //!   [`offloadkit_generate_companion`] the files beside it (a kpack
 //!   split's archives).
+//! - [`offloadkit_inspect`] says what a buffer holds down to each code
+//!   object, as the JSON report of `offload-kit inspect --json`.
 //!
 //! No panic crosses the boundary (each call catches it and returns its
 //! error value); NULL pointers and zero capacities are error codes; nothing
@@ -459,4 +461,72 @@ pub unsafe extern "C" fn offloadkit_generate_companion(
         text[file.len()] = 0;
     }
     bytes.len()
+}
+
+/// What `data[0..size]` holds down to each code object, as JSON: the
+/// file's member of `offload-kit inspect --json`'s document without its
+/// name (Python's `inspect_file` gives the same report): `{"report": …}`
+/// (schema offload-kit-inspect/1; what clang 14-16 wrote is read, its
+/// violations as `warnings`), `{"kpack_archive": …}` for a kpack archive,
+/// or `{"errors": [{"rule", "offset", "message"}, …]}` when it cannot be
+/// read. A split host's archives are not followed (bytes have no directory
+/// to search from): its own report. At most `OFFLOAD_KIT_MAX_MEMORY` (else
+/// 256 MiB) of decoded data.
+///
+/// Stores the document's length (without the NUL) in `len_out`, and writes
+/// the document, NUL-terminated, into `json` only when `cap` is more than
+/// that length: call with `cap` 0 to size a buffer. Returns 0 with a
+/// report, 1 with errors, [`OFFLOADKIT_EBADARG`] when `data` is NULL (with
+/// `size > 0`), `len_out` is NULL, `json` is NULL with `cap > 0`, or the
+/// variable is not a size; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
+/// inside.
+///
+/// # Safety
+///
+/// `data` must point to `size` readable bytes (or be NULL with `size` 0),
+/// `json` to `cap` writable bytes (or be NULL with `cap` 0), `len_out` to
+/// a `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_inspect(
+    data: *const u8,
+    size: usize,
+    json: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    if (data.is_null() && size > 0) || (json.is_null() && cap > 0) || len_out.is_null() {
+        return OFFLOADKIT_EBADARG;
+    }
+    let Some(budget) = budget() else {
+        return OFFLOADKIT_EBADARG;
+    };
+    let input: &[u8] = if size == 0 {
+        &[]
+    } else {
+        // SAFETY: non-NULL (checked) and `size` readable bytes (caller).
+        unsafe { std::slice::from_raw_parts(data, size) }
+    };
+    let opts = offload_kit::inspect::Options {
+        strict: false,
+        budget,
+    };
+    let doc = catch_unwind(|| match offload_kit::inspect::inspect_any(input, opts) {
+        Ok(found) => serde_json::to_string(&found).map(|d| (0, d)),
+        Err(es) => {
+            let es: Vec<offload_kit::Error> = es.into();
+            serde_json::to_string(&serde_json::json!({ "errors": es })).map(|d| (1, d))
+        }
+    });
+    let Ok(Ok((status, doc))) = doc else {
+        return OFFLOADKIT_EINTERNAL;
+    };
+    // SAFETY: `len_out` is non-NULL and writable (caller).
+    unsafe { len_out.write(doc.len()) };
+    if cap > doc.len() {
+        // SAFETY: `json` is non-NULL with `cap` writable bytes (caller).
+        let out = unsafe { std::slice::from_raw_parts_mut(json.cast::<u8>(), cap) };
+        out[..doc.len()].copy_from_slice(doc.as_bytes());
+        out[doc.len()] = 0;
+    }
+    status
 }

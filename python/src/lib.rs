@@ -643,18 +643,14 @@ fn inspect_file<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let budget = budget_of(max_memory)?;
     let (data, path) = load(source)?;
-    // A kpack archive: the library's report, as `inspect --json` gives it.
-    if okit::kpack::is_kpack(data.bytes()) {
-        let report = inspect::kpack_archive::inspect_kpack(data.bytes(), budget);
-        data.intact()?;
-        let report = report.map_err(|es| py_errs(&es))?;
-        let doc = serde_json::json!({ "kpack_archive": report });
-        return json_value(py, &doc);
-    }
     let host = inspect::split_host::split_host(data.bytes());
-    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict, budget });
+    let got = inspect::inspect_any(data.bytes(), inspect::Options { strict, budget });
     data.intact()?;
-    let report = report.map_err(|es| py_errs(&es))?;
+    // A kpack archive: `{"kpack_archive": ...}`, as `inspect --json` gives it.
+    let report = match got.map_err(|es| py_errs(&es))? {
+        inspect::Inspected::Container(report) => report,
+        archive => return json_value(py, &archive),
+    };
     let Some(host) = host else {
         return json_value(py, &report);
     };

@@ -13,7 +13,7 @@ list is updated):
 | operation | CLI | Python | C ABI |
 |---|---|---|---|
 | validate | `validate` | `validate` | `offloadkit_validate` (first violation) |
-| inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | - |
+| inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | `offloadkit_inspect` (JSON; split hosts not followed) |
 | list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | - |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
 | bundle, unbundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `unbundle`, `compress`, `decompress` | - |
@@ -39,7 +39,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_inspect", "offloadkit_list", "offloadkit_check", "offloadkit_bundle", "offloadkit_unbundle"],
+    "c": ["offloadkit_list", "offloadkit_check", "offloadkit_bundle", "offloadkit_unbundle"],
 }
 
 
@@ -83,7 +83,20 @@ def capi():
     lib.offloadkit_validate.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
                                         ctypes.POINTER(ctypes.c_uint64)]
     lib.offloadkit_validate.restype = ctypes.c_int
+    lib.offloadkit_inspect.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.POINTER(ctypes.c_size_t)]
+    lib.offloadkit_inspect.restype = ctypes.c_int
     return lib
+
+
+def c_inspect(lib, data):
+    """offloadkit_inspect's document, sized and then written."""
+    need = ctypes.c_size_t()
+    rc = lib.offloadkit_inspect(data, len(data), None, 0, ctypes.byref(need))
+    assert rc in (0, 1), f"offloadkit_inspect returned {rc}"
+    buf = ctypes.create_string_buffer(need.value + 1)
+    assert lib.offloadkit_inspect(data, len(data), buf, need.value + 1, ctypes.byref(need)) == rc
+    return rc, json.loads(buf.value)
 
 
 def c_validate(lib, data):
@@ -172,6 +185,23 @@ def test_the_missing_operations_are_still_missing(capi):
         assert not hasattr(ok, name), f"Python has {name} now: update MISSING and the table"
     for name in MISSING["c"]:
         assert not hasattr(capi, name), f"the C ABI has {name} now: update MISSING and the table"
+
+
+def test_c_inspect_gives_the_clis_report(files, capi):
+    # The C ABI's offloadkit_inspect and `inspect --json`: the same
+    # document for every file (its member of "files" without "file"; a
+    # split host's own report, its archives not followed from bytes).
+    differ = []
+    for f in files:
+        r = cli("inspect", "--json", f)
+        want = json.loads(r.stdout)["files"][0]
+        for key in ("file", "kpack_host"):
+            want.pop(key, None)
+        rc, got = c_inspect(capi, f.read_bytes())
+        assert rc == (1 if "errors" in want else 0), f
+        if got != want:
+            differ.append(f"{f}: C {json.dumps(got)[:300]} CLI {json.dumps(want)[:300]}")
+    assert not differ, f"{len(differ)} of {len(files)} files:\n" + "\n".join(differ[:10])
 
 
 def test_check_gives_the_clis_verdicts(files):

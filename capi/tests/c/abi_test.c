@@ -88,6 +88,24 @@ int main(int argc, char **argv) {
         CHECK(offloadkit_generate_companion(NULL, 5, sizeof buf, 0, name, sizeof name, archive, sizeof archive) == 0,
               "NULL kind");
     }
+    /* inspect: the JSON report, sized first (cap 0), then written. */
+    {
+        static char doc[1 << 16];
+        size_t need = 0, got = 0;
+        size_t n = offloadkit_generate("binary", 7, buf, sizeof buf);
+        CHECK(offloadkit_inspect(buf, n, NULL, 0, &need) == 0 && need > 20, "inspect sized %zu", need);
+        CHECK(offloadkit_inspect(buf, n, doc, sizeof doc, &got) == 0 && got == need && strlen(doc) == need &&
+                  strncmp(doc, "{\"report\":", 10) == 0,
+              "inspect: %.60s", doc);
+        /* Too small a buffer: the length, nothing written. */
+        doc[0] = 'x';
+        CHECK(offloadkit_inspect(buf, n, doc, need, &got) == 0 && got == need && doc[0] == 'x', "short buffer written");
+        /* Not a container: errors with their rule. */
+        CHECK(offloadkit_inspect(buf, 30, doc, sizeof doc, &got) == 1 && strstr(doc, "\"errors\"") && strstr(doc, "BIN-"),
+              "a cut bundle: %.80s", doc);
+        CHECK(offloadkit_inspect(NULL, 5, doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "NULL data");
+        CHECK(offloadkit_inspect(buf, n, doc, sizeof doc, NULL) == OFFLOADKIT_EBADARG, "NULL len_out");
+    }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
     CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");

@@ -12,7 +12,8 @@ use super::Input;
 use offload_kit_format::Error;
 use offload_kit_inspect::check::{self, Gpu, Verdict};
 use offload_kit_inspect::code_object::{CodeObject, FeatureSetting};
-use offload_kit_inspect::{self as inspect, Options, Report};
+use offload_kit_inspect::kpack_archive::KpackReport;
+use offload_kit_inspect::{self as inspect, Inspected, Options, Report};
 use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::detect;
 use std::path::{Path, PathBuf};
@@ -167,20 +168,19 @@ fn inspect_file(path: &Path, walked: bool, opts: Options) -> Outcome {
         Ok(i) => i,
         Err(e) => return Outcome::Failed(vec![e]),
     };
-    if super::kpack::is_kpack(&input) {
-        return match archive_view(path, &input, opts.budget) {
-            Ok(view) => Outcome::Archive(view),
-            Err(es) => Outcome::Failed(es),
-        };
-    }
-    if walked && detect::detect(input.bytes()).is_none() {
+    let archive = super::kpack::is_kpack(&input);
+    if walked && !archive && detect::detect(input.bytes()).is_none() {
         return Outcome::NoOffloadCode;
     }
-    match inspect::inspect_with(&input, opts) {
+    match inspect::inspect_any(input.bytes(), opts) {
+        Ok(Inspected::KpackArchive(r)) => match archive_view(path, &r) {
+            Ok(view) => Outcome::Archive(view),
+            Err(es) => Outcome::Failed(es),
+        },
         // A walked ELF file without bundles or images (a plain program or
         // library) holds no offload code.
-        Ok(r) if walked && r.entries.is_empty() => Outcome::NoOffloadCode,
-        Ok(r) => Outcome::Read(Box::new(r)),
+        Ok(Inspected::Container(r)) if walked && r.entries.is_empty() => Outcome::NoOffloadCode,
+        Ok(Inspected::Container(r)) => Outcome::Read(r),
         Err(es) => Outcome::Failed(es.into()),
     }
 }
@@ -296,9 +296,7 @@ fn filed_line(
 /// object (its key, architecture, size and what it is); the JSON view is
 /// the library's report ([`offload_kit_inspect::kpack_archive`]), which
 /// Python gives too.
-fn archive_view(path: &Path, input: &Input, budget: Budget) -> Result<KpackView, Vec<Error>> {
-    let r = offload_kit_inspect::kpack_archive::inspect_kpack(input.bytes(), budget)
-        .map_err(|es| es.into_iter().collect::<Vec<_>>())?;
+fn archive_view(path: &Path, r: &KpackReport) -> Result<KpackView, Vec<Error>> {
     let name = offload_kit_io::output::escape_controls(&path.to_string_lossy()).into_owned();
     let mut lines = vec![format!(
         "{name}: kpack archive, group '{}', {} code object(s) ({})",
@@ -309,7 +307,7 @@ fn archive_view(path: &Path, input: &Input, budget: Budget) -> Result<KpackView,
     for c in &r.code_objects {
         lines.push(filed_line(&c.key, &c.arch, c.size as usize, &c.code_object));
     }
-    let json = serde_json::to_value(&r).map_err(|e| vec![Error::other(e.to_string())])?;
+    let json = serde_json::to_value(r).map_err(|e| vec![Error::other(e.to_string())])?;
     Ok(KpackView {
         lines,
         json,

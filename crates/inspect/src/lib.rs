@@ -413,6 +413,30 @@ pub fn validate_any(data: &[u8], budget: Budget) -> Result<(), Errors> {
     }
 }
 
+/// What any file offload-kit reads holds ([`inspect_any`]); serialised as
+/// the file's member of `offload-kit inspect --json` without its name:
+/// `{"report": …}` or `{"kpack_archive": …}`.
+#[derive(Debug, Clone, Serialize)]
+pub enum Inspected {
+    /// A container and the code objects in it.
+    #[serde(rename = "report")]
+    Container(Box<Report>),
+    /// A ROCm kpack archive and the code objects it files.
+    #[serde(rename = "kpack_archive")]
+    KpackArchive(kpack_archive::KpackReport),
+}
+
+/// What `data` holds down to each code object, whatever it is: a kpack
+/// archive's report, else [`inspect_with`]'s. The CLI's `inspect`,
+/// Python's `inspect_file` and the C ABI's `offloadkit_inspect` ask this.
+pub fn inspect_any(data: &[u8], opts: Options) -> Result<Inspected, Errors> {
+    if kpack::is_kpack(data) {
+        kpack_archive::inspect_kpack(data, opts.budget).map(Inspected::KpackArchive)
+    } else {
+        inspect_with(&data, opts).map(|r| Inspected::Container(Box::new(r)))
+    }
+}
+
 /// What [`inspect`] learns of one entry: its code object and the image
 /// rules it breaks.
 type Look = (CodeObject, Vec<Error>);
