@@ -138,6 +138,19 @@ fn budget() -> Option<offload_kit::budget::Budget> {
     }
 }
 
+/// `data[0..size]`, empty when `size` is 0 (`data` may then be NULL).
+///
+/// # Safety
+///
+/// `data` points to `size` readable bytes, or `size` is 0.
+unsafe fn input<'a>(data: *const u8, size: usize) -> &'a [u8] {
+    if size == 0 {
+        return &[];
+    }
+    // SAFETY: non-NULL with `size` readable bytes (caller).
+    unsafe { std::slice::from_raw_parts(data, size) }
+}
+
 /// Check `data[0..size]` against every rule of offload-kit's spec: any
 /// file offload-kit reads, a ROCm kpack archive included (the answer of
 /// `offload-kit validate` and Python's `validate`), holding at most
@@ -171,12 +184,9 @@ pub unsafe extern "C" fn offloadkit_validate(
     let Some(budget) = budget() else {
         return OFFLOADKIT_EBADARG;
     };
-    let input: &[u8] = if size == 0 {
-        &[]
-    } else {
-        // SAFETY: non-NULL (checked) and `size` readable bytes (caller).
-        unsafe { std::slice::from_raw_parts(data, size) }
-    };
+    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
+    // (checked; caller).
+    let input = unsafe { input(data, size) };
     // SAFETY: `rule_out` is non-NULL with `rule_cap` writable bytes (caller).
     let rule = unsafe { std::slice::from_raw_parts_mut(rule_out.cast::<u8>(), rule_cap) };
     let verdict = catch_unwind(|| {
@@ -500,12 +510,9 @@ pub unsafe extern "C" fn offloadkit_inspect(
     let Some(budget) = budget() else {
         return OFFLOADKIT_EBADARG;
     };
-    let input: &[u8] = if size == 0 {
-        &[]
-    } else {
-        // SAFETY: non-NULL (checked) and `size` readable bytes (caller).
-        unsafe { std::slice::from_raw_parts(data, size) }
-    };
+    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
+    // (checked; caller).
+    let input = unsafe { input(data, size) };
     let opts = offload_kit::inspect::Options {
         strict: false,
         budget,

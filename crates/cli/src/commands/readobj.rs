@@ -1,9 +1,9 @@
 //! `offload-kit readobj`: the drop-in `llvm-readobj --offloading` at its default
 //! release.
 
+use crate::offloading::Tool;
 use crate::Settings;
 use offload_kit_format::Error;
-use offload_kit_llvm::Release;
 
 /// `offload-kit readobj`'s arguments, passed on as they are.
 #[derive(clap::Args, Debug)]
@@ -15,13 +15,5 @@ pub(crate) struct Args {
 
 /// Run it: the drop-in prints its own errors and gives its own exit status.
 pub(crate) fn run(a: Args, settings: Settings) -> Result<i32, Vec<Error>> {
-    let tool = crate::offloading::Tool::Readobj;
-    let prog = "offload-kit readobj";
-    Ok(crate::offloading::main(
-        prog,
-        tool,
-        a.args,
-        Release::DEFAULT,
-        settings,
-    ))
+    Ok(crate::offloading::native(Tool::Readobj, a.args, settings))
 }

@@ -42,6 +42,16 @@ pub enum Tool {
     Readobj,
 }
 
+/// `offload-kit objdump` or `offload-kit readobj`: the drop-in at its
+/// default release, named by its subcommand.
+pub(crate) fn native(tool: Tool, args: Vec<String>, settings: super::Settings) -> i32 {
+    let prog = match tool {
+        Tool::Objdump => "offload-kit objdump",
+        Tool::Readobj => "offload-kit readobj",
+    };
+    main(prog, tool, args, Release::DEFAULT, settings)
+}
+
 /// Run the drop-in; returns the exit status.
 /// `default` is the release without `--llvm-version`: 22 and main are
 /// modelled, and another default is refused as `--llvm-version` would be.
