@@ -230,6 +230,31 @@ size_t offloadkit_generate_companion(const char *kind,
  */
 int offloadkit_inspect(const uint8_t *data, size_t size, char *json, size_t cap, size_t *len_out);
 
+/*
+ Which code object the HIP runtime would load from `data[0..size]` on a
+ GPU of target ID `gpu` (`gfx90a:xnack+`), as JSON: the verdict
+ `offload-kit check --json` and Python's `check` give for it (`gpu`,
+ `runs`, `bundles` with `entry`/`pick` or `why_not`; for a kpack archive
+ `gpu`, `runs`, `found`), or `{"errors": [...]}` when the file cannot be
+ read. What clang 14-16 wrote is read. A split host's code objects are in
+ archives found from its path: refused with HIPK-2 (check it by path
+ with the CLI or Python).
+
+ Returns and sizes as [`offloadkit_inspect`] does: 0 with a verdict, 1
+ with errors; [`OFFLOADKIT_EBADARG`] also for a NULL `gpu` or one that
+ is no target ID.
+
+ # Safety
+
+ As [`offloadkit_inspect`]; `gpu` is NULL or NUL-terminated.
+ */
+int offloadkit_check(const uint8_t *data,
+                     size_t size,
+                     const char *gpu,
+                     char *json,
+                     size_t cap,
+                     size_t *len_out);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -10,7 +10,9 @@
 //!   [`offloadkit_generate_companion`] the files beside it (a kpack
 //!   split's archives).
 //! - [`offloadkit_inspect`] says what a buffer holds down to each code
-//!   object, as the JSON report of `offload-kit inspect --json`.
+//!   object, as the JSON report of `offload-kit inspect --json`;
+//!   [`offloadkit_check`] which code object a GPU would load, as `check
+//!   --json`'s verdict.
 //!
 //! No panic crosses the boundary (each call catches it and returns its
 //! error value); NULL pointers and zero capacities are error codes; nothing
@@ -507,26 +509,56 @@ pub unsafe extern "C" fn offloadkit_inspect(
     if (data.is_null() && size > 0) || (json.is_null() && cap > 0) || len_out.is_null() {
         return OFFLOADKIT_EBADARG;
     }
-    let Some(budget) = budget() else {
-        return OFFLOADKIT_EBADARG;
-    };
     // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
     // (checked; caller).
     let input = unsafe { input(data, size) };
+    let answer = |opts| match offload_kit::inspect::inspect_any(input, opts) {
+        Ok(found) => serde_json::to_string(&found).map(|d| (0, d)),
+        Err(es) => errors_json(es).map(|d| (1, d)),
+    };
+    // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
+    unsafe { json_answer(answer, json, cap, len_out) }
+}
+
+/// `answer`'s JSON document (status and text) for the call's reading
+/// options, written by [`write_json`]; the status, [`OFFLOADKIT_EBADARG`]
+/// for a malformed `OFFLOAD_KIT_MAX_MEMORY`, [`OFFLOADKIT_EINTERNAL`] when
+/// offload-kit fails inside.
+///
+/// # Safety
+///
+/// As [`write_json`].
+unsafe fn json_answer(
+    answer: impl FnOnce(offload_kit::inspect::Options) -> serde_json::Result<(c_int, String)>
+        + std::panic::UnwindSafe,
+    json: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    let Some(budget) = budget() else {
+        return OFFLOADKIT_EBADARG;
+    };
+    // What clang 14-16 wrote is read, as the CLI and Python read it.
     let opts = offload_kit::inspect::Options {
         strict: false,
         budget,
     };
-    let doc = catch_unwind(|| match offload_kit::inspect::inspect_any(input, opts) {
-        Ok(found) => serde_json::to_string(&found).map(|d| (0, d)),
-        Err(es) => {
-            let es: Vec<offload_kit::Error> = es.into();
-            serde_json::to_string(&serde_json::json!({ "errors": es })).map(|d| (1, d))
-        }
-    });
-    let Ok(Ok((status, doc))) = doc else {
+    let Ok(Ok((status, doc))) = catch_unwind(|| answer(opts)) else {
         return OFFLOADKIT_EINTERNAL;
     };
+    // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
+    unsafe { write_json(&doc, json, cap, len_out) };
+    status
+}
+
+/// Store `doc`'s length in `len_out`, and write it NUL-terminated into
+/// `json` when `cap` is more than that length.
+///
+/// # Safety
+///
+/// `json` points to `cap` writable bytes (or `cap` is 0); `len_out` is
+/// non-NULL and writable.
+unsafe fn write_json(doc: &str, json: *mut c_char, cap: usize, len_out: *mut usize) {
     // SAFETY: `len_out` is non-NULL and writable (caller).
     unsafe { len_out.write(doc.len()) };
     if cap > doc.len() {
@@ -535,5 +567,76 @@ pub unsafe extern "C" fn offloadkit_inspect(
         out[..doc.len()].copy_from_slice(doc.as_bytes());
         out[doc.len()] = 0;
     }
-    status
+}
+
+/// `{"errors": [...]}` of `es`, each with its rule, offset and message.
+fn errors_json(es: impl Into<Vec<offload_kit::Error>>) -> serde_json::Result<String> {
+    let es: Vec<offload_kit::Error> = es.into();
+    serde_json::to_string(&serde_json::json!({ "errors": es }))
+}
+
+/// Which code object the HIP runtime would load from `data[0..size]` on a
+/// GPU of target ID `gpu` (`gfx90a:xnack+`), as JSON: the verdict
+/// `offload-kit check --json` and Python's `check` give for it (`gpu`,
+/// `runs`, `bundles` with `entry`/`pick` or `why_not`; for a kpack archive
+/// `gpu`, `runs`, `found`), or `{"errors": [...]}` when the file cannot be
+/// read. What clang 14-16 wrote is read. A split host's code objects are in
+/// archives found from its path: refused with HIPK-2 (check it by path
+/// with the CLI or Python).
+///
+/// Returns and sizes as [`offloadkit_inspect`] does: 0 with a verdict, 1
+/// with errors; [`OFFLOADKIT_EBADARG`] also for a NULL `gpu` or one that
+/// is no target ID.
+///
+/// # Safety
+///
+/// As [`offloadkit_inspect`]; `gpu` is NULL or NUL-terminated.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_check(
+    data: *const u8,
+    size: usize,
+    gpu: *const c_char,
+    json: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    if (data.is_null() && size > 0)
+        || gpu.is_null()
+        || (json.is_null() && cap > 0)
+        || len_out.is_null()
+    {
+        return OFFLOADKIT_EBADARG;
+    }
+    // SAFETY: non-NULL and NUL-terminated (caller).
+    let gpu = unsafe { CStr::from_ptr(gpu) };
+    let Some(gpu) = gpu
+        .to_str()
+        .ok()
+        .and_then(|g| offload_kit::inspect::check::Gpu::parse(g).ok())
+    else {
+        return OFFLOADKIT_EBADARG;
+    };
+    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
+    // (checked; caller).
+    let input = unsafe { input(data, size) };
+    let answer = |opts| {
+        if offload_kit::inspect::split_host::split_host(input).is_some() {
+            let e = offload_kit::Error::rule(
+                offload_kit::rules::HIPK_2,
+                "a split host (HIPK): its code objects are in kpack archives found from its file's directory; check it by its path",
+            );
+            return errors_json(vec![e]).map(|d| (1, d));
+        }
+        match offload_kit::inspect::check_any(input, std::slice::from_ref(&gpu), opts) {
+            Ok(offload_kit::inspect::Verdicts::Container(v)) => {
+                serde_json::to_string(&v[0]).map(|d| (0, d))
+            }
+            Ok(offload_kit::inspect::Verdicts::KpackArchive(v)) => {
+                serde_json::to_string(&v[0]).map(|d| (0, d))
+            }
+            Err(es) => errors_json(es).map(|d| (1, d)),
+        }
+    };
+    // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
+    unsafe { json_answer(answer, json, cap, len_out) }
 }

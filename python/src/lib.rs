@@ -703,16 +703,6 @@ fn check<'py>(
         .map(|g| gpu_check::Gpu::parse(g).map_err(|e| py_err(&e)))
         .collect::<PyResult<_>>()?;
     let (data, path) = load(source)?;
-    // A kpack archive: per GPU, whether it holds a target the GPU takes.
-    if okit::kpack::is_kpack(data.bytes()) {
-        let report = inspect::kpack_archive::inspect_kpack(data.bytes(), budget);
-        data.intact()?;
-        let report = report.map_err(|es| py_errs(&es))?;
-        let verdicts: Vec<_> = (gpus.iter())
-            .map(|g| inspect::kpack_archive::check_kpack(&report.gfx_arches, g))
-            .collect();
-        return json_value(py, &verdicts);
-    }
     // A split host: the library's lookup, as the CLI's `check` asks it.
     if let Some(host) = inspect::split_host::split_host(data.bytes()) {
         data.intact()?;
@@ -724,12 +714,11 @@ fn check<'py>(
         })?;
         return json_value(py, &verdicts.map_err(|es| py_errs(&es))?);
     }
-    let report = inspect::inspect_with(&data.bytes(), inspect::Options { strict, budget });
+    // A container's verdicts, or a kpack archive's (whether it holds a
+    // target each GPU takes).
+    let verdicts = inspect::check_any(data.bytes(), &gpus, inspect::Options { strict, budget });
     data.intact()?;
-    let report = report.map_err(|es| py_errs(&es))?;
-    let verdicts: Vec<gpu_check::Verdict> =
-        gpus.iter().map(|g| gpu_check::check(&report, g)).collect();
-    json_value(py, &verdicts)
+    json_value(py, &verdicts.map_err(|es| py_errs(&es))?)
 }
 
 /// Bundle `(target ID, payload)` pairs as `clang-offload-bundler

@@ -15,7 +15,7 @@ list is updated):
 | validate | `validate` | `validate` | `offloadkit_validate` (first violation) |
 | inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | `offloadkit_inspect` (JSON; split hosts not followed) |
 | list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | - |
-| check against a GPU | `check` | `check` (split hosts followed, given their path) | - |
+| check against a GPU | `check` | `check` (split hosts followed, given their path) | `offloadkit_check` (JSON, one GPU; split hosts refused) |
 | bundle, unbundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `unbundle`, `compress`, `decompress` | - |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
 | generate | `generate` | `generate` | `offloadkit_generate*` |
@@ -39,7 +39,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_list", "offloadkit_check", "offloadkit_bundle", "offloadkit_unbundle"],
+    "c": ["offloadkit_list", "offloadkit_bundle", "offloadkit_unbundle"],
 }
 
 
@@ -86,7 +86,20 @@ def capi():
     lib.offloadkit_inspect.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t,
                                        ctypes.POINTER(ctypes.c_size_t)]
     lib.offloadkit_inspect.restype = ctypes.c_int
+    lib.offloadkit_check.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
+                                     ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
+    lib.offloadkit_check.restype = ctypes.c_int
     return lib
+
+
+def c_check(lib, data, gpu):
+    """offloadkit_check's document for one GPU, sized and then written."""
+    need = ctypes.c_size_t()
+    rc = lib.offloadkit_check(data, len(data), gpu.encode(), None, 0, ctypes.byref(need))
+    assert rc in (0, 1), f"offloadkit_check returned {rc}"
+    buf = ctypes.create_string_buffer(need.value + 1)
+    assert lib.offloadkit_check(data, len(data), gpu.encode(), buf, need.value + 1, ctypes.byref(need)) == rc
+    return rc, json.loads(buf.value)
 
 
 def c_inspect(lib, data):
@@ -202,6 +215,29 @@ def test_c_inspect_gives_the_clis_report(files, capi):
         if got != want:
             differ.append(f"{f}: C {json.dumps(got)[:300]} CLI {json.dumps(want)[:300]}")
     assert not differ, f"{len(differ)} of {len(files)} files:\n" + "\n".join(differ[:10])
+
+
+def test_c_check_gives_the_clis_verdicts(files, capi):
+    # offloadkit_check and `check --json`: the same verdict per GPU for
+    # every file the CLI judges (a split host, judged through its archives
+    # by the CLI, is refused by C: bytes have no directory).
+    gpus = ["gfx906", "gfx90a:xnack+", "gfx1100"]
+    differ, compared = [], 0
+    for f in files:
+        r = cli("check", "--json", *[a for g in gpus for a in ("--gpu", g)], f)
+        docs = json.loads(r.stdout)["files"] if r.stdout else []
+        data = f.read_bytes()
+        for i, g in enumerate(gpus):
+            rc, got = c_check(capi, data, g)
+            want = docs[0]["gpus"][i] if docs and "gpus" in docs[0] else None
+            if want is None:
+                assert rc == 1, f"{f} {g}: C answered {got}, the CLI did not"
+                continue
+            compared += 1
+            if rc != 0 or got != want:
+                differ.append(f"{f} {g}: C {json.dumps(got)[:200]} CLI {json.dumps(want)[:200]}")
+    assert compared > 300, f"only {compared} verdicts compared"
+    assert not differ, f"{len(differ)} of {compared} verdicts:\n" + "\n".join(differ[:10])
 
 
 def test_check_gives_the_clis_verdicts(files):

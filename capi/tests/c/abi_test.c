@@ -106,6 +106,20 @@ int main(int argc, char **argv) {
         CHECK(offloadkit_inspect(NULL, 5, doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "NULL data");
         CHECK(offloadkit_inspect(buf, n, doc, sizeof doc, NULL) == OFFLOADKIT_EBADARG, "NULL len_out");
     }
+    /* check: the verdict for one GPU, sized as inspect's. */
+    {
+        static char doc[1 << 16];
+        size_t need = 0, got = 0;
+        size_t n = offloadkit_generate("binary", 7, buf, sizeof buf);
+        CHECK(offloadkit_check(buf, n, "gfx906", NULL, 0, &need) == 0 && need > 10, "check sized %zu", need);
+        CHECK(offloadkit_check(buf, n, "gfx906", doc, sizeof doc, &got) == 0 && got == need &&
+                  strstr(doc, "\"gpu\":\"gfx906\"") && strstr(doc, "\"runs\":"),
+              "check: %.80s", doc);
+        CHECK(offloadkit_check(buf, 30, "gfx906", doc, sizeof doc, &got) == 1 && strstr(doc, "\"errors\""),
+              "check of a cut bundle: %.80s", doc);
+        CHECK(offloadkit_check(buf, n, "not a gpu", doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "bad GPU");
+        CHECK(offloadkit_check(buf, n, NULL, doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "NULL GPU");
+    }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
     CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");

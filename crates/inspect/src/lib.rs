@@ -437,6 +437,34 @@ pub fn inspect_any(data: &[u8], opts: Options) -> Result<Inspected, Errors> {
     }
 }
 
+/// Per GPU, which code object the HIP runtime would load ([`check_any`]);
+/// serialised as `check --json`'s list of verdicts.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Verdicts {
+    /// A container's: the bundle entry each GPU picks, or why none.
+    Container(Vec<check::Verdict>),
+    /// A kpack archive's: whether it holds a target each GPU takes.
+    KpackArchive(Vec<kpack_archive::KpackVerdict>),
+}
+
+/// Per GPU of `gpus`, what the HIP runtime would load from `data`: a
+/// kpack archive's verdicts, else a container's ([`check::check`] of
+/// [`inspect_with`]'s report). A split host's code objects are in its
+/// archives, found from its path: [`hipk::Host::check`] answers for it.
+pub fn check_any(data: &[u8], gpus: &[check::Gpu], opts: Options) -> Result<Verdicts, Errors> {
+    Ok(match inspect_any(data, opts)? {
+        Inspected::KpackArchive(r) => Verdicts::KpackArchive(
+            (gpus.iter())
+                .map(|g| kpack_archive::check_kpack(&r.gfx_arches, g))
+                .collect(),
+        ),
+        Inspected::Container(r) => {
+            Verdicts::Container(gpus.iter().map(|g| check::check(&r, g)).collect())
+        }
+    })
+}
+
 /// What [`inspect`] learns of one entry: its code object and the image
 /// rules it breaks.
 type Look = (CodeObject, Vec<Error>);
