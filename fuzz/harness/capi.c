@@ -12,6 +12,9 @@
 //   3. The first bytes pick a kind, a rule and a seed: offloadkit_generate
 //      must give a file that validates (0), offloadkit_generate_malformed
 //      one that breaks exactly that rule at the offset it reports.
+//   4. offloadkit_inspect and offloadkit_check (a GPU the input picks) on
+//      the input: 0 or 1, a JSON object of the length they report, the
+//      same length when asked for the size alone.
 #define _GNU_SOURCE  // memmem
 #include <stdint.h>
 #include <stdio.h>
@@ -59,8 +62,26 @@ static int check_validate(const uint8_t *data, size_t size) {
   return r;
 }
 
+// A JSON call's promises: status 0 or 1, the length it reports both when
+// sizing (cap 0) and when writing, the document NUL-terminated and an
+// object. `gpu` NULL: offloadkit_inspect, else offloadkit_check.
+static void check_json(const uint8_t *data, size_t size, const char *gpu) {
+  static char doc[1 << 20];
+  size_t need = 0, len = 0;
+  int r0 = gpu ? offloadkit_check(data, size, gpu, NULL, 0, &need) : offloadkit_inspect(data, size, NULL, 0, &need);
+  int r1 = gpu ? offloadkit_check(data, size, gpu, doc, sizeof doc, &len)
+               : offloadkit_inspect(data, size, doc, sizeof doc, &len);
+  if ((r0 != 0 && r0 != 1) || r1 != r0) broken("a JSON call returned neither 0 nor 1, or two answers", data, size);
+  if (len != need) broken("a JSON call sized its document otherwise than it wrote it", data, size);
+  if (len < sizeof doc && (strlen(doc) != len || doc[0] != '{' || doc[len - 1] != '}'))
+    broken("a JSON call wrote no object of the length it reported", data, size);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check_validate(data, size);
+  static const char *const GPUS[] = {"gfx906", "gfx90a:xnack+", "gfx1100", "gfx942:sramecc+:xnack-"};
+  check_json(data, size, NULL);
+  check_json(data, size, GPUS[size % 4]);
 
   static uint8_t buf[MAX_SIZE];
   size_t n = size < MAX_SIZE ? size : MAX_SIZE;

@@ -337,14 +337,20 @@ def test_bytes_like_inputs(art):
 
 def test_hostile_bytes_raise_only_offload_kit_errors():
     rng = random.Random(16)
-    seeds = [ok.generate(k, seed=s)[0] for k in ("binary", "fatbin", "ccob", "archive", "offload-binary") for s in range(4)]
+    kinds = ("binary", "fatbin", "ccob", "archive", "offload-binary", "kpack")
+    seeds = [ok.generate(k, seed=s)[0] for k in kinds for s in range(4)]
+    seeds += [a for s in range(2) for a in ok.generate("kpack", seed=s)[1]["companions"].values()]
+    targets = ["hipv4-amdgcn-amd-amdhsa--gfx906", "host-x86_64-unknown-linux-gnu-"]
+    calls = (ok.open, ok.validate, ok.inspect_file, ok.join_kpack,
+             lambda d: ok.check(d, gpu="gfx906"), lambda d: ok.split_kpack(d),
+             lambda d: ok.unbundle(d, targets, allow_missing=True))
     for n in range(400):
         data = bytearray(rng.choice(seeds))
         for _ in range(rng.randint(1, 8)):
             data[rng.randrange(len(data))] = rng.randrange(256)
         if rng.random() < 0.3:
             del data[rng.randrange(len(data)):]
-        for f in (ok.open, ok.validate, ok.inspect_file):
+        for f in calls:
             try:
                 f(bytes(data))
             except ok.OffloadKitError:

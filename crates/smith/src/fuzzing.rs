@@ -142,6 +142,40 @@ pub fn any_container(data: &[u8]) {
         let _ = hipk::restore(&split, b"__CLANG_OFFLOAD_BUNDLE__", &vec![0; w.len()]);
     }
     let _ = hipk::split_wrappers(data);
+    // The library's split and join (convert --to kpack/bundle, Python's
+    // split_kpack/join_kpack), every file made in memory within 4 MiB.
+    let budget = offload_kit_llvm::budget::Budget::new(4 << 20);
+    let opts = crate::inspect::kpack_split::SplitOptions {
+        name: "libk.so",
+        kernel: None,
+        prefix: None,
+        storage: offload_kit_format::kpack::Storage::Zstd(1),
+        budget,
+    };
+    if let Ok(files) = crate::inspect::kpack_split::split(data, &opts).and_then(|s| s.files()) {
+        for (_, archive) in files.iter().filter(|(n, _)| n.ends_with(".kpack")) {
+            crate::inspect::kpack_split::join_archive(archive, budget)
+                .expect("an archive the split wrote joins");
+        }
+    }
+    let _ = crate::inspect::kpack_split::join_archive(data, budget);
+    // In-memory unbundling, as every release does it.
+    for release in Release::MODELLED {
+        let opts = offload_kit_llvm::bundler::UnbundleOptions {
+            release,
+            file_type: "o",
+            allow_missing: true,
+            budget,
+        };
+        let _ = offload_kit_llvm::bundler::unbundle_in_memory(
+            data,
+            &[
+                "hip-amdgcn-amd-amdhsa--gfx906",
+                "host-x86_64-unknown-linux-gnu-",
+            ],
+            opts,
+        );
+    }
     // LLVM main's view of compressed version 3 offload binaries, inflated.
     if let Ok(v) = crate::offload_binary::llvm::main_inflated(data, Default::default()) {
         let _ = crate::offload_binary::llvm::extract_offload_binaries(&v, "f", Release::Main);
