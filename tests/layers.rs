@@ -179,27 +179,27 @@ const STATICS: &[(&str, &str, &str)] = &[
         "a per-thread compressor, reused",
     ),
     (
-        "python/src/lib.rs",
+        "crates/io/src/guarded.rs",
         "START",
         "the SIGBUS handler's table of guarded mappings",
     ),
     (
-        "python/src/lib.rs",
+        "crates/io/src/guarded.rs",
         "END",
         "the SIGBUS handler's table of guarded mappings",
     ),
     (
-        "python/src/lib.rs",
+        "crates/io/src/guarded.rs",
         "FAULTED",
         "the SIGBUS handler's table of guarded mappings",
     ),
     (
-        "python/src/lib.rs",
+        "crates/io/src/guarded.rs",
         "PREVIOUS",
         "the signal action the SIGBUS handler replaced",
     ),
     (
-        "python/src/lib.rs",
+        "crates/io/src/guarded.rs",
         "PAGE",
         "the page size, read once before the handler is installed",
     ),
