@@ -124,7 +124,7 @@ def bundle(
     llvm_version: int = 22,
     max_memory: Optional[int] = None,
 ) -> bytes:
-    """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them.
+    """Bundle ``(target, payload)`` pairs as clang-offload-bundler ``-type=TYPE`` of that release writes them (24: LLVM main).
 
     The defaults are the bundler's (``-bundle-align=1``, uncompressed); ``compress=True`` is ``-compress``
     (CCOB ``format_version``: the release's default, 3 for LLVM 22; zstd ``level``, default 3)."""
@@ -137,7 +137,7 @@ def unbundle(
     llvm_version: int = 22,
     max_memory: Optional[int] = None,
 ) -> list[Optional[bytes]]:
-    """What ``clang-offload-bundler -unbundle -type=TYPE -targets=...`` of that release writes for each target.
+    """What ``clang-offload-bundler -unbundle -type=TYPE -targets=...`` of that release (24: LLVM main) writes for each target.
 
     Per target its output's bytes, or None where the release writes no file for it
     (a target it spells like a later one); the release's checks, decompression and
@@ -194,7 +194,7 @@ def generate(
 ) -> Tuple[bytes, dict]:
     """A generated container (valid, or breaking rule ``malformed``) and its description.
 
-    ``llvm_version`` (13-23) makes only what that release's readers take:
+    ``llvm_version`` (13-23, 24 for LLVM main) makes only what that release's readers take:
     offload binaries of version 1, compressed bundles of the versions it reads.
 
     Entries carry images loaders accept for their targets; ``payloads`` (a

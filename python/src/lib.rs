@@ -143,6 +143,23 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<PathBuf>)> {
 /// Mapped inputs without SIGBUS: the library's guard ([`okit::guarded`]).
 use okit::guarded as sigbus;
 
+/// What the writers (`bundle`, `unbundle`, `generate`) take: a numbered
+/// release, or main as 24 (its version is 24.0.0git), as the C ABI takes
+/// it; readers (`open`, `validate`) take numbered releases only, as the
+/// CLI's `list --llvm-version`.
+fn writer_release_of(v: Option<u32>) -> PyResult<Option<Release>> {
+    match v {
+        Some(n) if n == Release::Main.major() => Ok(Some(Release::Main)),
+        Some(n) if release_of(Some(n)).is_err() => Err(usage(format!(
+            "llvm_version {n}: not one of {}, or {} for LLVM main",
+            Release::listed(", ", ", "),
+            Release::Main.major()
+        ))),
+        v => release_of(v),
+    }
+}
+
+/// A numbered release offload-kit models, refused with the list otherwise.
 fn release_of(v: Option<u32>) -> PyResult<Option<Release>> {
     v.map(|n| {
         Release::NUMBERED
@@ -608,7 +625,7 @@ fn bundle<'py>(
     if !compress && (format_version.is_some() || level.is_some()) {
         return Err(usage("format_version and level need compress=True"));
     }
-    let release = release_of(Some(llvm_version))?.expect("given");
+    let release = writer_release_of(Some(llvm_version))?.expect("given");
     if u32::try_from(align).is_err() {
         return Err(usage(format!(
             "align {align}: LLVM's -bundle-align is an unsigned 32-bit value"
@@ -668,7 +685,7 @@ fn unbundle<'py>(
     llvm_version: u32,
     max_memory: Option<u64>,
 ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
-    let release = release_of(Some(llvm_version))?.expect("given");
+    let release = writer_release_of(Some(llvm_version))?.expect("given");
     let opts = UnbundleOptions {
         release,
         file_type: r#type,
@@ -800,7 +817,7 @@ fn generate<'py>(
     llvm_version: Option<u32>,
     max_memory: Option<u64>,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyDict>)> {
-    let release = release_of(llvm_version)?;
+    let release = writer_release_of(llvm_version)?;
     let k = gen::Kind::from_name(kind).ok_or_else(|| {
         let names: Vec<&str> = gen::Kind::ALL.iter().map(|k| k.name()).collect();
         usage(format!("kind '{kind}': one of {}", names.join(", ")))

@@ -157,7 +157,7 @@ def bundler(tmp_path, release, typ, entries, compress=None):
 # bundle version it writes (19: v2, 22: v2 and v3; hipi from 16).
 BUNDLINGS = [
     (release, typ, compress)
-    for release in (14, 16, 19, 22)
+    for release in (14, 16, 19, 22, 24)
     for typ in ("bc", "o", "hipi", "s")
     for compress in (None, 2, 3)
     if not (compress and release < 19 or compress == 3 and release < 22 or typ == "hipi" and release < 16)
@@ -171,7 +171,9 @@ def test_bundle_is_byte_identical_to_the_drop_in(art, tmp_path, release, typ, co
     got = ok.bundle(entries, type=typ, align=4096, compress=bool(compress), format_version=compress,
                     level=3 if compress else None, llvm_version=release)
     args, out, env = bundler(tmp_path, release, typ, entries, compress)
-    subprocess.run([EXE, "bundler", f"--llvm-version={release}", *args], check=True, env=env, capture_output=True)
+    # LLVM main is 24 (24.0.0git), as the C ABI numbers it.
+    version = "main" if release == 24 else release
+    subprocess.run([EXE, "bundler", f"--llvm-version={version}", *args], check=True, env=env, capture_output=True)
     assert got == out.read_bytes()
     if release == 22:
         # And what LLVM 22 itself writes.
@@ -551,6 +553,19 @@ def test_unbundle_is_byte_identical_to_llvm_22(unbundled, tmp_path, name, typ, t
     assert any(len(g) > 100 for g in got)
 
 
+def test_main_is_24_for_the_writers_only(art):
+    # bundle, unbundle and generate take LLVM main as 24 (24.0.0git), as
+    # the C ABI does; open and validate, as `list --llvm-version`, do not.
+    data = ok.bundle([(RDC_HOST, b"h"), (HIP906, b"d")], type="bc", llvm_version=24)
+    assert ok.unbundle(data, [HIP906], type="bc", llvm_version=24) == [b"d"]
+    assert ok.generate("binary", seed=1, llvm_version=24)[0]
+    for f in (ok.open, ok.validate):
+        with pytest.raises(ok.OffloadKitError, match="llvm_version 24"):
+            f(data, llvm_version=24)
+    with pytest.raises(ok.OffloadKitError, match="or 24 for LLVM main"):
+        ok.bundle([(RDC_HOST, b"h")], type="bc", llvm_version=25)
+
+
 def test_unbundle_fails_as_the_release_fails(art):
     # A target the bundle lacks: LLVM 22's message, no outputs.
     with pytest.raises(ok.OffloadKitError) as e:
@@ -565,14 +580,15 @@ def test_unbundle_fails_as_the_release_fails(art):
         ok.unbundle(big, [HIP906], max_memory=1)
 
 
-@pytest.mark.parametrize("release", [16, 19, 23])
+@pytest.mark.parametrize("release", [16, 19, 23, 24])
 @pytest.mark.parametrize("name", ["krdc.o", "c.bundle"])
 def test_unbundle_of_each_release_is_the_drop_ins(unbundled, tmp_path, release, name):
-    # Releases without a binary here (23) and older ones: the drop-in's
-    # outputs, or its failure (16 reads no compressed bundle).
+    # Releases without a binary here (23, main as 24) and older ones: the
+    # drop-in's outputs, or its failure (16 reads no compressed bundle).
     src, targets = unbundled / name, [HIP906, RDC_HOST]
     outs = [tmp_path / f"out{i}" for i in range(len(targets))]
-    args = ["bundler", f"--llvm-version={release}", "-type=o", f"-targets={','.join(targets)}", f"-input={src}", "-unbundle"]
+    version = "main" if release == 24 else release
+    args = ["bundler", f"--llvm-version={version}", "-type=o", f"-targets={','.join(targets)}", f"-input={src}", "-unbundle"]
     r = cli(*args, *[f"-output={o}" for o in outs], check=False)
     if r.returncode != 0:
         with pytest.raises(ok.OffloadKitError):
