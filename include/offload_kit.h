@@ -231,6 +231,20 @@ size_t offloadkit_generate_companion(const char *kind,
 int offloadkit_inspect(const uint8_t *data, size_t size, char *json, size_t cap, size_t *len_out);
 
 /*
+ The entries of `data[0..size]`, as JSON: `offload-kit list --json`'s
+ document (schema offload-kit-list/1; a kpack archive's code objects
+ without `kpack.file`, bytes having no name; a split host's own
+ entries, its archives not followed), strictly by spec/, or
+ `{"errors": [...]}` when it does not conform. Returns and sizes as
+ [`offloadkit_inspect`] does: 0 with the entries, 1 with errors.
+
+ # Safety
+
+ As [`offloadkit_inspect`].
+ */
+int offloadkit_list(const uint8_t *data, size_t size, char *json, size_t cap, size_t *len_out);
+
+/*
  Which code object the HIP runtime would load from `data[0..size]` on a
  GPU of target ID `gpu` (`gfx90a:xnack+`), as JSON: the verdict
  `offload-kit check --json` and Python's `check` give for it (`gpu`,

@@ -9,7 +9,8 @@
 //!   generated container into a caller's buffer;
 //!   [`offloadkit_generate_companion`] the files beside it (a kpack
 //!   split's archives).
-//! - [`offloadkit_inspect`] says what a buffer holds down to each code
+//! - [`offloadkit_list`] gives a buffer's entries as `offload-kit list
+//!   --json` does; [`offloadkit_inspect`] what it holds down to each code
 //!   object, as the JSON report of `offload-kit inspect --json`;
 //!   [`offloadkit_check`] which code object a GPU would load, as `check
 //!   --json`'s verdict.
@@ -506,18 +507,37 @@ pub unsafe extern "C" fn offloadkit_inspect(
     cap: usize,
     len_out: *mut usize,
 ) -> c_int {
+    let answer = |input: &[u8], opts| match offload_kit::inspect::inspect_any(input, opts) {
+        Ok(found) => serde_json::to_string(&found).map(|d| (0, d)),
+        Err(es) => errors_json(es).map(|d| (1, d)),
+    };
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe { buffer_answer((data, size), answer, json, cap, len_out) }
+}
+
+/// `answer` for `data[0..size]`, as [`json_answer`] writes it; the
+/// arguments checked first (NULL `data` with `size > 0`, NULL `json` with
+/// `cap > 0`, NULL `len_out`: [`OFFLOADKIT_EBADARG`]).
+///
+/// # Safety
+///
+/// `data` points to `size` readable bytes (or is NULL), and as [`write_json`].
+unsafe fn buffer_answer(
+    (data, size): (*const u8, usize),
+    answer: impl FnOnce(&[u8], offload_kit::inspect::Options) -> serde_json::Result<(c_int, String)>
+        + std::panic::UnwindSafe,
+    json: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
     if (data.is_null() && size > 0) || (json.is_null() && cap > 0) || len_out.is_null() {
         return OFFLOADKIT_EBADARG;
     }
     // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
     // (checked; caller).
     let input = unsafe { input(data, size) };
-    let answer = |opts| match offload_kit::inspect::inspect_any(input, opts) {
-        Ok(found) => serde_json::to_string(&found).map(|d| (0, d)),
-        Err(es) => errors_json(es).map(|d| (1, d)),
-    };
     // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
-    unsafe { json_answer(answer, json, cap, len_out) }
+    unsafe { json_answer(|opts| answer(input, opts), json, cap, len_out) }
 }
 
 /// `answer`'s JSON document (status and text) for the call's reading
@@ -549,6 +569,35 @@ unsafe fn json_answer(
     // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
     unsafe { write_json(&doc, json, cap, len_out) };
     status
+}
+
+/// The entries of `data[0..size]`, as JSON: `offload-kit list --json`'s
+/// document (schema offload-kit-list/1; a kpack archive's code objects
+/// without `kpack.file`, bytes having no name; a split host's own
+/// entries, its archives not followed), strictly by spec/, or
+/// `{"errors": [...]}` when it does not conform. Returns and sizes as
+/// [`offloadkit_inspect`] does: 0 with the entries, 1 with errors.
+///
+/// # Safety
+///
+/// As [`offloadkit_inspect`].
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_list(
+    data: *const u8,
+    size: usize,
+    json: *mut c_char,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    let answer = |input: &[u8], opts: offload_kit::inspect::Options| {
+        let strict = offload_kit::detect::ListOptions::new(None, opts.budget);
+        match offload_kit::inspect::list_doc::list_document(input, strict, None) {
+            Ok(doc) => serde_json::to_string(&doc).map(|d| (0, d)),
+            Err(es) => errors_json(es).map(|d| (1, d)),
+        }
+    };
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe { buffer_answer((data, size), answer, json, cap, len_out) }
 }
 
 /// Store `doc`'s length in `len_out`, and write it NUL-terminated into
@@ -600,11 +649,7 @@ pub unsafe extern "C" fn offloadkit_check(
     cap: usize,
     len_out: *mut usize,
 ) -> c_int {
-    if (data.is_null() && size > 0)
-        || gpu.is_null()
-        || (json.is_null() && cap > 0)
-        || len_out.is_null()
-    {
+    if gpu.is_null() {
         return OFFLOADKIT_EBADARG;
     }
     // SAFETY: non-NULL and NUL-terminated (caller).
@@ -616,10 +661,7 @@ pub unsafe extern "C" fn offloadkit_check(
     else {
         return OFFLOADKIT_EBADARG;
     };
-    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
-    // (checked; caller).
-    let input = unsafe { input(data, size) };
-    let answer = |opts| {
+    let answer = |input: &[u8], opts| {
         if offload_kit::inspect::split_host::split_host(input).is_some() {
             let e = offload_kit::Error::rule(
                 offload_kit::rules::HIPK_2,
@@ -637,6 +679,6 @@ pub unsafe extern "C" fn offloadkit_check(
             Err(es) => errors_json(es).map(|d| (1, d)),
         }
     };
-    // SAFETY: the caller's guarantees for `json`, `cap` and `len_out`.
-    unsafe { json_answer(answer, json, cap, len_out) }
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe { buffer_answer((data, size), answer, json, cap, len_out) }
 }

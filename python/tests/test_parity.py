@@ -14,7 +14,7 @@ list is updated):
 |---|---|---|---|
 | validate | `validate` | `validate` | `offloadkit_validate` (first violation) |
 | inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | `offloadkit_inspect` (JSON; split hosts not followed) |
-| list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | - |
+| list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | `offloadkit_list` (JSON; split hosts not followed) |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | `offloadkit_check` (JSON, one GPU; split hosts refused) |
 | bundle, unbundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `unbundle`, `compress`, `decompress` | - |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
@@ -39,7 +39,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_list", "offloadkit_bundle", "offloadkit_unbundle"],
+    "c": ["offloadkit_bundle", "offloadkit_unbundle"],
 }
 
 
@@ -89,6 +89,8 @@ def capi():
     lib.offloadkit_check.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_char_p,
                                      ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t)]
     lib.offloadkit_check.restype = ctypes.c_int
+    lib.offloadkit_list.argtypes = lib.offloadkit_inspect.argtypes
+    lib.offloadkit_list.restype = ctypes.c_int
     return lib
 
 
@@ -102,13 +104,14 @@ def c_check(lib, data, gpu):
     return rc, json.loads(buf.value)
 
 
-def c_inspect(lib, data):
-    """offloadkit_inspect's document, sized and then written."""
+def c_json(call, data):
+    """A C JSON call's document (offloadkit_inspect, offloadkit_list), sized
+    and then written."""
     need = ctypes.c_size_t()
-    rc = lib.offloadkit_inspect(data, len(data), None, 0, ctypes.byref(need))
-    assert rc in (0, 1), f"offloadkit_inspect returned {rc}"
+    rc = call(data, len(data), None, 0, ctypes.byref(need))
+    assert rc in (0, 1), f"{call.__name__} returned {rc}"
     buf = ctypes.create_string_buffer(need.value + 1)
-    assert lib.offloadkit_inspect(data, len(data), buf, need.value + 1, ctypes.byref(need)) == rc
+    assert call(data, len(data), buf, need.value + 1, ctypes.byref(need)) == rc
     return rc, json.loads(buf.value)
 
 
@@ -210,11 +213,32 @@ def test_c_inspect_gives_the_clis_report(files, capi):
         want = json.loads(r.stdout)["files"][0]
         for key in ("file", "kpack_host"):
             want.pop(key, None)
-        rc, got = c_inspect(capi, f.read_bytes())
+        rc, got = c_json(capi.offloadkit_inspect, f.read_bytes())
         assert rc == (1 if "errors" in want else 0), f
         if got != want:
             differ.append(f"{f}: C {json.dumps(got)[:300]} CLI {json.dumps(want)[:300]}")
     assert not differ, f"{len(differ)} of {len(files)} files:\n" + "\n".join(differ[:10])
+
+
+def test_c_list_gives_the_clis_document(files, capi):
+    # offloadkit_list and `list --json`: the same document for every file
+    # the CLI lists (a kpack archive's without its file name; a split
+    # host's own entries: bytes have no directory to find archives from).
+    differ, compared = [], 0
+    for f in files:
+        r = cli("list", "--json", f)
+        rc, got = c_json(capi.offloadkit_list, f.read_bytes())
+        if r.returncode != 0:
+            assert rc == 1 and got["errors"], f"{f}: C listed, the CLI refused"
+            continue
+        want = json.loads(r.stdout)
+        want.get("kpack", {}).pop("file", None)
+        want["entries"] = [e for e in want["entries"] if "archive" not in e.get("kpack", {})]
+        compared += 1
+        if rc != 0 or got != want:
+            differ.append(f"{f}: C {json.dumps(got)[:200]} CLI {json.dumps(want)[:200]}")
+    assert compared > 100, f"only {compared} files listed by both"
+    assert not differ, f"{len(differ)} of {compared} files:\n" + "\n".join(differ[:10])
 
 
 def test_c_check_gives_the_clis_verdicts(files, capi):

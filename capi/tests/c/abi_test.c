@@ -106,6 +106,16 @@ int main(int argc, char **argv) {
         CHECK(offloadkit_inspect(NULL, 5, doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "NULL data");
         CHECK(offloadkit_inspect(buf, n, doc, sizeof doc, NULL) == OFFLOADKIT_EBADARG, "NULL len_out");
     }
+    /* list: list --json's document. */
+    {
+        static char doc[1 << 16];
+        size_t got = 0;
+        size_t n = offloadkit_generate("binary", 7, buf, sizeof buf);
+        CHECK(offloadkit_list(buf, n, doc, sizeof doc, &got) == 0 && strstr(doc, "\"schema\":\"offload-kit-list/1\"") &&
+                  strstr(doc, "\"entries\":[{"),
+              "list: %.80s", doc);
+        CHECK(offloadkit_list(buf, 30, doc, sizeof doc, &got) == 1 && strstr(doc, "\"errors\""), "list of a cut bundle");
+    }
     /* check: the verdict for one GPU, sized as inspect's. */
     {
         static char doc[1 << 16];

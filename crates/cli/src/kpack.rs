@@ -14,45 +14,14 @@ pub(super) fn is_kpack(input: &Input) -> bool {
     kpack::is_kpack(input.bytes())
 }
 
-/// `list`: one line per (kernel name, architecture) with its blob.
-pub(super) fn list(file: &Path, input: &Input, json: bool) -> Result<i32, Vec<Error>> {
+/// `list` (text; `--json` is the library's document): one line per
+/// (kernel name, architecture) with its blob.
+pub(super) fn list(input: &Input) -> Result<i32, Vec<Error>> {
     let a = kpack::parse(input.bytes()).map_err(|e| vec![e])?;
-    if json {
-        // offload-kit-list/1: an entry per (kernel, architecture), at its blob.
-        let entries: Vec<_> = (a.kernels.iter())
-            .map(|k| entry_json(k, a.blob(k), None))
-            .collect();
-        let doc = serde_json::json!({"schema": "offload-kit-list/1", "container": "kpack",
-            "mode": "strict", "entries": entries, "kpack": {"file": file.to_string_lossy(),
-            "compression_scheme": scheme_name(&a), "group_name": a.group_name,
-            "gfx_arch_family": a.gfx_arch_family, "gfx_arches": a.gfx_arches}});
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("serialisable")
-        );
-        return Ok(0);
-    }
     for k in &a.kernels {
         outln!("{}", entry_line(k, a.blob(k), None));
     }
     Ok(0)
-}
-
-/// A kpack entry of `list --json`: the kernel's record at its blob, and
-/// for a split host's entry the archive holding it (offsets are the
-/// archive's).
-pub(super) fn entry_json(
-    k: &kpack::Kernel,
-    (offset, size): (u64, u64),
-    archive: Option<&Path>,
-) -> serde_json::Value {
-    let mut record = serde_json::json!({"arch": k.arch, "ordinal": k.ordinal,
-        "original_size": k.original_size, "type": k.kind, "target": k.target});
-    if let Some(p) = archive {
-        record["archive"] = p.to_string_lossy().into();
-    }
-    serde_json::json!({"id": k.name, "offset": offset, "size": size, "bundle": 0,
-        "container": "kpack", "kpack": record})
 }
 
 /// A kpack entry as `list` prints it.

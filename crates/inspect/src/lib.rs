@@ -53,6 +53,7 @@ pub mod hipk;
 pub mod image;
 pub mod kpack_archive;
 pub mod kpack_split;
+pub mod list_doc;
 pub mod split_host;
 
 // The layers below under the names this crate uses for them.

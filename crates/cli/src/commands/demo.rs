@@ -43,7 +43,7 @@ fn demo(dir: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
     );
     outln!("\n$ offload-kit list {}", path.display());
     let l = detect::list(&bytes, detect::ListOptions::new(None, budget))?;
-    super::list::print_listing(&l, false);
+    super::list::print_listing(&l);
     for r in Release::WITH_BINARY {
         let l = detect::list(&bytes, detect::ListOptions::new(Some(r), budget))?;
         let ids: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();

@@ -4,6 +4,7 @@
 use crate::Input;
 use crate::Settings;
 use offload_kit_format::Error;
+use offload_kit_inspect::list_doc;
 use offload_kit_llvm::budget::Budget;
 use offload_kit_llvm::detect::{self, Listing};
 use offload_kit_llvm::Release;
@@ -60,43 +61,32 @@ fn shown(s: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// `l` as `list` prints it: a line per entry, or one JSON document.
-pub(crate) fn print_listing(l: &Listing, json: bool) {
-    if json {
-        let mut v = serde_json::to_value(l).expect("serialisable");
-        if let Some(o) = v.as_object_mut() {
-            o.insert("schema".into(), LIST_SCHEMA.into());
+/// `l` as `list` prints it: a line per entry.
+pub(crate) fn print_listing(l: &Listing) {
+    let several_bundles = l.entries.iter().any(|x| x.bundle != 0);
+    for e in &l.entries {
+        let mut place = String::new();
+        if let Some(m) = &e.member {
+            let k = e.member_index.unwrap_or(0);
+            place.push_str(&format!(" member #{k} {}", m.escape_debug()));
+        }
+        if let Some(sec) = &e.section {
+            place.push_str(&format!(" in {}", shown(sec)));
+        }
+        if several_bundles {
+            place.push_str(&format!(" bundle {}", e.bundle));
+        }
+        if let Some(c) = e.ccob_offset {
+            place.push_str(&format!(
+                " (compressed at 0x{c:x}; offset within the decompressed bundle)"
+            ));
         }
         outln!(
-            "{}",
-            serde_json::to_string_pretty(&v).expect("serialisable")
+            "{:<48} offset 0x{:x} size {}{place}",
+            shown(&e.id),
+            e.offset,
+            e.size
         );
-    } else {
-        let several_bundles = l.entries.iter().any(|x| x.bundle != 0);
-        for e in &l.entries {
-            let mut place = String::new();
-            if let Some(m) = &e.member {
-                let k = e.member_index.unwrap_or(0);
-                place.push_str(&format!(" member #{k} {}", m.escape_debug()));
-            }
-            if let Some(sec) = &e.section {
-                place.push_str(&format!(" in {}", shown(sec)));
-            }
-            if several_bundles {
-                place.push_str(&format!(" bundle {}", e.bundle));
-            }
-            if let Some(c) = e.ccob_offset {
-                place.push_str(&format!(
-                    " (compressed at 0x{c:x}; offset within the decompressed bundle)"
-                ));
-            }
-            outln!(
-                "{:<48} offset 0x{:x} size {}{place}",
-                shown(&e.id),
-                e.offset,
-                e.size
-            );
-        }
     }
 }
 
@@ -129,29 +119,30 @@ fn list_uris(file: &Path, budget: Budget) -> Result<i32, Vec<Error>> {
 
 fn list(file: &Path, json: bool, llvm: Option<Release>, budget: Budget) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    if crate::kpack::is_kpack(&input) {
-        return crate::kpack::list(file, &input, json);
-    }
-    let l = detect::list(&input, detect::ListOptions::new(llvm, budget))?;
+    let archive = crate::kpack::is_kpack(&input);
     // A split host's code objects are in its archives: listed after its
     // own entries, each at its blob in the archive named.
-    let filed = crate::kpack::host_entries(file, &input)?;
-    if json && !filed.is_empty() {
-        let mut v = serde_json::to_value(&l).expect("serialisable");
-        let entries =
-            (filed.iter()).map(|f| crate::kpack::entry_json(&f.kernel, f.blob, Some(&f.archive)));
-        if let Some(serde_json::Value::Array(list)) = v.get_mut("entries") {
-            list.extend(entries);
-        }
-        v["schema"] = LIST_SCHEMA.into();
+    let filed = match archive {
+        true => Vec::new(),
+        false => crate::kpack::host_entries(file, &input)?,
+    };
+    if json {
+        let shown = file.to_string_lossy();
+        let opts = detect::ListOptions::new(llvm, budget);
+        let mut doc = list_doc::list_document(input.bytes(), opts, Some(&shown))?;
+        list_doc::add_filed(&mut doc, &filed);
         outln!(
             "{}",
-            serde_json::to_string_pretty(&v).expect("serialisable")
+            serde_json::to_string_pretty(&doc).expect("serialisable")
         );
         return Ok(0);
     }
-    print_listing(&l, json);
-    if let (false, Some(note)) = (json, crate::kpack::host_note(&input)) {
+    if archive {
+        return crate::kpack::list(&input);
+    }
+    let l = detect::list(&input, detect::ListOptions::new(llvm, budget))?;
+    print_listing(&l);
+    if let Some(note) = crate::kpack::host_note(&input) {
         outln!("{}", note.map_err(|e| vec![e])?);
         for f in &filed {
             outln!(
@@ -162,7 +153,3 @@ fn list(file: &Path, json: bool, llvm: Option<Release>, budget: Budget) -> Resul
     }
     Ok(0)
 }
-
-/// The `list --json` document's schema name and version
-/// (docs/schema/offload-kit-list-1.schema.json).
-const LIST_SCHEMA: &str = "offload-kit-list/1";
