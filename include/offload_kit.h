@@ -186,8 +186,10 @@ size_t offloadkit_generate_malformed(const char *kind,
  kinds have none). Returns the size of file `index` (from 0), writing
  its bytes into `buf` and its file name, NUL-terminated, into `name` only
  when both fit (`cap` at least the size, `name_cap` more than the name's
- length): call with `cap` 0 to learn the size. Returns 0 when there is
- no file `index`, or `kind` is NULL or unknown.
+ length, which is under 128 bytes): call with `cap` 0 to learn the size.
+ When they do not fit, `name` (if `name_cap` > 0) is set to the empty
+ string: an empty name means nothing was written. Returns 0 when there
+ is no file `index`, `kind` is NULL or unknown, or generation fails.
 
  # Safety
 
@@ -216,7 +218,8 @@ size_t offloadkit_generate_companion(const char *kind,
 
  Stores the document's length (without the NUL) in `len_out`, and writes
  the document, NUL-terminated, into `json` only when `cap` is more than
- that length: call with `cap` 0 to size a buffer. Returns 0 with a
+ that length (else, with `cap` > 0, the empty string): call with `cap` 0
+ to size a buffer. Returns 0 with a
  report, 1 with errors, [`OFFLOADKIT_EBADARG`] when `data` is NULL (with
  `size > 0`), `len_out` is NULL, `json` is NULL with `cap > 0`, or the
  variable is not a size; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails

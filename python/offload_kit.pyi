@@ -79,7 +79,7 @@ def open(
     given by its path) its own entries, then the code objects its archives file
     under its keys (found through its search paths, or ``kpack_path``, else
     ``ROCM_KPACK_PATH``; each ``Entry.archive`` names its archive), as
-    ``offload-kit list`` lists them.
+    ``offload-kit list`` lists them; given as bytes, its own entries only.
 
     A path that cannot be opened raises ``OSError`` (``FileNotFoundError``, ...);
     a file cut short by another process while open makes later reads raise ``OSError``.

@@ -56,8 +56,6 @@ pub use offload_kit_inspect as inspect;
 pub use offload_kit_smith::fuzzing;
 pub use offload_kit_smith::{generate, mutate};
 // Opening inputs and writing outputs as the front ends do (crates/io).
-#[cfg(unix)]
-pub use offload_kit_io::guarded;
 pub use offload_kit_io::{input, output};
 // The conformance runner (crates/conformance).
 #[cfg(feature = "conformance")]

@@ -795,6 +795,7 @@ fn split_hosts_list_the_code_objects_their_archives_file() {
     );
     // Each entry's blob is its archive's: the code object, stored plain.
     let files = extracted(&host, &dir.path().join("all"));
+    assert_eq!(files.len(), entries.len());
     for (e, (name, bytes)) in entries.iter().zip(&files) {
         let archive = std::fs::read(e["kpack"]["archive"].as_str().unwrap()).unwrap();
         let at = e["offset"].as_u64().unwrap() as usize;

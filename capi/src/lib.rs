@@ -427,8 +427,10 @@ pub unsafe extern "C" fn offloadkit_generate_malformed(
 /// kinds have none). Returns the size of file `index` (from 0), writing
 /// its bytes into `buf` and its file name, NUL-terminated, into `name` only
 /// when both fit (`cap` at least the size, `name_cap` more than the name's
-/// length): call with `cap` 0 to learn the size. Returns 0 when there is
-/// no file `index`, or `kind` is NULL or unknown.
+/// length, which is under 128 bytes): call with `cap` 0 to learn the size.
+/// When they do not fit, `name` (if `name_cap` > 0) is set to the empty
+/// string: an empty name means nothing was written. Returns 0 when there
+/// is no file `index`, `kind` is NULL or unknown, or generation fails.
 ///
 /// # Safety
 ///
@@ -460,6 +462,11 @@ pub unsafe extern "C" fn offloadkit_generate_companion(
         return 0;
     };
     let fits = !buf.is_null() && cap >= bytes.len() && !name.is_null() && name_cap > file.len();
+    if !fits && !name.is_null() && name_cap > 0 {
+        // SAFETY: `name` is non-NULL with `name_cap` > 0 writable bytes
+        // (caller): an empty name says nothing was written.
+        unsafe { name.write(0) };
+    }
     if fits {
         // SAFETY: `buf` is non-NULL with `cap` ≥ the size writable bytes,
         // `name` non-NULL with `name_cap` > the name's length (caller).
@@ -488,7 +495,8 @@ pub unsafe extern "C" fn offloadkit_generate_companion(
 ///
 /// Stores the document's length (without the NUL) in `len_out`, and writes
 /// the document, NUL-terminated, into `json` only when `cap` is more than
-/// that length: call with `cap` 0 to size a buffer. Returns 0 with a
+/// that length (else, with `cap` > 0, the empty string): call with `cap` 0
+/// to size a buffer. Returns 0 with a
 /// report, 1 with errors, [`OFFLOADKIT_EBADARG`] when `data` is NULL (with
 /// `size > 0`), `len_out` is NULL, `json` is NULL with `cap > 0`, or the
 /// variable is not a size; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
@@ -592,7 +600,10 @@ pub unsafe extern "C" fn offloadkit_list(
     let answer = |input: &[u8], opts: offload_kit::inspect::Options| {
         let strict = offload_kit::detect::ListOptions::new(None, opts.budget);
         match offload_kit::inspect::list_doc::list_document(input, strict, None) {
-            Ok(doc) => serde_json::to_string(&doc).map(|d| (0, d)),
+            // Through a value: its keys sorted, as the CLI's.
+            Ok(doc) => serde_json::to_value(&doc)
+                .and_then(|v| serde_json::to_string(&v))
+                .map(|d| (0, d)),
             Err(es) => errors_json(es).map(|d| (1, d)),
         }
     };
@@ -601,7 +612,8 @@ pub unsafe extern "C" fn offloadkit_list(
 }
 
 /// Store `doc`'s length in `len_out`, and write it NUL-terminated into
-/// `json` when `cap` is more than that length.
+/// `json` when `cap` is more than that length (else, with `cap` > 0, the
+/// empty string).
 ///
 /// # Safety
 ///
@@ -615,6 +627,9 @@ unsafe fn write_json(doc: &str, json: *mut c_char, cap: usize, len_out: *mut usi
         let out = unsafe { std::slice::from_raw_parts_mut(json.cast::<u8>(), cap) };
         out[..doc.len()].copy_from_slice(doc.as_bytes());
         out[doc.len()] = 0;
+    } else if cap > 0 {
+        // SAFETY: as above; too small for the document, it holds "".
+        unsafe { json.write(0) };
     }
 }
 
@@ -662,7 +677,11 @@ pub unsafe extern "C" fn offloadkit_check(
         return OFFLOADKIT_EBADARG;
     };
     let answer = |input: &[u8], opts| {
-        if offload_kit::inspect::split_host::split_host(input).is_some() {
+        let host = offload_kit::inspect::split_host::split_host(input);
+        if let Some(Err(es)) = host {
+            return errors_json(es).map(|d| (1, d));
+        }
+        if host.is_some() {
             let e = offload_kit::Error::rule(
                 offload_kit::rules::HIPK_2,
                 "a split host (HIPK): its code objects are in kpack archives found from its file's directory; check it by its path",

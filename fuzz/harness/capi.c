@@ -12,7 +12,7 @@
 //   3. The first bytes pick a kind, a rule and a seed: offloadkit_generate
 //      must give a file that validates (0), offloadkit_generate_malformed
 //      one that breaks exactly that rule at the offset it reports.
-//   4. offloadkit_inspect and offloadkit_check (a GPU the input picks) on
+//   4. offloadkit_inspect, offloadkit_list and offloadkit_check (a GPU the input picks) on
 //      the input: 0 or 1, a JSON object of the length they report, the
 //      same length when asked for the size alone.
 #define _GNU_SOURCE  // memmem
@@ -71,6 +71,13 @@ static void check_json(const uint8_t *data, size_t size, const char *gpu) {
   int r0 = gpu ? offloadkit_check(data, size, gpu, NULL, 0, &need) : offloadkit_inspect(data, size, NULL, 0, &need);
   int r1 = gpu ? offloadkit_check(data, size, gpu, doc, sizeof doc, &len)
                : offloadkit_inspect(data, size, doc, sizeof doc, &len);
+  if (!gpu) {
+    // offloadkit_list, the same promises.
+    size_t lneed = 0, llen = 0;
+    int l0 = offloadkit_list(data, size, NULL, 0, &lneed), l1 = offloadkit_list(data, size, doc, sizeof doc, &llen);
+    if ((l0 != 0 && l0 != 1) || l1 != l0 || llen != lneed) broken("offloadkit_list broke a promise", data, size);
+    if (llen < sizeof doc && (strlen(doc) != llen || doc[0] != '{')) broken("offloadkit_list wrote no object", data, size);
+  }
   if ((r0 != 0 && r0 != 1) || r1 != r0) broken("a JSON call returned neither 0 nor 1, or two answers", data, size);
   if (len != need) broken("a JSON call sized its document otherwise than it wrote it", data, size);
   if (len < sizeof doc && (strlen(doc) != len || doc[0] != '{' || doc[len - 1] != '}'))

@@ -140,23 +140,26 @@ fn load(source: &Bound<'_, PyAny>) -> PyResult<(Data, Option<PathBuf>)> {
     Ok((Data::Mapped(map), Some(path)))
 }
 
-/// Mapped inputs without SIGBUS: the library's guard ([`okit::guarded`]).
-use okit::guarded as sigbus;
+/// Mapped inputs without SIGBUS: the library's guard.
+use offload_kit_io::guarded as sigbus;
 
 /// What the writers (`bundle`, `unbundle`, `generate`) take: a numbered
 /// release, or main as 24 (its version is 24.0.0git), as the C ABI takes
 /// it; readers (`open`, `validate`) take numbered releases only, as the
 /// CLI's `list --llvm-version`.
 fn writer_release_of(v: Option<u32>) -> PyResult<Option<Release>> {
-    match v {
-        Some(n) if n == Release::Main.major() => Ok(Some(Release::Main)),
-        Some(n) if release_of(Some(n)).is_err() => Err(usage(format!(
-            "llvm_version {n}: not one of {}, or {} for LLVM main",
-            Release::listed(", ", ", "),
-            Release::Main.major()
-        ))),
-        v => release_of(v),
-    }
+    v.map(|n| {
+        (Release::MODELLED.into_iter())
+            .find(|r| r.major() == n)
+            .ok_or_else(|| {
+                usage(format!(
+                    "llvm_version {n}: not one of {}, or {} for LLVM main",
+                    Release::listed(", ", ", "),
+                    Release::Main.major()
+                ))
+            })
+    })
+    .transpose()
 }
 
 /// A numbered release offload-kit models, refused with the list otherwise.
@@ -416,7 +419,8 @@ impl Container {
 /// kpack archive lists its code objects (`kind` `kpack`); a split host
 /// (HIPK, given by its path) its own entries, then the code objects its
 /// archives file under its keys (found through its search paths, or
-/// `kpack_path`, else `ROCM_KPACK_PATH`), as `offload-kit list` does.
+/// `kpack_path`, else `ROCM_KPACK_PATH`), as `offload-kit list` does;
+/// given as bytes, its own entries only (no directory to search from).
 #[pyfunction]
 #[pyo3(signature = (source, llvm_version=None, max_memory=None, kpack_path=None))]
 fn open(
@@ -448,12 +452,11 @@ fn open(
     let host = inspect::split_host::split_host(data.bytes());
     data.intact()?;
     let listing = listing.map_err(|es| py_errs(&es))?;
-    let filed = match host {
-        None => Vec::new(),
-        Some(found) => {
-            let found = found.map_err(|es| py_errs(&es))?;
-            kpack::host_entries(path.as_deref(), &found, kpack_path)?
-        }
+    // A split host given by its path: what its archives file too (given
+    // as bytes, or with a malformed reference: its own entries only).
+    let filed = match (host, path.as_deref()) {
+        (Some(Ok(found)), Some(_)) => kpack::host_entries(path.as_deref(), &found, kpack_path)?,
+        _ => Vec::new(),
     };
     Ok(Container::new(data, (listing, filed), (None, path), budget))
 }

@@ -418,7 +418,7 @@ def test_kpack_archives_get_the_clis_answers(name):
     # as `extract --all` writes it.
     c = ok.open(f)
     want = json.loads(cli("list", "--json", f).stdout)["entries"]
-    assert c.kind == "kpack"
+    assert c.kind == "kpack" and len(c) > 0
     assert [(e.id, e.offset, e.size, e.arch) for e in c] == [(e["id"], e["offset"], e["size"], e["kpack"]["arch"]) for e in want]
     out = pathlib.Path(tempfile.mkdtemp())
     cli("extract", "--all", "--dir", out, f)
@@ -473,8 +473,7 @@ def test_split_hosts_are_followed():
     with pytest.raises(ok.OffloadKitError, match="pass an Entry"):
         c.read(c[0].id)
     assert len(ok.open(host)) == 0  # its search paths lead nowhere here, as for check
-    with pytest.raises(ok.OffloadKitError, match="pass its path"):
-        ok.open(host.read_bytes())
+    assert len(ok.open(host.read_bytes())) == 0  # bytes: its own entries (none), as C lists them
 
 
 def test_kpack_splits_and_joins_as_the_cli_does(tmp_path, art):

@@ -82,7 +82,7 @@ int main(int argc, char **argv) {
         /* A name buffer too small: the size, nothing written. */
         name[0] = 'x';
         CHECK(offloadkit_generate_companion("kpack", 5, sizeof buf, 0, name, 4, archive, sizeof archive) > 0 &&
-                  name[0] == 'x', "a short name buffer was written");
+                  name[0] == 0, "a short name buffer: not emptied");
         CHECK(offloadkit_generate_companion("binary", 5, sizeof buf, 0, name, sizeof name, archive, sizeof archive) == 0,
               "a bundle has no companion");
         CHECK(offloadkit_generate_companion(NULL, 5, sizeof buf, 0, name, sizeof name, archive, sizeof archive) == 0,
@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
               "inspect: %.60s", doc);
         /* Too small a buffer: the length, nothing written. */
         doc[0] = 'x';
-        CHECK(offloadkit_inspect(buf, n, doc, need, &got) == 0 && got == need && doc[0] == 'x', "short buffer written");
+        CHECK(offloadkit_inspect(buf, n, doc, need, &got) == 0 && got == need && doc[0] == 0, "short buffer not emptied");
         /* Not a container: errors with their rule. */
         CHECK(offloadkit_inspect(buf, 30, doc, sizeof doc, &got) == 1 && strstr(doc, "\"errors\"") && strstr(doc, "BIN-"),
               "a cut bundle: %.80s", doc);

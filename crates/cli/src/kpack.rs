@@ -54,7 +54,10 @@ pub(super) fn host_entries(
     let Some(host) = super::hipk::host_ref(input.bytes()) else {
         return Ok(Vec::new());
     };
-    let (r, indices) = host?;
+    // A malformed reference lists nothing more (the note says why).
+    let Ok((r, indices)) = host else {
+        return Ok(Vec::new());
+    };
     let found = super::hipk::archives(file, &r, super::hipk::override_paths(None).as_deref());
     offload_kit_inspect::hipk::filed(&found, &r, &indices, &super::hipk::open)
 }
@@ -233,7 +236,16 @@ pub(super) fn split(
         storage,
         budget,
     };
-    let plan = kpack_split::split(input.bytes(), &opts)?;
+    // An error without a place in the file names the file.
+    let shown = file.display().to_string();
+    let plan = kpack_split::split(input.bytes(), &opts).map_err(|es| {
+        (es.into_iter())
+            .map(|e| match e.offset() {
+                None => e.context(format!("in '{shown}'")),
+                Some(_) => e,
+            })
+            .collect::<Vec<_>>()
+    })?;
     let _out_dir = super::create_out_dir(dir)?;
     let mut files = Vec::new();
     let mut lines = Vec::new();

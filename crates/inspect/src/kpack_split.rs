@@ -187,7 +187,8 @@ impl Split<'_> {
     /// written ([`crate::validate_kpack`]): [`Split::files`] does.
     pub fn write_archive<W: Write + Seek>(&self, i: usize, out: W) -> Result<W, Vec<Error>> {
         let io = |e: std::io::Error| vec![Error::from(e)];
-        let a = &self.archives[i];
+        let a = (self.archives.get(i))
+            .ok_or_else(|| vec![Error::other(format!("the split has no archive {i}"))])?;
         let mut w = kpack::Writer::new(out, self.storage, a.kernels.len()).map_err(io)?;
         let mut last: Option<(usize, Cow<'_, [u8]>)> = None;
         for (key, entry) in &a.kernels {
@@ -222,6 +223,17 @@ impl Split<'_> {
     /// pass the strict check, KPAK-1 … 5) by name, then the host if there
     /// is one. Together they may hold at most the budget (CLI-6).
     pub fn files(&self) -> Result<Vec<(String, Vec<u8>)>, Vec<Error>> {
+        // The code objects' sizes first: archives are made whole in memory,
+        // and many compressed bundles may each decode to near the budget.
+        let claimed = (self.archives.iter())
+            .flat_map(|a| {
+                let mut entries: Vec<usize> = a.kernels.iter().map(|(_, e)| *e).collect();
+                entries.dedup();
+                entries
+            })
+            .map(|e| self.listing.entries[e].size)
+            .fold(0u64, u64::saturating_add);
+        self.within(claimed)?;
         let mut out = Vec::new();
         let mut held = 0u64;
         for (i, a) in self.archives.iter().enumerate() {

@@ -2,8 +2,9 @@
 //! when they touch the file system (spec rule CLI-5).
 //!
 //! - [`input`]: open an input as a regular file, never blocking on a FIFO;
-//! - [`guarded`]: map it, a page cut away under the map read as zeros and
-//!   reported, not a SIGBUS that kills the process;
+//! - `guarded` (feature `guarded`, Unix): map it, a page cut away under
+//!   the map read as zeros and reported, not a SIGBUS that kills the
+//!   process;
 //! - [`output`]: write each output to a temporary file renamed into place
 //!   when complete, names from untrusted data kept inside the directory
 //!   the user chose.
@@ -27,7 +28,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
-#[cfg(unix)]
+#[cfg(all(unix, feature = "guarded"))]
 pub mod guarded;
 pub mod input;
 pub mod output;

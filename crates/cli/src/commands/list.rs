@@ -130,7 +130,9 @@ fn list(file: &Path, json: bool, llvm: Option<Release>, budget: Budget) -> Resul
         let shown = file.to_string_lossy();
         let opts = detect::ListOptions::new(llvm, budget);
         let mut doc = list_doc::list_document(input.bytes(), opts, Some(&shown))?;
-        list_doc::add_filed(&mut doc, &filed);
+        doc.add_filed(&filed);
+        // Through a value: its keys sorted, as every --json document's.
+        let doc = serde_json::to_value(&doc).expect("serialisable");
         outln!(
             "{}",
             serde_json::to_string_pretty(&doc).expect("serialisable")

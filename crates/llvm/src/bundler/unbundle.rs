@@ -44,7 +44,7 @@ pub struct UnbundleOptions<'a> {
 /// opens no file for it (a target it writes like a later one). The
 /// release's checks in its order, its decompression (or main's walk over
 /// every blob), its errors; the same bytes as the drop-in's outputs, which
-/// together may take at most the budget (CLI-6).
+/// together (with a decompressed input) may take at most the budget (CLI-6).
 ///
 /// ```
 /// use offload_kit_llvm::bundler::{bundle_in_memory, unbundle_in_memory, BundleOptions, UnbundleOptions};
@@ -93,7 +93,9 @@ pub fn unbundle_in_memory(
         (d, pieces)
     };
     let bytes = decompressed.as_deref().unwrap_or(input);
-    // The outputs are copies: together within the budget.
+    // The outputs are copies: together with the decompressed input held,
+    // within the budget.
+    let held = decompressed.as_ref().map_or(0, |d| d.len() as u64);
     let total = (pieces.iter())
         .map(|p| match p {
             Piece::Range { size, .. } => *size,
@@ -101,7 +103,7 @@ pub fn unbundle_in_memory(
             Piece::Owned(b) => b.len() as u64,
             Piece::Empty | Piece::NotWritten => 0,
         })
-        .fold(0u64, u64::saturating_add);
+        .fold(held, u64::saturating_add);
     if opts.budget.exceeded(total) {
         return Err(BundlerError::with(
             "the outputs exceed the memory budget",
