@@ -71,6 +71,10 @@ static void check_json(const uint8_t *data, size_t size, const char *gpu) {
   int r0 = gpu ? offloadkit_check(data, size, gpu, NULL, 0, &need) : offloadkit_inspect(data, size, NULL, 0, &need);
   int r1 = gpu ? offloadkit_check(data, size, gpu, doc, sizeof doc, &len)
                : offloadkit_inspect(data, size, doc, sizeof doc, &len);
+  if ((r0 != 0 && r0 != 1) || r1 != r0) broken("a JSON call returned neither 0 nor 1, or two answers", data, size);
+  if (len != need) broken("a JSON call sized its document otherwise than it wrote it", data, size);
+  if (len < sizeof doc && (strlen(doc) != len || doc[0] != '{' || doc[len - 1] != '}'))
+    broken("a JSON call wrote no object of the length it reported", data, size);
   if (!gpu) {
     // offloadkit_list, the same promises.
     size_t lneed = 0, llen = 0;
@@ -78,10 +82,6 @@ static void check_json(const uint8_t *data, size_t size, const char *gpu) {
     if ((l0 != 0 && l0 != 1) || l1 != l0 || llen != lneed) broken("offloadkit_list broke a promise", data, size);
     if (llen < sizeof doc && (strlen(doc) != llen || doc[0] != '{')) broken("offloadkit_list wrote no object", data, size);
   }
-  if ((r0 != 0 && r0 != 1) || r1 != r0) broken("a JSON call returned neither 0 nor 1, or two answers", data, size);
-  if (len != need) broken("a JSON call sized its document otherwise than it wrote it", data, size);
-  if (len < sizeof doc && (strlen(doc) != len || doc[0] != '{' || doc[len - 1] != '}'))
-    broken("a JSON call wrote no object of the length it reported", data, size);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
