@@ -41,6 +41,54 @@
  */
 #define OFFLOADKIT_MUTATE_NO_STRUCTURE 4
 
+/*
+ [`offloadkit_bundler_options`]' `compress`: the compressed bundle
+ version the release writes unless told otherwise.
+ */
+#define OFFLOADKIT_COMPRESS_DEFAULT UINT32_MAX
+
+/*
+ [`offloadkit_unbundle`]: the release opens no file for this target
+ (it writes a later target's file with the same name instead).
+ */
+#define OFFLOADKIT_NOT_WRITTEN 2
+
+/*
+ What [`offloadkit_bundle`] and [`offloadkit_unbundle`] are told besides
+ their data: a bundler command line's options.
+ */
+typedef struct offloadkit_bundler_options {
+  /*
+   The LLVM release whose bundler is reproduced: 13, 14, 15, 16, 19,
+   22 or 23; 24 for main (whose version is 24.0.0git).
+   */
+  uint32_t llvm_version;
+  /*
+   `-type` (`o`, `bc`, `hipi`, ...), NUL-terminated; `a` (archives)
+   only when bundling is not asked for: it unbundles into archives.
+   */
+  const char *file_type;
+  /*
+   `-bundle-align` (bundling; 1 where nothing is asked; clang's HIP
+   driver passes 4096).
+   */
+  uint32_t align;
+  /*
+   Bundling: 0 for a plain bundle, 1 to 3 for a compressed bundle
+   (CCOB) of that version, [`OFFLOADKIT_COMPRESS_DEFAULT`] for the
+   release's own (zstd).
+   */
+  uint32_t compress;
+  /*
+   Bundling compressed: the zstd level, 0 for LLVM's default (3).
+   */
+  int32_t level;
+  /*
+   Unbundling: nonzero for `-allow-missing-bundles`.
+   */
+  int allow_missing;
+} offloadkit_bundler_options;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -271,6 +319,80 @@ int offloadkit_check(const uint8_t *data,
                      char *json,
                      size_t cap,
                      size_t *len_out);
+
+/*
+ The bundle `clang-offload-bundler -type=… -targets=… -bundle-align=…
+ [-compress]` of `options->llvm_version` writes for `count` entries:
+ entry `i` is target `targets[i]` (`host-x86_64-unknown-linux-gnu`,
+ `hip-amdgcn-amd-amdhsa--gfx906`, ...) with the payload
+ `payloads[i][0..sizes[i]]`. The release's checks of the targets and
+ type in its order; the drop-in's bytes. What the bundle's own bytes
+ (header, padding) take is within `OFFLOAD_KIT_MAX_MEMORY` (else 256
+ MiB; CLI-6).
+
+ Returns 0 with the bundle: its size in `len_out`, its bytes in `out`
+ when `cap` is at least that size (call with `cap` 0 to learn it). Returns
+ 1 when the release refuses: `out` then holds, sized and written as
+ [`offloadkit_inspect`](crate::offloadkit_inspect)'s document,
+ `{"errors": [{"rule", "offset", "message"}], "llvm_message": …}` (the
+ release's own message). [`OFFLOADKIT_EUNKNOWN`] for a release
+ offload-kit does not model; [`OFFLOADKIT_EBADARG`] for NULL `options`,
+ type, `len_out` or target, a target or type that is no UTF-8, a NULL
+ payload with a size, NULL `out` with `cap` > 0, a compressed bundle
+ version over 3, or a variable that is not a size;
+ [`OFFLOADKIT_EINTERNAL`] if offload-kit fails inside.
+
+ # Safety
+
+ `targets`, `payloads` and `sizes` point to `count` elements each (or
+ are NULL with `count` 0); each target is NUL-terminated, each payload
+ points to its size's readable bytes; `options` points to an
+ [`offloadkit_bundler_options`] whose type is NUL-terminated; `out` to
+ `cap` writable bytes (or NULL with `cap` 0); `len_out` to a `size_t`.
+ */
+int offloadkit_bundle(const char *const *targets,
+                      const uint8_t *const *payloads,
+                      const size_t *sizes,
+                      size_t count,
+                      const struct offloadkit_bundler_options *options,
+                      uint8_t *out,
+                      size_t cap,
+                      size_t *len_out);
+
+/*
+ What `clang-offload-bundler -unbundle -type=… -targets=…` of
+ `options->llvm_version` writes to the output file of `targets[index]`
+ when unbundling `data[0..size]` for all `count` targets: the release's
+ checks in its order (every target found unless `allow_missing`, the
+ host's bundle), its decompression, its errors; the drop-in's bytes. The
+ outputs (with a decompressed input) are within `OFFLOAD_KIT_MAX_MEMORY`
+ (else 256 MiB; CLI-6). Each call unbundles anew: ask for each index.
+
+ Returns 0 with that output: its size in `len_out`, its bytes in `out`
+ when `cap` is at least that size (call with `cap` 0 to learn it);
+ [`OFFLOADKIT_NOT_WRITTEN`] (size 0) where the release opens no file for
+ that target; 1 when the release refuses, with the errors document of
+ [`offloadkit_bundle`] in `out`. [`OFFLOADKIT_EUNKNOWN`] for a release
+ offload-kit does not model; [`OFFLOADKIT_EBADARG`] for `index` not
+ under `count`, NULL `data` with `size` > 0, and as
+ [`offloadkit_bundle`]; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
+ inside.
+
+ # Safety
+
+ `data` points to `size` readable bytes (or is NULL with `size` 0);
+ `targets` to `count` NUL-terminated strings; `options`, `out` and
+ `len_out` as [`offloadkit_bundle`] says.
+ */
+int offloadkit_unbundle(const uint8_t *data,
+                        size_t size,
+                        const char *const *targets,
+                        size_t count,
+                        size_t index,
+                        const struct offloadkit_bundler_options *options,
+                        uint8_t *out,
+                        size_t cap,
+                        size_t *len_out);
 
 #ifdef __cplusplus
 }  // extern "C"

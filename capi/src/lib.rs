@@ -14,6 +14,8 @@
 //!   object, as the JSON report of `offload-kit inspect --json`;
 //!   [`offloadkit_check`] which code object a GPU would load, as `check
 //!   --json`'s verdict.
+//! - [`offloadkit_bundle`] and [`offloadkit_unbundle`] write what a
+//!   release's `clang-offload-bundler` writes, from buffers.
 //!
 //! No panic crosses the boundary (each call catches it and returns its
 //! error value); NULL pointers and zero capacities are error codes; nothing
@@ -38,6 +40,12 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+
+mod bundler;
+pub use bundler::{
+    offloadkit_bundle, offloadkit_bundler_options, offloadkit_unbundle,
+    OFFLOADKIT_COMPRESS_DEFAULT, OFFLOADKIT_NOT_WRITTEN,
+};
 
 use offload_kit::generate::{generate, Kind, Options};
 use std::ffi::{c_char, c_int, c_uint, CStr};

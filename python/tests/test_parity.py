@@ -16,7 +16,8 @@ list is updated):
 | inspect | `inspect` | `inspect_file` (split hosts followed, given their path) | `offloadkit_inspect` (JSON; split hosts not followed) |
 | list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | `offloadkit_list` (JSON; split hosts not followed) |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | `offloadkit_check` (JSON, one GPU; split hosts refused) |
-| bundle, unbundle, compress, decompress | drop-ins, `compress`, `decompress` | `bundle`, `unbundle`, `compress`, `decompress` | - |
+| bundle, unbundle | the `clang-offload-bundler` drop-in | `bundle`, `unbundle` | `offloadkit_bundle`, `offloadkit_unbundle` (one output a call) |
+| compress, decompress | `compress`, `decompress` | `compress`, `decompress` | - |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
 | generate | `generate` | `generate` | `offloadkit_generate*` |
 """
@@ -39,7 +40,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_bundle", "offloadkit_unbundle"],
+    "c": ["offloadkit_compress", "offloadkit_decompress", "offloadkit_split_kpack"],
 }
 
 
@@ -91,7 +92,62 @@ def capi():
     lib.offloadkit_check.restype = ctypes.c_int
     lib.offloadkit_list.argtypes = lib.offloadkit_inspect.argtypes
     lib.offloadkit_list.restype = ctypes.c_int
+    strings, sizes = ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)
+    lib.offloadkit_bundle.argtypes = [strings, strings, sizes, ctypes.c_size_t, ctypes.POINTER(BundlerOptions),
+                                      ctypes.c_char_p, ctypes.c_size_t, sizes]
+    lib.offloadkit_bundle.restype = ctypes.c_int
+    lib.offloadkit_unbundle.argtypes = [ctypes.c_char_p, ctypes.c_size_t, strings, ctypes.c_size_t, ctypes.c_size_t,
+                                        ctypes.POINTER(BundlerOptions), ctypes.c_char_p, ctypes.c_size_t, sizes]
+    lib.offloadkit_unbundle.restype = ctypes.c_int
     return lib
+
+
+class BundlerOptions(ctypes.Structure):
+    """offloadkit_bundler_options."""
+    _fields_ = [("llvm_version", ctypes.c_uint32), ("file_type", ctypes.c_char_p), ("align", ctypes.c_uint32),
+                ("compress", ctypes.c_uint32), ("level", ctypes.c_int32), ("allow_missing", ctypes.c_int)]
+
+
+COMPRESS_DEFAULT, NOT_WRITTEN = 2**32 - 1, 2
+
+
+def c_strings(items):
+    return (ctypes.c_char_p * len(items))(*items)
+
+
+def c_answer(call, *args):
+    """A C bundler call's answer, sized and then written: (0, bytes),
+    (NOT_WRITTEN, None) or (1, its errors document)."""
+    need = ctypes.c_size_t()
+    rc = call(*args, None, 0, ctypes.byref(need))
+    assert rc in (0, 1, NOT_WRITTEN), f"{call.__name__} returned {rc}"
+    buf = ctypes.create_string_buffer(need.value + 1)
+    got = ctypes.c_size_t()
+    assert call(*args, buf, need.value + 1, ctypes.byref(got)) == rc and got.value == need.value
+    if rc == 1:
+        return rc, json.loads(buf.value)
+    return rc, (buf.raw[: got.value] if rc == 0 else None)
+
+
+def c_bundle(lib, entries, typ, release, compress=0, align=1):
+    targets = c_strings([t.encode() for t, _ in entries])
+    payloads = c_strings([p for _, p in entries])
+    sizes = (ctypes.c_size_t * len(entries))(*[len(p) for _, p in entries])
+    o = BundlerOptions(release, typ.encode(), align, compress, 0, 0)
+    return c_answer(lib.offloadkit_bundle, targets, payloads, sizes, len(entries), ctypes.byref(o))
+
+
+def c_unbundle(lib, data, targets, typ, release, allow_missing):
+    """Every output of offloadkit_unbundle, one call each, or the errors."""
+    names = c_strings([t.encode() for t in targets])
+    o = BundlerOptions(release, typ.encode(), 1, 0, 0, int(allow_missing))
+    outs = []
+    for i in range(len(targets)):
+        rc, got = c_answer(lib.offloadkit_unbundle, data, len(data), names, len(targets), i, ctypes.byref(o))
+        if rc == 1:
+            return rc, got
+        outs.append(got)
+    return 0, outs
 
 
 def c_check(lib, data, gpu):
@@ -286,3 +342,69 @@ def test_check_gives_the_clis_verdicts(files):
             differ.append(f"{f}: Python {json.dumps(got)[:300]} CLI {json.dumps(want[0])[:300]}")
     assert compared > 100, f"only {compared} files checked by both"
     assert not differ, f"{len(differ)} of {compared} files:\n" + "\n".join(differ[:10])
+
+
+BUNDLE_HOST, BUNDLE_906 = "host-x86_64-unknown-linux-gnu", "hip-amdgcn-amd-amdhsa--gfx906"
+BUNDLE_ENTRIES = [
+    [(BUNDLE_HOST, b"HOST" * 9), (BUNDLE_906, b"\x7fELF" + bytes(range(200))), ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+", b"B")],
+    [(BUNDLE_906, b"no host")],
+    [(BUNDLE_HOST, b""), ("hip-amdgcn-amd-amdhsa-gfx906", b"old spelling")],
+    [(BUNDLE_HOST, b"h"), (BUNDLE_906, b"a"), (BUNDLE_906, b"twice")],
+]
+
+
+@pytest.mark.parametrize("release", [13, 16, 19, 22, 23, 24])
+def test_c_bundle_is_pythons_and_the_drop_ins(capi, tmp_path, release):
+    # offloadkit_bundle, Python's bundle and the clang-offload-bundler
+    # drop-in: the same bytes, or the same refusal (rule and LLVM's message).
+    version = "main" if release == 24 else release
+    compared = refused = 0
+    for k, entries in enumerate(BUNDLE_ENTRIES):
+        for typ, compress, align in (("bc", 0, 1), ("o", 0, 4096), ("hipi", COMPRESS_DEFAULT, 1), ("bc", 2, 8)):
+            rc, got = c_bundle(capi, entries, typ, release, compress, align)
+            try:
+                py = ok.bundle(entries, type=typ, align=align, compress=compress != 0,
+                               format_version=None if compress in (0, COMPRESS_DEFAULT) else compress,
+                               llvm_version=release)
+            except ok.OffloadKitError as e:
+                assert rc == 1, f"case {k} {typ}: C bundled where Python refused: {e}"
+                assert got["errors"][0]["rule"] == e.rule and got["llvm_message"] == e.llvm_message, (got, e)
+                refused += 1
+                continue
+            assert rc == 0 and got == py, f"case {k} {typ} {compress}: C {rc} {got!r:.80}"
+            if compress == 2:
+                continue  # the drop-in takes the version from the environment, where the release does
+            ins = []
+            for i, (_, p) in enumerate(entries):
+                ins.append(tmp_path / f"in{k}-{i}")
+                ins[-1].write_bytes(p)
+            out = tmp_path / f"out{k}"
+            flags = ["-compress"] if compress else []
+            r = cli("bundler", f"--llvm-version={version}", f"-type={typ}", f"-bundle-align={align}",
+                    f"-targets={','.join(t for t, _ in entries)}", *[f"-input={i}" for i in ins], f"-output={out}", *flags)
+            assert r.returncode == 0 and out.read_bytes() == py, (k, typ, compress, r.stderr[-300:])
+            compared += 1
+    assert compared >= 6 and refused >= 2, f"{compared} bundles compared with the drop-in, {refused} refusals"
+
+
+def test_c_unbundle_is_pythons_on_every_file(files, capi):
+    # offloadkit_unbundle and Python's unbundle on every corpus and
+    # generated file: the same outputs, or the same refusal.
+    targets = [BUNDLE_HOST, BUNDLE_906, "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack+"]
+    differ, outputs = [], 0
+    for n, f in enumerate(files):
+        data = f.read_bytes()
+        release, typ = [13, 16, 19, 22, 23, 24][n % 6], ["o", "bc", "hipi"][n % 3]
+        allow = n % 2 == 0
+        rc, got = c_unbundle(capi, data, targets, typ, release, allow)
+        try:
+            py = ok.unbundle(data, targets, type=typ, allow_missing=allow, llvm_version=release)
+        except ok.OffloadKitError as e:
+            if rc != 1 or got["errors"][0]["rule"] != e.rule or got["llvm_message"] != e.llvm_message:
+                differ.append((f.name, rc, str(got)[:120], e.rule, e.llvm_message))
+            continue
+        outputs += sum(o is not None for o in py)
+        if rc != 0 or got != py:
+            differ.append((f.name, rc, str(got)[:120], [None if o is None else len(o) for o in py]))
+    assert not differ, differ[:5]
+    assert outputs > 50, f"only {outputs} outputs: the files barely unbundle"

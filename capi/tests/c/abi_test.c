@@ -130,6 +130,56 @@ int main(int argc, char **argv) {
         CHECK(offloadkit_check(buf, n, "not a gpu", doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "bad GPU");
         CHECK(offloadkit_check(buf, n, NULL, doc, sizeof doc, &got) == OFFLOADKIT_EBADARG, "NULL GPU");
     }
+    /* bundle and unbundle: clang-offload-bundler in memory. */
+    {
+        static uint8_t bundle[1 << 16], piece[1 << 16];
+        const char *targets[] = {"host-x86_64-unknown-linux-gnu", "hip-amdgcn-amd-amdhsa--gfx906"};
+        const uint8_t *payloads[] = {(const uint8_t *)"HOST", (const uint8_t *)"DEVICE"};
+        size_t sizes[] = {4, 6};
+        offloadkit_bundler_options o = {22, "bc", 4096, 0, 0, 0};
+        size_t need = 0, got = 0;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, NULL, 0, &need) == 0 && need > 4096,
+              "bundle sized %zu", need);
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == 0 && got == need &&
+                  memcmp(bundle, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0,
+              "bundle: %zu bytes", got);
+        CHECK(offloadkit_unbundle(bundle, got, targets, 2, 1, &o, piece, sizeof piece, &need) == 0 && need == 6 &&
+                  memcmp(piece, "DEVICE", 6) == 0,
+              "unbundle of the device: %zu bytes", need);
+        /* Compressed as LLVM 22 compresses (CCOB v3), unbundled back. */
+        o.compress = OFFLOADKIT_COMPRESS_DEFAULT;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == 0 &&
+                  memcmp(bundle, "CCOB\x03\x00", 6) == 0,
+              "compressed bundle: %zu bytes, version %d", got, bundle[4]);
+        CHECK(offloadkit_unbundle(bundle, got, targets, 2, 0, &o, piece, sizeof piece, &need) == 0 && need == 4 &&
+                  memcmp(piece, "HOST", 4) == 0,
+              "unbundle of the compressed host");
+        /* The release refuses: the errors document, with its rule. */
+        static char doc[4096];
+        const char *missing[] = {"hip-amdgcn-amd-amdhsa--gfx90a"};
+        CHECK(offloadkit_unbundle(bundle, got, missing, 1, 0, &o, (uint8_t *)doc, sizeof doc, &need) == 1 &&
+                  strstr(doc, "\"errors\":[{") && strstr(doc, "\"llvm_message\":"),
+              "a missing target: %.120s", doc);
+        o.allow_missing = 1;
+        CHECK(offloadkit_unbundle(bundle, got, missing, 1, 0, &o, piece, sizeof piece, &need) == 0 && need == 0,
+              "a missing target allowed: an empty file");
+        const char *twice[] = {"host-x86_64-unknown-linux-gnu", "host-x86_64-unknown-linux-gnu"};
+        CHECK(offloadkit_bundle(twice, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == 1 &&
+                  strstr((char *)bundle, "\"rule\":\"CLI-3\"") &&
+                  strstr((char *)bundle, "Duplicate targets are not allowed"),
+              "a target twice: %.160s", (char *)bundle);
+        o.llvm_version = 18;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == OFFLOADKIT_EUNKNOWN,
+              "no LLVM 18 profile");
+        o.llvm_version = 22;
+        o.compress = 4;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == OFFLOADKIT_EBADARG,
+              "no CCOB version 4");
+        CHECK(offloadkit_unbundle(bundle, got, targets, 2, 2, &o, piece, sizeof piece, &need) == OFFLOADKIT_EBADARG,
+              "an index past the targets");
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, NULL, bundle, sizeof bundle, &got) == OFFLOADKIT_EBADARG,
+              "NULL options");
+    }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");
     CHECK(offloadkit_validate(buf, n, NULL, 16, &off) == OFFLOADKIT_EBADARG, "NULL rule");
