@@ -2037,3 +2037,50 @@ fn ob_1_ob_21_errors_cite_rules_with_llvm_text() {
     assert!(ob::magic_near_miss(b"\x7fELF").is_none());
     common::assert_no_mismatches(&failures);
 }
+
+/// fuzz/findings/llvm-main M1 (and its control M0): what the reproducer
+/// claims holds, the spec refuses it, and the finding names the commit the
+/// `main` profile reads offload binaries from (moving the profile fails
+/// here until the finding is re-read at the new commit).
+#[test]
+fn finding_m1_main_copies_past_its_header() {
+    use std::io::Read;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/findings/llvm-main");
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let commit = offload_kit::profile::MAIN_OFFLOAD_BINARY_COMMIT;
+    assert!(
+        readme.contains(&format!("commit `{commit}`")),
+        "fuzz/findings/llvm-main/README.md does not name MAIN_OFFLOAD_BINARY_COMMIT {commit}: re-read decompressOffloadBinary there"
+    );
+    let field = |d: &[u8], at: usize| u64::from_le_bytes(d[at..at + 8].try_into().unwrap());
+    for (name, entries_offset) in [
+        ("M1-entries-offset-past-header.offbin", 256),
+        ("M0-control.offbin", 40),
+    ] {
+        let d = std::fs::read(dir.join(name)).unwrap();
+        // Everything main checks holds: version 3, compressed, the entries
+        // offset inside the size and the inflated size, and the stream at
+        // the entries offset inflates to exactly the rest.
+        let (size, eoff, inflated) = (field(&d, 8), field(&d, 16), field(&d, 32));
+        assert_eq!(
+            (&d[..4], &d[4..8]),
+            (&[0x10, 0xff, 0x10, 0xad][..], &[3, 0, 0, 0][..]),
+            "{name}"
+        );
+        assert_eq!(eoff, entries_offset, "{name}");
+        assert!(
+            size <= d.len() as u64 && eoff <= size && inflated > eoff,
+            "{name}"
+        );
+        let mut body = Vec::new();
+        flate2::read::ZlibDecoder::new(&d[eoff as usize..size as usize])
+            .read_to_end(&mut body)
+            .unwrap();
+        assert_eq!(body.len() as u64, inflated - eoff, "{name}");
+    }
+    // The spec: a compressed binary's entries offset is 40 (OB-19, at the
+    // field).
+    let m1 = std::fs::read(dir.join("M1-entries-offset-past-header.offbin")).unwrap();
+    let e = first_error(&m1);
+    assert_eq!((e.rule_id(), e.offset()), (Some("OB-19"), Some(16)), "{e}");
+}
