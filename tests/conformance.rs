@@ -747,7 +747,7 @@ fn main() {
                 bin.display(),
                 std::env::var("PATH").unwrap_or_default()
             );
-            let out = std::process::Command::new("python3")
+            let out = std::process::Command::new(python())
                 .arg(concat!(
                     env!("CARGO_MANIFEST_DIR"),
                     "/conformance/examples/run_exported.py"
@@ -782,7 +782,7 @@ fn main() {
                 }
             }
             let wrong = |extra: &[&str], cmd: &str| -> Result<String, Failed> {
-                let out = std::process::Command::new("python3")
+                let out = std::process::Command::new(python())
                     .arg(concat!(
                         env!("CARGO_MANIFEST_DIR"),
                         "/conformance/examples/run_exported.py"
@@ -810,7 +810,7 @@ fn main() {
                 // JSON nested past Python's recursion limit, rules that are
                 // not text, offsets that are not integers.
                 (
-                    wrong(&[], "python3 -c 'print(\"[\" * 200000)'")?,
+                    wrong(&[], &format!("{} -c 'print(\"[\" * 200000)'", python()))?,
                     format!("pass 0, differs {locate}, crashed 0"),
                 ),
                 (
@@ -1017,6 +1017,22 @@ fn write_dashboard(
 /// does nothing passes none. The runner's judging of
 /// each answer (bundles rebuilt, compressed bundles verified, ELF
 /// sections, lookups, kpack answers) is what this holds.
+/// The Python that runs the examples: `$PYTHON`, else Debian's
+/// `/usr/bin/python3` where it exists (a version manager's `python3` is a
+/// shell script that costs about 100 ms a start, and the export's trials
+/// start Python once per case: thousands of times), else `python3`.
+fn python() -> String {
+    std::env::var("PYTHON").unwrap_or_else(|_| {
+        let system = "/usr/bin/python3";
+        let name = if std::path::Path::new(system).is_file() {
+            system
+        } else {
+            "python3"
+        };
+        name.to_string()
+    })
+}
+
 fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/examples");
     let exe = env!("CARGO_BIN_EXE_offload-kit");
@@ -1042,11 +1058,11 @@ fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
         let runs: Vec<_> = (ops.iter())
             .map(|&(op, least)| {
                 s.spawn(move || {
-                    let out = std::process::Command::new("python3")
+                    let out = std::process::Command::new(python())
                         .arg(format!("{examples}/run_exported.py"))
                         .arg(dir)
                         .args(["--op", op, "--variant", "llvm-22", "--"])
-                        .args(["python3", &format!("{examples}/by_offload_kit.py")])
+                        .args([python(), format!("{examples}/by_offload_kit.py")])
                         .env("OFFLOAD_KIT", exe)
                         .env("BUNDLER", format!("{exe} bundler --llvm-version=22"))
                         .env("PACKAGER", format!("{exe} packager --llvm-version=22"))
@@ -1068,7 +1084,7 @@ fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
                     }
                     // Doing nothing (exit 0, no output) answers nothing:
                     // every success is said or written (issue 44).
-                    let idle = std::process::Command::new("python3")
+                    let idle = std::process::Command::new(python())
                         .arg(format!("{examples}/run_exported.py"))
                         .arg(dir)
                         .args(["--op", op, "--", "sh", "-c", "exit 0"])
@@ -1122,7 +1138,7 @@ fn any_failure(dir: &std::path::Path, op: &str) -> Result<usize, Failed> {
 fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/examples");
     let score = |op: &str, cmd: &[&str]| -> Result<(Option<i32>, String), Failed> {
-        let out = std::process::Command::new("python3")
+        let out = std::process::Command::new(python())
             .arg(format!("{examples}/run_exported.py"))
             .arg(dir)
             .args(["--op", op, "--"])
@@ -1146,7 +1162,7 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
     if code != Some(0) || count(&line, "pass ") < 10 || count(&line, "differs ") != 0 {
         return Err(format!("offload-kit on kpack-locate: {line} (exit {code:?})").into());
     }
-    let (_, line) = score("kpack-locate", &["python3", &template])?;
+    let (_, line) = score("kpack-locate", &[&python(), &template])?;
     if count(&line, "pass ") != 0 || count(&line, "not claimed ") < 10 {
         return Err(format!("template on kpack-locate: {line}").into());
     }
@@ -1156,7 +1172,7 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
     let wrapper = format!("{examples}/ids_by_bundler.py");
     let bundler = format!("BUNDLER={exe} bundler");
     for (op, least) in [("parse-id", 50), ("compatible", 90)] {
-        let (_, line) = score(op, &["env", &bundler, "python3", &wrapper])?;
+        let (_, line) = score(op, &["env", &bundler, &python(), &wrapper])?;
         if count(&line, "pass ") < least || count(&line, "crashed ") != 0 {
             return Err(format!("the bundler wrapper on {op}: {line}").into());
         }
@@ -1182,7 +1198,7 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
         ("verify", 1),
         ("decompress", 2),
     ] {
-        let (code, line) = score(op, &["python3", &template])?;
+        let (code, line) = score(op, &[&python(), &template])?;
         if code != Some(0) || count(&line, "differs ") != 0 || count(&line, "pass ") < least {
             return Err(format!("template on {op}: {line} (exit {code:?})").into());
         }
