@@ -64,8 +64,8 @@ typedef struct offloadkit_bundler_options {
    */
   uint32_t llvm_version;
   /*
-   `-type` (`o`, `bc`, `hipi`, ...), NUL-terminated; `a` (archives)
-   only when bundling is not asked for: it unbundles into archives.
+   `-type` (`o`, `bc`, `hipi`, ...), NUL-terminated; `a` (archives
+   unbundle into archives) is refused with status 1: use the drop-in.
    */
   const char *file_type;
   /*
@@ -80,7 +80,9 @@ typedef struct offloadkit_bundler_options {
    */
   uint32_t compress;
   /*
-   Bundling compressed: the zstd level, 0 for LLVM's default (3).
+   Bundling compressed: the zstd level, 0 for LLVM's default (3); a
+   level without `compress` is [`OFFLOADKIT_EBADARG`], as Python refuses
+   it.
    */
   int32_t level;
   /*
@@ -332,7 +334,8 @@ int offloadkit_check(const uint8_t *data,
 
  Returns 0 with the bundle: its size in `len_out`, its bytes in `out`
  when `cap` is at least that size (call with `cap` 0 to learn it). Returns
- 1 when the release refuses: `out` then holds, sized and written as
+ 1 when the release refuses: `out` then holds (when `cap` is more than
+ `len`, for its NUL), sized and written as
  [`offloadkit_inspect`](crate::offloadkit_inspect)'s document,
  `{"errors": [{"rule", "offset", "message"}], "llvm_message": …}` (the
  release's own message). [`OFFLOADKIT_EUNKNOWN`] for a release
@@ -393,6 +396,57 @@ int offloadkit_unbundle(const uint8_t *data,
                         uint8_t *out,
                         size_t cap,
                         size_t *len_out);
+
+/*
+ A compressed bundle (CCOB) of `data[0..size]`, as Python's `compress`
+ writes it: format `version` 1, 2 or 3, `method` `"zstd"` or `"zlib"`
+ (NULL: zstd), `level` 0 for the method's default (zstd 3, zlib 6); with
+ the defaults, LLVM 22's bytes.
+
+ Returns 0 with the compressed bundle, sized and written as
+ [`offloadkit_bundle`]'s; 1 with `{"errors": [...]}` in `out` (a version
+ offload-kit does not write, CCOB-2); [`OFFLOADKIT_EBADARG`] for NULL
+ `data` with `size` > 0, NULL `out` with `cap` > 0, NULL `len_out`, or a
+ method that is neither; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
+ inside.
+
+ # Safety
+
+ `data` points to `size` readable bytes (or is NULL with `size` 0);
+ `method` is NULL or NUL-terminated; `out` and `len_out` as
+ [`offloadkit_bundle`] says.
+ */
+int offloadkit_compress(const uint8_t *data,
+                        size_t size,
+                        uint32_t version,
+                        const char *method,
+                        int32_t level,
+                        uint8_t *out,
+                        size_t cap,
+                        size_t *len_out);
+
+/*
+ The bundle that `data[0..size]` holds when it is one compressed bundle
+ (CCOB) and nothing else, its sizes and hash verified: what `offload-kit
+ decompress` writes and Python's `decompress` returns (the library's
+ `decompress_single`). The bundle is held within
+ `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB; a header claiming more is
+ refused with CLI-6 before decoding); asking the size decodes it too.
+
+ Returns 0 with the bundle, sized and written as [`offloadkit_bundle`]'s;
+ 1 with `{"errors": [...]}` in `out`; [`OFFLOADKIT_EBADARG`] as
+ [`offloadkit_compress`], or for a variable that is not a size;
+ [`OFFLOADKIT_EINTERNAL`] if offload-kit fails inside.
+
+ # Safety
+
+ As [`offloadkit_compress`].
+ */
+int offloadkit_decompress(const uint8_t *data,
+                          size_t size,
+                          uint8_t *out,
+                          size_t cap,
+                          size_t *len_out);
 
 #ifdef __cplusplus
 }  // extern "C"

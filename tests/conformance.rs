@@ -1009,6 +1009,26 @@ fn write_dashboard(
     }
 }
 
+/// The Python that runs the examples: `$PYTHON` (when set and not
+/// empty), else Debian's `/usr/bin/python3` where it exists (a version
+/// manager's `python3` is a shell script that costs about 100 ms a start,
+/// and the export's trials start Python once per case: thousands of
+/// times), else `python3`.
+fn python() -> String {
+    match std::env::var("PYTHON") {
+        Ok(p) if !p.is_empty() => p,
+        _ => {
+            let system = "/usr/bin/python3";
+            let name = if std::path::Path::new(system).is_file() {
+                system
+            } else {
+                "python3"
+            };
+            name.to_string()
+        }
+    }
+}
+
 /// Every operation of the export through the worked runner, answered by
 /// conformance/examples/by_offload_kit.py wrapping offload-kit's drop-ins
 /// (LLVM 22) and native commands, following the `llvm-22` variant: no case
@@ -1017,22 +1037,6 @@ fn write_dashboard(
 /// does nothing passes none. The runner's judging of
 /// each answer (bundles rebuilt, compressed bundles verified, ELF
 /// sections, lookups, kpack answers) is what this holds.
-/// The Python that runs the examples: `$PYTHON`, else Debian's
-/// `/usr/bin/python3` where it exists (a version manager's `python3` is a
-/// shell script that costs about 100 ms a start, and the export's trials
-/// start Python once per case: thousands of times), else `python3`.
-fn python() -> String {
-    std::env::var("PYTHON").unwrap_or_else(|_| {
-        let system = "/usr/bin/python3";
-        let name = if std::path::Path::new(system).is_file() {
-            system
-        } else {
-            "python3"
-        };
-        name.to_string()
-    })
-}
-
 fn every_operation(dir: &std::path::Path) -> Result<(), Failed> {
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/conformance/examples");
     let exe = env!("CARGO_BIN_EXE_offload-kit");
@@ -1153,8 +1157,10 @@ fn template_scores(dir: &std::path::Path) -> Result<(), Failed> {
     let count = scored;
     let template = format!("{examples}/template_impl.py");
     // A text bundle's answers dropped: lists are empty, nothing unbundled.
-    let drops_text =
-        format!("case \"$3\" in bc) exec python3 {template} \"$@\";; *) echo '[]';; esac");
+    let drops_text = format!(
+        "case \"$3\" in bc) exec {} {template} \"$@\";; *) echo '[]';; esac",
+        python()
+    );
     // kpack-locate: the kpack chapter's locate cases, apart from locate
     // (issue 44); offload-kit passes all, the template claims none.
     let exe = env!("CARGO_BIN_EXE_offload-kit");

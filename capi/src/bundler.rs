@@ -2,7 +2,9 @@
 //! [`offloadkit_unbundle`] write the bytes a release's bundler writes to its
 //! files, from buffers, as Python's `bundle` and `unbundle` and the
 //! `clang-offload-bundler` drop-in do (the library's `bundle_in_memory`
-//! and `unbundle_in_memory`).
+//! and `unbundle_in_memory`); [`offloadkit_compress`] and
+//! [`offloadkit_decompress`] its compressed bundles, as Python's
+//! `compress` and `decompress` and `offload-kit decompress`.
 
 use crate::{
     budget, errors_json, input, write_json, OFFLOADKIT_EBADARG, OFFLOADKIT_EINTERNAL,
@@ -31,8 +33,8 @@ pub struct offloadkit_bundler_options {
     /// The LLVM release whose bundler is reproduced: 13, 14, 15, 16, 19,
     /// 22 or 23; 24 for main (whose version is 24.0.0git).
     pub llvm_version: u32,
-    /// `-type` (`o`, `bc`, `hipi`, ...), NUL-terminated; `a` (archives)
-    /// only when bundling is not asked for: it unbundles into archives.
+    /// `-type` (`o`, `bc`, `hipi`, ...), NUL-terminated; `a` (archives
+    /// unbundle into archives) is refused with status 1: use the drop-in.
     pub file_type: *const c_char,
     /// `-bundle-align` (bundling; 1 where nothing is asked; clang's HIP
     /// driver passes 4096).
@@ -41,7 +43,9 @@ pub struct offloadkit_bundler_options {
     /// (CCOB) of that version, [`OFFLOADKIT_COMPRESS_DEFAULT`] for the
     /// release's own (zstd).
     pub compress: u32,
-    /// Bundling compressed: the zstd level, 0 for LLVM's default (3).
+    /// Bundling compressed: the zstd level, 0 for LLVM's default (3); a
+    /// level without `compress` is [`OFFLOADKIT_EBADARG`], as Python refuses
+    /// it.
     pub level: i32,
     /// Unbundling: nonzero for `-allow-missing-bundles`.
     pub allow_missing: c_int,
@@ -143,9 +147,9 @@ unsafe fn write_answer(answer: &Answer, out: *mut u8, cap: usize, len_out: *mut 
             // SAFETY: `len_out` is non-NULL and writable (caller).
             unsafe { len_out.write(bytes.len()) };
             if cap >= bytes.len() && !bytes.is_empty() {
-                // SAFETY: `out` is non-NULL with `cap` writable bytes (caller).
-                let dst = unsafe { std::slice::from_raw_parts_mut(out, cap) };
-                dst[..bytes.len()].copy_from_slice(bytes);
+                // SAFETY: `out` is non-NULL with `cap` >= `bytes.len()`
+                // writable bytes (caller), which `bytes` does not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
             }
             *status
         }
@@ -155,6 +159,38 @@ unsafe fn write_answer(answer: &Answer, out: *mut u8, cap: usize, len_out: *mut 
             1
         }
     }
+}
+
+/// Whether a call's buffers are given as the C ABI asks: input bytes
+/// (NULL only when empty), an output (NULL only with no capacity) and the
+/// answer's length.
+fn buffers_given(
+    (data, size): (*const u8, usize),
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> bool {
+    !(len_out.is_null() || (out.is_null() && cap > 0) || (data.is_null() && size > 0))
+}
+
+/// The status of a call whose `answer` was caught (a panic inside, or a
+/// document that could not be made: [`OFFLOADKIT_EINTERNAL`]), the answer
+/// written by [`write_answer`].
+///
+/// # Safety
+///
+/// As [`write_answer`].
+unsafe fn answered(
+    answer: std::thread::Result<serde_json::Result<Answer>>,
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    let Ok(Ok(answer)) = answer else {
+        return OFFLOADKIT_EINTERNAL;
+    };
+    // SAFETY: the caller's guarantees for `out`, `cap` and `len_out`.
+    unsafe { write_answer(&answer, out, cap, len_out) }
 }
 
 /// A bundler call's answer: a status with its bytes, or an errors document.
@@ -174,7 +210,8 @@ enum Answer {
 ///
 /// Returns 0 with the bundle: its size in `len_out`, its bytes in `out`
 /// when `cap` is at least that size (call with `cap` 0 to learn it). Returns
-/// 1 when the release refuses: `out` then holds, sized and written as
+/// 1 when the release refuses: `out` then holds (when `cap` is more than
+/// `len`, for its NUL), sized and written as
 /// [`offloadkit_inspect`](crate::offloadkit_inspect)'s document,
 /// `{"errors": [{"rule", "offset", "message"}], "llvm_message": …}` (the
 /// release's own message). [`OFFLOADKIT_EUNKNOWN`] for a release
@@ -225,6 +262,7 @@ pub unsafe extern "C" fn offloadkit_bundle(
     }
     let (o, release) = (call.options, call.release);
     let compress = match o.compress {
+        0 if o.level != 0 => return OFFLOADKIT_EBADARG,
         0 => None,
         v @ (1..=3 | OFFLOADKIT_COMPRESS_DEFAULT) => Some(ccob::WriteOptions {
             version: u16::try_from(v).unwrap_or(release.ccob_default_version()),
@@ -248,11 +286,8 @@ pub unsafe extern "C" fn offloadkit_bundle(
         Ok(bytes) => Ok(Answer::Bytes(0, bytes)),
         Err(e) => llvm_errors_json(e).map(Answer::Errors),
     });
-    let Ok(Ok(answer)) = answer else {
-        return OFFLOADKIT_EINTERNAL;
-    };
     // SAFETY: the caller's guarantees for `out`, `cap` and `len_out`.
-    unsafe { write_answer(&answer, out, cap, len_out) }
+    unsafe { answered(answer, out, cap, len_out) }
 }
 
 /// What `clang-offload-bundler -unbundle -type=… -targets=…` of
@@ -318,9 +353,110 @@ pub unsafe extern "C" fn offloadkit_unbundle(
         }),
         Err(e) => llvm_errors_json(e).map(Answer::Errors),
     });
-    let Ok(Ok(answer)) = answer else {
-        return OFFLOADKIT_EINTERNAL;
-    };
     // SAFETY: the caller's guarantees for `out`, `cap` and `len_out`.
-    unsafe { write_answer(&answer, out, cap, len_out) }
+    unsafe { answered(answer, out, cap, len_out) }
+}
+
+/// A compressed bundle (CCOB) of `data[0..size]`, as Python's `compress`
+/// writes it: format `version` 1, 2 or 3, `method` `"zstd"` or `"zlib"`
+/// (NULL: zstd), `level` 0 for the method's default (zstd 3, zlib 6); with
+/// the defaults, LLVM 22's bytes.
+///
+/// Returns 0 with the compressed bundle, sized and written as
+/// [`offloadkit_bundle`]'s; 1 with `{"errors": [...]}` in `out` (a version
+/// offload-kit does not write, CCOB-2); [`OFFLOADKIT_EBADARG`] for NULL
+/// `data` with `size` > 0, NULL `out` with `cap` > 0, NULL `len_out`, or a
+/// method that is neither; [`OFFLOADKIT_EINTERNAL`] if offload-kit fails
+/// inside.
+///
+/// # Safety
+///
+/// `data` points to `size` readable bytes (or is NULL with `size` 0);
+/// `method` is NULL or NUL-terminated; `out` and `len_out` as
+/// [`offloadkit_bundle`] says.
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_compress(
+    data: *const u8,
+    size: usize,
+    version: u32,
+    method: *const c_char,
+    level: i32,
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    if !buffers_given((data, size), out, cap, len_out) {
+        return OFFLOADKIT_EBADARG;
+    }
+    let method = if method.is_null() {
+        ccob::Method::Zstd
+    } else {
+        // SAFETY: non-NULL and NUL-terminated (caller).
+        match unsafe { CStr::from_ptr(method) }.to_bytes() {
+            b"zstd" => ccob::Method::Zstd,
+            b"zlib" => ccob::Method::Zlib,
+            _ => return OFFLOADKIT_EBADARG,
+        }
+    };
+    let opts = ccob::WriteOptions {
+        version: u16::try_from(version).unwrap_or(u16::MAX),
+        method,
+        level: if level == 0 {
+            method.default_level()
+        } else {
+            level
+        },
+    };
+    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
+    // (checked; caller).
+    let data = unsafe { input(data, size) };
+    let answer = catch_unwind(|| match ccob::compress(data, opts) {
+        Ok(bytes) => Ok(Answer::Bytes(0, bytes)),
+        Err(e) => errors_json(vec![e]).map(Answer::Errors),
+    });
+    // SAFETY: the caller's guarantees for `out`, `cap` and `len_out`.
+    unsafe { answered(answer, out, cap, len_out) }
+}
+
+/// The bundle that `data[0..size]` holds when it is one compressed bundle
+/// (CCOB) and nothing else, its sizes and hash verified: what `offload-kit
+/// decompress` writes and Python's `decompress` returns (the library's
+/// `decompress_single`). The bundle is held within
+/// `OFFLOAD_KIT_MAX_MEMORY` (else 256 MiB; a header claiming more is
+/// refused with CLI-6 before decoding); asking the size decodes it too.
+///
+/// Returns 0 with the bundle, sized and written as [`offloadkit_bundle`]'s;
+/// 1 with `{"errors": [...]}` in `out`; [`OFFLOADKIT_EBADARG`] as
+/// [`offloadkit_compress`], or for a variable that is not a size;
+/// [`OFFLOADKIT_EINTERNAL`] if offload-kit fails inside.
+///
+/// # Safety
+///
+/// As [`offloadkit_compress`].
+#[no_mangle]
+pub unsafe extern "C" fn offloadkit_decompress(
+    data: *const u8,
+    size: usize,
+    out: *mut u8,
+    cap: usize,
+    len_out: *mut usize,
+) -> c_int {
+    if !buffers_given((data, size), out, cap, len_out) {
+        return OFFLOADKIT_EBADARG;
+    }
+    let Some(budget) = budget() else {
+        return OFFLOADKIT_EBADARG;
+    };
+    // SAFETY: `size` readable bytes at `data`, non-NULL unless `size` is 0
+    // (checked; caller).
+    let data = unsafe { input(data, size) };
+    let answer = catch_unwind(|| {
+        let mut bundle = Vec::new();
+        match ccob::decompress_single(data, Some(budget), &mut bundle) {
+            Ok(_) => Ok(Answer::Bytes(0, bundle)),
+            Err(e) => errors_json(vec![e]).map(Answer::Errors),
+        }
+    });
+    // SAFETY: the caller's guarantees for `out`, `cap` and `len_out`.
+    unsafe { answered(answer, out, cap, len_out) }
 }

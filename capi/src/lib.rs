@@ -15,7 +15,9 @@
 //!   [`offloadkit_check`] which code object a GPU would load, as `check
 //!   --json`'s verdict.
 //! - [`offloadkit_bundle`] and [`offloadkit_unbundle`] write what a
-//!   release's `clang-offload-bundler` writes, from buffers.
+//!   release's `clang-offload-bundler` writes, from buffers;
+//!   [`offloadkit_compress`] and [`offloadkit_decompress`] its compressed
+//!   bundles.
 //!
 //! No panic crosses the boundary (each call catches it and returns its
 //! error value); NULL pointers and zero capacities are error codes; nothing
@@ -43,8 +45,8 @@
 
 mod bundler;
 pub use bundler::{
-    offloadkit_bundle, offloadkit_bundler_options, offloadkit_unbundle,
-    OFFLOADKIT_COMPRESS_DEFAULT, OFFLOADKIT_NOT_WRITTEN,
+    offloadkit_bundle, offloadkit_bundler_options, offloadkit_compress, offloadkit_decompress,
+    offloadkit_unbundle, OFFLOADKIT_COMPRESS_DEFAULT, OFFLOADKIT_NOT_WRITTEN,
 };
 
 use offload_kit::generate::{generate, Kind, Options};

@@ -1,7 +1,7 @@
 // libFuzzer harness for offload-kit's own C ABI (include/offload_kit.h),
 // linked against a coverage-instrumented liboffloadkit.a (tools/fuzz-capi).
 //
-// Each input is used three ways, and every answer is checked against what
+// Each input is used five ways, and every answer is checked against what
 // the header promises; a broken promise aborts (a crash for libFuzzer):
 //   1. offloadkit_validate on the input: 0 or 1, never an internal error;
 //      on 1 a NUL-terminated rule ID and an offset inside the input (or
@@ -18,7 +18,8 @@
 //   5. offloadkit_unbundle of the input (a release and type the input
 //      picks): 0, 1 or OFFLOADKIT_NOT_WRITTEN, sized as it writes; and
 //      offloadkit_bundle of the input as a device payload, which
-//      offloadkit_unbundle must give back byte for byte.
+//      offloadkit_unbundle must give back byte for byte; offloadkit_decompress
+//      of the input: 0 or 1, sized as it writes.
 #define _GNU_SOURCE  // memmem
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,13 @@ static void check_bundler(const uint8_t *data, size_t size) {
     if (r0 == 1 && len < sizeof out && (strlen((char *)out) != len || out[0] != '{'))
       broken("offloadkit_unbundle's errors are no document", data, size);
   }
+  // offloadkit_decompress: 0 or 1, sized as it writes.
+  {
+    size_t need = 0, len = 0;
+    int d0 = offloadkit_decompress(data, size, NULL, 0, &need);
+    int d1 = offloadkit_decompress(data, size, out, sizeof out, &len);
+    if ((d0 != 0 && d0 != 1) || d1 != d0 || len != need) broken("offloadkit_decompress broke a promise", data, size);
+  }
   // A plain bundle of the input as the device's payload gives it back.
   if (size > MAX_SIZE) return;
   const uint8_t *payloads[] = {(const uint8_t *)"", data};
@@ -118,8 +126,8 @@ static void check_bundler(const uint8_t *data, size_t size) {
   size_t len = 0, got = 0;
   if (offloadkit_bundle(targets, payloads, sizes, 2, &o, out, sizeof out, &len) != 0)
     broken("offloadkit_bundle refused a host and a device", data, size);
-  if (len > sizeof out) broken("a bundle of one payload larger than thought", data, size);
   static uint8_t back[MAX_SIZE * 2];
+  if (len > sizeof back) broken("a bundle of one payload larger than thought", data, size);
   memcpy(back, out, len);
   int r = offloadkit_unbundle(back, len, targets, 2, 1, &o, out, sizeof out, &got);
   if (r != 0 || got != size || (size && memcmp(out, data, size) != 0))

@@ -744,18 +744,9 @@ fn decompress<'py>(
     max_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let budget = budget_of(max_memory)?;
-    let h = ccob::parse_header(&data, 0).map_err(|e| py_err(&e))?;
-    let len = h.uncompressed_size;
-    if budget.exceeded(len) {
-        return Err(py_err(&Error::at(
-            okit::rules::CLI_6,
-            0,
-            format!(
-                "the bundle is {len} bytes, more than the memory budget of {} bytes (max_memory=)",
-                budget.bytes()
-            ),
-        )));
-    }
+    // The library's one decompression (the CLI's and the C ABI's): sized
+    // by its checks, then decoded straight into the returned bytes.
+    let len = ccob::single_len(&data, Some(budget)).map_err(|e| py_err(&e))?;
     let len = usize::try_from(len).map_err(|_| usage("bundle too large"))?;
     let mut failure = None;
     let out = PyBytes::new_with(py, len, |buf: &mut [u8]| {

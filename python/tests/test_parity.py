@@ -17,7 +17,7 @@ list is updated):
 | list, read entries | `list`, `extract` | `open` (kpack archives listed, split hosts followed, given their path) | `offloadkit_list` (JSON; split hosts not followed) |
 | check against a GPU | `check` | `check` (split hosts followed, given their path) | `offloadkit_check` (JSON, one GPU; split hosts refused) |
 | bundle, unbundle | the `clang-offload-bundler` drop-in | `bundle`, `unbundle` | `offloadkit_bundle`, `offloadkit_unbundle` (one output a call) |
-| compress, decompress | `compress`, `decompress` | `compress`, `decompress` | - |
+| compress, decompress | `compress`, `decompress` | `compress`, `decompress` | `offloadkit_compress`, `offloadkit_decompress` |
 | split or join kpack | `convert --to kpack/bundle` | `split_kpack`, `join_kpack` | - (generation of a split: `offloadkit_generate_companion`) |
 | generate | `generate` | `generate` | `offloadkit_generate*` |
 """
@@ -40,7 +40,7 @@ LIB = ROOT / "target" / "release" / "liboffloadkit.so"
 # Operations a front end lacks (the table above), checked below.
 MISSING = {
     "python": [],
-    "c": ["offloadkit_compress", "offloadkit_decompress", "offloadkit_split_kpack"],
+    "c": ["offloadkit_split_kpack", "offloadkit_join_kpack"],
 }
 
 
@@ -99,6 +99,11 @@ def capi():
     lib.offloadkit_unbundle.argtypes = [ctypes.c_char_p, ctypes.c_size_t, strings, ctypes.c_size_t, ctypes.c_size_t,
                                         ctypes.POINTER(BundlerOptions), ctypes.c_char_p, ctypes.c_size_t, sizes]
     lib.offloadkit_unbundle.restype = ctypes.c_int
+    lib.offloadkit_compress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_char_p,
+                                        ctypes.c_int32, ctypes.c_char_p, ctypes.c_size_t, sizes]
+    lib.offloadkit_compress.restype = ctypes.c_int
+    lib.offloadkit_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, sizes]
+    lib.offloadkit_decompress.restype = ctypes.c_int
     return lib
 
 
@@ -394,8 +399,9 @@ def test_c_unbundle_is_pythons_on_every_file(files, capi):
     differ, outputs = [], 0
     for n, f in enumerate(files):
         data = f.read_bytes()
-        release, typ = [13, 16, 19, 22, 23, 24][n % 6], ["o", "bc", "hipi"][n % 3]
-        allow = n % 2 == 0
+        # Every release, type and -allow-missing-bundles together, in turn.
+        release, typ = [13, 16, 19, 22, 23, 24][n % 6], ["o", "bc", "hipi"][(n // 6) % 3]
+        allow = (n // 18) % 2 == 0
         rc, got = c_unbundle(capi, data, targets, typ, release, allow)
         try:
             py = ok.unbundle(data, targets, type=typ, allow_missing=allow, llvm_version=release)
@@ -408,3 +414,55 @@ def test_c_unbundle_is_pythons_on_every_file(files, capi):
             differ.append((f.name, rc, str(got)[:120], [None if o is None else len(o) for o in py]))
     assert not differ, differ[:5]
     assert outputs > 50, f"only {outputs} outputs: the files barely unbundle"
+
+
+def test_c_decompress_is_pythons_and_the_clis_on_every_file(files, capi, tmp_path):
+    # offloadkit_decompress, Python's decompress and `offload-kit decompress`
+    # (the library's decompress_single): the same bundle, or the same rule
+    # and offset, for every corpus and generated file.
+    differ, decoded = [], 0
+    out = tmp_path / "out"
+    for f in files:
+        data = f.read_bytes()
+        rc, got = c_answer(capi.offloadkit_decompress, data, len(data))
+        r = cli("decompress", f, "-o", out)
+        try:
+            py = ok.decompress(data)
+        except ok.OffloadKitError as e:
+            # A header claiming more than the budget: C and Python, which
+            # hold the bundle, refuse it (CLI-6); the CLI streams it to its
+            # output, and decoding decides.
+            cli_ok = r.returncode in (0, 1) if e.rule == "CLI-6" else r.returncode == 1
+            if rc != 1 or not cli_ok or (got["errors"][0]["rule"], got["errors"][0]["offset"]) != (e.rule, e.offset):
+                differ.append((f.name, rc, str(got)[:100], r.returncode, e.rule, e.offset))
+            continue
+        decoded += 1
+        if rc != 0 or got != py or r.returncode != 0 or out.read_bytes() != py:
+            differ.append((f.name, rc, r.returncode, len(py)))
+    assert not differ, differ[:5]
+    assert decoded >= 5, f"only {decoded} files decompress"
+    # Two compressed bundles back to back are not one: refused alike.
+    one = ok.compress(ok.bundle([(BUNDLE_HOST, b"h"), (BUNDLE_906, b"d" * 99)], type="bc"))
+    rc, got = c_answer(capi.offloadkit_decompress, one + one, 2 * len(one))
+    with pytest.raises(ok.OffloadKitError, match="2 compressed bundles"):
+        ok.decompress(one + one)
+    assert rc == 1 and "2 compressed bundles" in got["errors"][0]["message"], got
+
+
+@pytest.mark.parametrize("version,method,level", [(3, "zstd", 0), (2, "zlib", 0), (1, "zlib", 9), (3, "zstd", 19), (4, "zstd", 0)])
+def test_c_compress_is_pythons_and_the_clis(capi, tmp_path, version, method, level):
+    # offloadkit_compress, Python's compress and `offload-kit compress`: the
+    # same bytes for a bundle, or the same refusal.
+    data = ok.bundle([(BUNDLE_HOST, b"h" * 300), (BUNDLE_906, bytes(range(256)) * 30)], type="bc")
+    rc, got = c_answer(capi.offloadkit_compress, data, len(data), version, method.encode(), level)
+    src, out = tmp_path / "in.bc", tmp_path / "out.ccob"
+    src.write_bytes(data)
+    args = ["compress", src, "-o", out, f"--format-version={version}", f"--method={method}"]
+    r = cli(*args, *([f"--level={level}"] if level else []))
+    try:
+        py = ok.compress(data, version=version, method=method, level=level or None)
+    except ok.OffloadKitError as e:
+        assert rc == 1 and got["errors"][0]["rule"] == e.rule and r.returncode == 1, (got, e, r.stderr)
+        return
+    assert rc == 0 and got == py and r.returncode == 0 and out.read_bytes() == py, (rc, r.stderr)
+    assert ok.decompress(py) == data

@@ -179,6 +179,38 @@ int main(int argc, char **argv) {
               "an index past the targets");
         CHECK(offloadkit_bundle(targets, payloads, sizes, 2, NULL, bundle, sizeof bundle, &got) == OFFLOADKIT_EBADARG,
               "NULL options");
+        o.compress = 0;
+        o.level = 5;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == OFFLOADKIT_EBADARG,
+              "a level without compression");
+        /* LLVM 19 writes the output of two targets that name one bundle
+           once, for the later: the earlier's file is not written. */
+        o.level = 0;
+        o.llvm_version = 19;
+        o.allow_missing = 0;
+        CHECK(offloadkit_bundle(targets, payloads, sizes, 2, &o, bundle, sizeof bundle, &got) == 0, "bundle for 19");
+        const char *alike[] = {"hip-amdgcn-amd-amdhsa--gfx906", "hip-amdgcn-amd-amdhsa-gfx906",
+                               "host-x86_64-unknown-linux-gnu"};
+        CHECK(offloadkit_unbundle(bundle, got, alike, 3, 0, &o, piece, sizeof piece, &need) == OFFLOADKIT_NOT_WRITTEN &&
+                  need == 0,
+              "19: the earlier of two alike targets is not written");
+        CHECK(offloadkit_unbundle(bundle, got, alike, 3, 1, &o, piece, sizeof piece, &need) == 0 && need == 6 &&
+                  memcmp(piece, "DEVICE", 6) == 0,
+              "19: the later of two alike targets holds the device");
+    }
+    /* compress and decompress: a compressed bundle and back. */
+    {
+        static uint8_t z[1 << 16], back[1 << 16];
+        size_t n = offloadkit_generate("binary", 9, buf, sizeof buf), zn = 0, bn = 0;
+        CHECK(offloadkit_compress(buf, n, 3, "zstd", 0, z, sizeof z, &zn) == 0 && memcmp(z, "CCOB\x03\x00", 6) == 0,
+              "compress: %zu bytes", zn);
+        CHECK(offloadkit_decompress(z, zn, back, sizeof back, &bn) == 0 && bn == n && memcmp(back, buf, n) == 0,
+              "decompress: %zu bytes of %zu", bn, n);
+        CHECK(offloadkit_decompress(z, zn - 3, (uint8_t *)rule, 0, &bn) == 1 && bn > 10, "a cut bundle is refused");
+        CHECK(offloadkit_decompress(buf, n, back, sizeof back, &bn) == 1 && strstr((char *)back, "CCOB-1"),
+              "a plain bundle is no compressed bundle: %.80s", (char *)back);
+        CHECK(offloadkit_compress(buf, n, 4, NULL, 0, z, sizeof z, &zn) == 1, "no CCOB version 4");
+        CHECK(offloadkit_compress(buf, n, 3, "lz4", 0, z, sizeof z, &zn) == OFFLOADKIT_EBADARG, "no lz4");
     }
     /* Bad arguments are error codes, not crashes. */
     CHECK(offloadkit_validate(NULL, 5, rule, sizeof rule, &off) == OFFLOADKIT_EBADARG, "NULL data");

@@ -27,32 +27,21 @@ pub(crate) fn run(a: Args, _: Settings) -> Result<i32, Vec<Error>> {
 /// content of a single CCOB blob.
 pub(crate) fn uncompressed(data: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, Vec<Error>> {
     if ccob::is_ccob(data) {
-        let blobs = ccob::blobs(data, 0).map_err(|e| vec![e])?;
-        if blobs.len() != 1 {
-            return Err(vec![Error::other(format!(
-                "the file holds {} compressed bundles; convert one at a time",
-                blobs.len()
-            ))]);
-        }
-        return Ok(ccob::decompress_strict(data, 0)
-            .map_err(|e| vec![e])?
-            .data
-            .into());
+        let mut out = Vec::new();
+        ccob::decompress_single(data, None, &mut out).map_err(|e| vec![e])?;
+        return Ok(out.into());
     }
     Ok(data.into())
 }
 
-/// `file`, a compressed bundle, decompressed into `output`.
+/// `file`, a compressed bundle, decompressed into `output` as it is
+/// decoded (the library's `decompress_single`, which Python and the C ABI
+/// call too, holding the bundle in memory within their budget); the output
+/// is renamed into place only once its size and hash are verified.
 pub(crate) fn decompress(file: &Path, output: &Path) -> Result<i32, Vec<Error>> {
     let input = Input::open(file).map_err(|e| vec![e])?;
-    if !ccob::is_ccob(input.bytes()) {
-        return Err(vec![Error::at(
-            offload_kit_format::rules::CCOB_1,
-            0,
-            "not a compressed bundle",
-        )]);
-    }
-    let bundle = uncompressed(input.bytes())?;
-    output::write_file(output, &bundle).map_err(|e| vec![e])?;
+    let mut out = output::OutputFile::create(output).map_err(|e| vec![e])?;
+    ccob::decompress_single(input.bytes(), None, &mut out).map_err(|e| vec![e])?;
+    out.commit().map_err(|e| vec![e])?;
     Ok(0)
 }

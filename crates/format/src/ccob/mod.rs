@@ -118,3 +118,67 @@ impl Header {
 pub fn is_ccob(data: &[u8]) -> bool {
     data.starts_with(MAGIC)
 }
+
+/// The bundle that `data` holds when it is one compressed bundle and
+/// nothing else, written to `out` as it is decoded, its sizes and hash
+/// verified (CCOB-1..7); the number of bytes written. What `offload-kit
+/// decompress`, Python's `decompress` and the C ABI's
+/// `offloadkit_decompress` give. `hold`: the budget of a caller that holds
+/// the bundle in memory (a header claiming more is refused, CLI-6, before
+/// anything is decoded); `None` where the output is written out.
+///
+/// ```
+/// use offload_kit_format::ccob;
+/// let opts = ccob::WriteOptions { version: 3, method: ccob::Method::Zstd, level: 3 };
+/// let blob = ccob::compress(b"a bundle", opts).unwrap();
+/// let mut out = Vec::new();
+/// assert_eq!(ccob::decompress_single(&blob, None, &mut out).unwrap(), 8);
+/// assert_eq!(out, b"a bundle");
+/// let two = [&blob[..], &blob[..]].concat();
+/// assert!(ccob::decompress_single(&two, None, &mut Vec::new()).is_err());
+/// let e = ccob::decompress_single(b"ELF", None, &mut Vec::new()).unwrap_err();
+/// assert_eq!(e.rule_id(), Some("CCOB-1"));
+/// ```
+pub fn decompress_single<W: std::io::Write>(
+    data: &[u8],
+    hold: Option<crate::limits::Budget>,
+    out: &mut W,
+) -> crate::error::Result<u64> {
+    let len = single_len(data, hold)?;
+    extract_range(&data, 0, 0, len, out)?;
+    Ok(len)
+}
+
+/// The size of the bundle [`decompress_single`] would write for `data`,
+/// after its checks that need no decoding (one compressed bundle and
+/// nothing else, its header and extent, the budget): a caller can size its
+/// buffer before decoding into it.
+pub fn single_len(data: &[u8], hold: Option<crate::limits::Budget>) -> crate::error::Result<u64> {
+    use crate::error::Error;
+    if !is_ccob(data) {
+        return Err(Error::at(
+            crate::rules::CCOB_1,
+            0,
+            "not a compressed bundle",
+        ));
+    }
+    let found = blobs(data, 0)?;
+    if found.len() != 1 {
+        return Err(Error::other(format!(
+            "the file holds {} compressed bundles; convert one at a time",
+            found.len()
+        )));
+    }
+    let len = found[0].header.uncompressed_size;
+    if let Some(budget) = hold.filter(|b| b.exceeded(len)) {
+        return Err(Error::at(
+            crate::rules::CLI_6,
+            0,
+            format!(
+                "the bundle is {len} bytes, more than the memory budget of {} bytes",
+                budget.bytes()
+            ),
+        ));
+    }
+    Ok(len)
+}
