@@ -127,10 +127,8 @@ unsafe fn targets_of<'a>(targets: *const *const c_char, count: usize) -> Option<
 /// rule and offset offload-kit adds (the message alone where it has
 /// none), and the release's own message, as Python's exception carries.
 fn llvm_errors_json(e: LlvmError) -> serde_json::Result<String> {
-    let detail = (e.detail.clone()).unwrap_or_else(|| offload_kit::Error::other(&e.message));
-    let mut doc: serde_json::Value = serde_json::from_str(&errors_json(vec![detail])?)?;
-    doc["llvm_message"] = e.message.into();
-    serde_json::to_string(&doc)
+    let detail = (e.detail).unwrap_or_else(|| offload_kit::Error::other(&e.message));
+    serde_json::to_string(&serde_json::json!({ "errors": [detail], "llvm_message": e.message }))
 }
 
 /// Store the answer's length in `len_out` and write it into `out`: bytes
@@ -239,7 +237,7 @@ pub unsafe extern "C" fn offloadkit_bundle(
     cap: usize,
     len_out: *mut usize,
 ) -> c_int {
-    if len_out.is_null() || (out.is_null() && cap > 0) {
+    if !buffers_given((std::ptr::null(), 0), out, cap, len_out) {
         return OFFLOADKIT_EBADARG;
     }
     // SAFETY: the caller's guarantees for `options` and `targets`.
@@ -325,11 +323,7 @@ pub unsafe extern "C" fn offloadkit_unbundle(
     cap: usize,
     len_out: *mut usize,
 ) -> c_int {
-    if len_out.is_null()
-        || (out.is_null() && cap > 0)
-        || (data.is_null() && size > 0)
-        || index >= count
-    {
+    if !buffers_given((data, size), out, cap, len_out) || index >= count {
         return OFFLOADKIT_EBADARG;
     }
     // SAFETY: the caller's guarantees for `options` and `targets`.
